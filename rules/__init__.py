@@ -1,0 +1,1 @@
+"""evigate rules package."""

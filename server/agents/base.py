@@ -1,0 +1,118 @@
+"""The seam between the pipeline and the agent backends (offline | llm).
+
+Every stage exchanges seed-shaped JSON dicts (DESIGN §1–§4): the same shapes that are stored in the
+database and mapped to proto messages by server.codec. A backend implements the four protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from server.deadline import Deadline
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """What one tool call returned, as recorded in tool_invocation."""
+
+    invocation_id: int
+    tool_name: str
+    arguments: JSON
+    status: str  # "success" | "failed"
+    error: str | None
+    raw_result: JSON | None
+    retrieval_details: JSON  # {"evidence_status", "match_level", "evidence_refs", ["deduped_from"]}
+
+
+class ToolBox(Protocol):
+    """The tools of one session. Every call is recorded; identical repeats are deduped."""
+
+    def schemas(self) -> list[JSON]:
+        """OpenAI function-calling schemas of the available tools."""
+        ...
+
+    async def call(self, tool_name: str, arguments: Mapping[str, Any], deadline: Deadline) -> ToolCallResult: ...
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A diagnosis skill from the catalog (server/skills/*.json)."""
+
+    name: str
+    description: str
+    keywords: tuple[str, ...]
+    alert_names: tuple[str, ...]
+    steps: tuple[str, ...]
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StageOutput:
+    """A stage's seed-shaped output plus what the trace records about how it was produced."""
+
+    data: JSON
+    prompt_version: str | None = None
+
+
+@dataclass(frozen=True)
+class ExecutorOutput:
+    """The Executor's raw text; the pipeline parses it into executor_evidence_v2."""
+
+    raw_text: str
+    prompt_version: str | None = None
+    tool_calls: Sequence[ToolCallResult] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ExecutorTask:
+    query: str
+    language: str  # "zh" | "en"
+    plan: JSON  # planner_plan
+    round: int  # from 1
+    retry_context: JSON | None  # None on round 1
+    tools: ToolBox
+    deadline: Deadline
+
+
+class Planner(Protocol):
+    async def plan(self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline) -> StageOutput:
+        """Returns planner_plan: selected_skill (or None), selection_reason, plan, reasoning."""
+        ...
+
+
+class Executor(Protocol):
+    async def execute(self, task: ExecutorTask) -> ExecutorOutput:
+        """Collects evidence with task.tools and returns executor_evidence_v2 JSON text."""
+        ...
+
+
+class Verifier(Protocol):
+    async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
+        """verifier_input: original_query, executor_final_answer, executor_structured_output,
+        executor_output_parse_status, tool_trace_summary, gatekeeper_result, retry_context.
+        Returns the verdict dict: verdict, groundedness_score, critical_fact_count, claim_checks,
+        facts_checked, rationale. The pipeline enforces verdict constraints afterwards."""
+        ...
+
+
+class Composer(Protocol):
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        """composer_input: original_query, language, verdict, allowed_claims, allowed_hypotheses,
+        missing_info, recommended_actions, rationale. Returns composer_output: answer_summary,
+        recommended_actions, user_facing_answer."""
+        ...
+
+
+@dataclass(frozen=True)
+class AgentBackend:
+    """One backend's four stages."""
+
+    name: str  # "offline" | "llm"
+    planner: Planner
+    executor: Executor
+    verifier: Verifier
+    composer: Composer

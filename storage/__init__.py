@@ -1,0 +1,1 @@
+"""evigate storage package."""
