@@ -1,0 +1,149 @@
+"""Pure helpers that shape what each stage sees: the Verifier input, the tool trace summary, the
+Composer's allowed material, the retry context and the persisted verifier evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rules.types import EvidenceRef, InvocationFacts
+from storage.records import InvocationRecord
+
+JSON = dict[str, Any]
+TRACEABILITY_VERSION = "v1"
+
+
+def invocation_facts(invocations: Sequence[InvocationRecord]) -> list[InvocationFacts]:
+    """What the Gatekeeper needs of each recorded call; refs are None when none were stored."""
+    facts = []
+    for inv in invocations:
+        details = inv.retrieval_details or {}
+        raw_refs = details.get("evidence_refs")
+        refs = (
+            None
+            if raw_refs is None
+            else tuple(
+                EvidenceRef(raw_path=str(ref.get("raw_path", "")), text=str(ref.get("text", "")))
+                for ref in raw_refs
+                if isinstance(ref, dict)
+            )
+        )
+        facts.append(InvocationFacts(id=inv.id, tool_name=inv.tool_name, evidence_refs=refs))
+    return facts
+
+
+def tool_trace_summary(invocations: Sequence[InvocationRecord]) -> list[JSON]:
+    summary = []
+    for inv in invocations:
+        details = inv.retrieval_details or {}
+        refs = details.get("evidence_refs") or []
+        summary.append(
+            {
+                "source_invocation_id": inv.id,
+                "tool_name": inv.tool_name,
+                "status": inv.status,
+                "evidence_status": details.get("evidence_status", "failed"),
+                "raw_paths": [str(ref.get("raw_path", "")) for ref in refs if isinstance(ref, dict)],
+            }
+        )
+    return summary
+
+
+def retry_context(round_number: int, gatekeeper_result: JSON, verdict: JSON, parse_status: JSON) -> JSON:
+    """What the next Executor round is told about a rejected round."""
+    errors = list(gatekeeper_result.get("errors", []))
+    if parse_status.get("status") != "valid":
+        errors.append(
+            {
+                "claim_id": "",
+                "binding_index": None,
+                "rule_id": "contract.parse",
+                "severity": "reject",
+                "message": str(parse_status.get("detail", "")),
+            }
+        )
+    return {
+        "previous_round": round_number,
+        "failed_rules": list(gatekeeper_result.get("failed_rules", [])),
+        "errors": errors,
+        "rationale": str(verdict.get("rationale", "")),
+    }
+
+
+def _claims(structured: JSON) -> list[JSON]:
+    claims = structured.get("claims")
+    return [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else []
+
+
+def allowed_claims(structured: JSON, gatekeeper_result: JSON, verdict: JSON) -> list[JSON]:
+    """Claims the Composer may express: the Verifier found them supported and every binding of
+    theirs passed the Gatekeeper. Nothing is allowed from a REJECT verdict."""
+    if verdict.get("verdict") == "REJECT":
+        return []
+    supported = {
+        check.get("claim_id")
+        for check in verdict.get("claim_checks", [])
+        if isinstance(check, dict) and check.get("supported") is True
+    }
+    failed = {
+        binding.get("claim_id")
+        for binding in gatekeeper_result.get("checked_bindings", [])
+        if isinstance(binding, dict) and binding.get("status") != "pass"
+    }
+    return [c for c in _claims(structured) if c.get("claim_id") in supported and c.get("claim_id") not in failed]
+
+
+def composer_input(query: str, language: str, structured: JSON, gatekeeper_result: JSON, verdict: JSON) -> JSON:
+    allowed = allowed_claims(structured, gatekeeper_result, verdict)
+    hypotheses = structured.get("hypotheses") if verdict.get("verdict") != "REJECT" else []
+    actions = structured.get("recommended_actions") if verdict.get("verdict") != "REJECT" else []
+    missing = structured.get("missing_info")
+    return {
+        "original_query": query,
+        "language": language,
+        "verdict": verdict.get("verdict", "REJECT"),
+        "allowed_claims": allowed,
+        "allowed_hypotheses": hypotheses if isinstance(hypotheses, list) else [],
+        "missing_info": missing if isinstance(missing, list) else [],
+        "recommended_actions": actions if isinstance(actions, list) else [],
+        "rationale": str(verdict.get("rationale", "")),
+    }
+
+
+def negative_claims(claims: Sequence[JSON]) -> list[JSON]:
+    return [c for c in claims if c.get("claim_type") == "negative_observation"]
+
+
+def verifier_evaluation(
+    round_number: int,
+    verdict: JSON,
+    parse_status: JSON,
+    structured: JSON,
+    gatekeeper_result: JSON,
+    summary: list[JSON],
+    composer_output: JSON | None,
+) -> JSON:
+    """One round's record in self_evaluation (DESIGN §7)."""
+    evaluation = {
+        key: verdict.get(key)
+        for key in (
+            "verdict",
+            "groundedness_score",
+            "critical_fact_count",
+            "claim_checks",
+            "facts_checked",
+            "rationale",
+        )
+    }
+    evaluation.update(
+        {
+            "round": round_number,
+            "traceability_version": TRACEABILITY_VERSION,
+            "executor_output_parse_status": parse_status,
+            "executor_structured_output": structured,
+            "gatekeeper_result": gatekeeper_result,
+            "composer_output": composer_output,
+            "tool_trace_summary": summary,
+        }
+    )
+    return evaluation
