@@ -118,13 +118,13 @@ def _enum_number(enum: EnumDescriptor, word: Any, path: str) -> int:
 
 def to_seed(message: Message, *, key_style: KeyStyle = "snake") -> dict[str, Any]:
     """The seed-shaped JSON dict of ``message`` (see the emission policy above)."""
-    result = _emit_message(message, key_style == "camel")
+    result = _emit_message(message, key_style == "camel", "")
     if not isinstance(result, dict):
-        raise TypeError(f"{message.DESCRIPTOR.full_name} does not map to a JSON object")
+        raise TypeError(f"{_descriptor(message).full_name} does not map to a JSON object")
     return result
 
 
-def _emit_message(message: Message, camel: bool) -> Any:
+def _emit_message(message: Message, camel: bool, path: str) -> Any:
     desc = _descriptor(message)
     if desc.full_name in _TIME_TYPES:
         return message.ToJsonString()  # type: ignore[attr-defined]
@@ -133,35 +133,41 @@ def _emit_message(message: Message, camel: bool) -> Any:
     out: dict[str, Any] = {}
     for field in _fields(desc):
         key = field.json_name if camel else field.name
-        if field.is_repeated:
-            value = getattr(message, field.name)
-            if _is_map(field):
-                value_field = _map_fields(field)[1]
-                out[key] = {str(k): _emit_single(value_field, v, camel) for k, v in value.items()}
-            else:
-                out[key] = [_emit_single(field, v, camel) for v in value]
-        elif _in_real_oneof(field):
-            if message.HasField(field.name):
-                out[key] = _emit_single(field, getattr(message, field.name), camel)
-        elif field.type == FieldDescriptor.TYPE_MESSAGE:
-            if message.HasField(field.name):
-                out[key] = _emit_single(field, getattr(message, field.name), camel)
-            elif _message_type(field).full_name == "google.protobuf.Value":
-                out[key] = None
+        field_path = _join(path, key)
+        value = getattr(message, field.name)
+        if _is_map(field):
+            value_field = _map_fields(field)[1]
+            out[key] = {
+                _map_key_text(k): _emit_single(value_field, v, camel, f"{field_path}[{json.dumps(k)}]")
+                for k, v in value.items()
+            }
+        elif field.is_repeated:
+            out[key] = [_emit_single(field, v, camel, f"{field_path}[{i}]") for i, v in enumerate(value)]
         elif field.has_presence and not message.HasField(field.name):
-            out[key] = None
+            # Unset: oneof members and messages are omitted, optional scalars and Value are null.
+            if not _in_real_oneof(field) and (
+                field.type != FieldDescriptor.TYPE_MESSAGE
+                or _message_type(field).full_name == "google.protobuf.Value"
+            ):
+                out[key] = None
         else:
-            out[key] = _emit_single(field, getattr(message, field.name), camel)
+            out[key] = _emit_single(field, value, camel, field_path)
     return out
 
 
-def _emit_single(field: FieldDescriptor, value: Any, camel: bool) -> Any:
+def _map_key_text(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def _emit_single(field: FieldDescriptor, value: Any, camel: bool, path: str) -> Any:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        return _emit_message(value, camel)
+        return _emit_message(value, camel, path)
     if field.type == FieldDescriptor.TYPE_ENUM:
         word = enum_word(_enum_type(field), value)
         if word is None and value != 0:
-            raise CodecError(field.name, f"{_enum_type(field).name} value {value} has no name")
+            raise CodecError(path, f"{_enum_type(field).name} value {value} has no name")
         return word
     if field.type == FieldDescriptor.TYPE_BYTES:
         return base64.b64encode(value).decode("ascii")
