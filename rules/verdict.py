@@ -1,0 +1,36 @@
+"""Code-enforced verdict constraints: never PASS over a Gatekeeper failure (DESIGN §1, §4)."""
+
+from __future__ import annotations
+
+from rules.types import VerdictDecision
+
+VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+_RANK = {v: i for i, v in enumerate(VERDICTS)}
+# The most lenient verdict each Gatekeeper severity allows.
+_CEILING = {"none": "PASS", "low_confid": "LOW_CONFID", "reject": "REJECT"}
+
+
+def constrain(proposed: str, severity: str) -> VerdictDecision:
+    """Clamp a proposed verdict by the Gatekeeper severity.
+
+    reject → REJECT whatever was proposed; low_confid → at most LOW_CONFID. An unknown verdict or
+    severity fails closed (REJECT), since both may come from an LLM or a corrupted record.
+    """
+    verdict = proposed.strip().upper() if isinstance(proposed, str) else ""
+    ceiling = _CEILING.get(severity.strip().lower() if isinstance(severity, str) else "")
+    if ceiling is None:
+        return VerdictDecision(
+            "REJECT", True, f"unknown gatekeeper severity {severity!r}; failing closed to REJECT"
+        )
+    if verdict not in _RANK:
+        return VerdictDecision(
+            "REJECT", True, f"unknown proposed verdict {proposed!r}; failing closed to REJECT"
+        )
+    if _RANK[verdict] >= _RANK[ceiling]:
+        return VerdictDecision(verdict, False, "")
+    return VerdictDecision(
+        ceiling,
+        True,
+        f"proposed {verdict} overridden to {ceiling}: gatekeeper severity is {severity}, "
+        f"which allows at most {ceiling}",
+    )
