@@ -1,0 +1,41 @@
+"""The llm agent backend: any OpenAI-compatible chat-completions endpoint, through `openai`."""
+
+from server.agents.llm.agents import (
+    LLMComposer,
+    LLMExecutor,
+    LLMPlanner,
+    LLMVerifier,
+    build_llm_backend,
+)
+from server.agents.llm.client import (
+    ChatReply,
+    LLMClient,
+    LLMError,
+    LLMOutputError,
+    LLMUnavailableError,
+    ToolCallRequest,
+    extract_json,
+)
+from server.agents.llm.prompt_loader import Prompt, PromptError, load_prompt
+from server.agents.llm.settings import JsonMode, LLMSettings, Stage
+
+__all__ = [
+    "ChatReply",
+    "JsonMode",
+    "LLMClient",
+    "LLMComposer",
+    "LLMError",
+    "LLMExecutor",
+    "LLMOutputError",
+    "LLMPlanner",
+    "LLMSettings",
+    "LLMUnavailableError",
+    "LLMVerifier",
+    "Prompt",
+    "PromptError",
+    "Stage",
+    "ToolCallRequest",
+    "build_llm_backend",
+    "extract_json",
+    "load_prompt",
+]

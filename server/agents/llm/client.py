@@ -1,0 +1,364 @@
+"""A thin, deadline-aware wrapper over `openai.AsyncOpenAI` chat completions.
+
+Retries are ours, not the openai client's (it gets max_retries=0): exponential backoff with jitter
+on 429, 5xx and connection errors / timeouts, and never past the call's deadline. Every HTTP attempt
+gets `timeout = deadline.cap(settings.timeout)` and is also bounded by asyncio, so a slow-dripping
+endpoint cannot outlive the deadline either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
+
+from server.agents.llm.settings import LLMSettings, Stage
+from server.deadline import Deadline, DeadlineExceeded
+
+JSON = dict[str, Any]
+
+log = logging.getLogger("evigate.llm")
+
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+# auto mode walks down this ladder when the endpoint rejects a response_format (remembered per client)
+_AUTO_LADDER: tuple[str, ...] = ("json_schema", "json_object", "off")
+
+
+class LLMError(Exception):
+    """Base of the llm backend's errors."""
+
+
+class LLMUnavailableError(LLMError):
+    """The endpoint failed for good: a non-retryable error, or retries exhausted."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, param: str | None = None, attempts: int = 1
+    ):
+        super().__init__(message)
+        self.status = status
+        self.param = param
+        self.attempts = attempts
+
+
+class LLMOutputError(LLMError):
+    """The model's reply is not what the stage contract needs (e.g. not a JSON object)."""
+
+    def __init__(self, message: str, *, raw_text: str | None = None) -> None:
+        super().__init__(message)
+        self.raw_text = raw_text
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A function call requested by the model; `arguments` is the model's raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str | None
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    attempts: int = 1
+    model: str = ""
+
+
+class LLMClient:
+    """One per process (or per backend); safe to share between concurrent sessions."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        self._jitter = jitter
+        self._auto_level = 0
+        self._openai = openai.AsyncOpenAI(
+            api_key=settings.api_key or "unused",  # local endpoints often need none; openai insists
+            base_url=settings.base_url,
+            max_retries=0,
+            timeout=settings.timeout,
+        )
+
+    def __repr__(self) -> str:
+        return f"LLMClient({self.settings!r})"
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    @property
+    def structured_mode(self) -> str:
+        """The response_format currently used for JSON stages ("json_schema" | "json_object" | "off")."""
+        if self.settings.json_mode == "auto":
+            return _AUTO_LADDER[self._auto_level]
+        return self.settings.json_mode
+
+    # -- one chat completion, with retries ------------------------------------------------------
+    async def chat(
+        self,
+        stage: Stage,
+        messages: Sequence[JSON],
+        deadline: Deadline,
+        *,
+        tools: Sequence[JSON] | None = None,
+        tool_choice: str | None = None,
+        response_format: JSON | None = None,
+    ) -> ChatReply:
+        """One completion. Raises DeadlineExceeded, LLMUnavailableError, or LLMOutputError (no choices)."""
+        settings = self.settings
+        model = settings.model_for(stage)
+        attempt = 0
+        while True:
+            attempt += 1
+            timeout = deadline.cap(settings.timeout)
+            if deadline.expired() or timeout <= 0:
+                raise DeadlineExceeded(f"llm {stage}: deadline exceeded before attempt {attempt}")
+            started = time.monotonic()
+            try:
+                async with asyncio.timeout(timeout):
+                    completion = await self._openai.chat.completions.create(
+                        model=model,
+                        messages=cast(Any, list(messages)),
+                        tools=cast(Any, list(tools)) if tools else openai.omit,
+                        tool_choice=cast(Any, tool_choice) if tools and tool_choice else openai.omit,
+                        response_format=cast(Any, response_format) if response_format else openai.omit,
+                        temperature=settings.temperature,
+                        max_tokens=settings.max_tokens,
+                        timeout=timeout,
+                    )
+            except (TimeoutError, openai.APIConnectionError) as exc:
+                failure: Exception = exc
+                kind = "timeout" if isinstance(exc, TimeoutError | openai.APITimeoutError) else "connection"
+                retry_after = None
+                if deadline.expired():
+                    _log_attempt(stage, model, attempt, started=started, outcome="deadline")
+                    raise DeadlineExceeded(
+                        f"llm {stage}: deadline exceeded during attempt {attempt}"
+                    ) from exc
+            except openai.APIStatusError as exc:
+                failure, kind = exc, f"http {exc.status_code}"
+                retry_after = _retry_after(exc)
+                if exc.status_code not in _RETRYABLE_STATUS and exc.status_code < 500:
+                    _log_attempt(stage, model, attempt, started=started, outcome=kind)
+                    raise LLMUnavailableError(
+                        f"llm {stage}: endpoint rejected the request ({exc.status_code}): {exc.message}",
+                        status=exc.status_code,
+                        param=exc.param,
+                        attempts=attempt,
+                    ) from exc
+            except openai.OpenAIError as exc:
+                _log_attempt(stage, model, attempt, started=started, outcome=type(exc).__name__)
+                raise LLMUnavailableError(
+                    f"llm {stage}: {type(exc).__name__}: {exc}", attempts=attempt
+                ) from exc
+            else:
+                _log_attempt(stage, model, attempt, started=started, outcome="ok", completion=completion)
+                return _to_reply(stage, completion, attempt, model)
+
+            _log_attempt(stage, model, attempt, started=started, outcome=kind)
+            if attempt > settings.max_retries:
+                raise LLMUnavailableError(
+                    f"llm {stage}: {kind} after {attempt} attempts: {failure}",
+                    status=getattr(failure, "status_code", None),
+                    attempts=attempt,
+                ) from failure
+            delay = self._backoff(attempt, retry_after)
+            left = deadline.remaining()
+            if left is not None and delay >= left:
+                raise DeadlineExceeded(
+                    f"llm {stage}: no time left to retry after {kind} (attempt {attempt})"
+                ) from failure
+            await self._sleep(delay)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        settings = self.settings
+        exp = min(settings.backoff_max, settings.backoff_base * 2.0 ** (attempt - 1))
+        delay = exp * (0.5 + 0.5 * self._jitter())  # "equal jitter": spread, but never near zero
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, settings.backoff_max))
+        return delay
+
+    # -- JSON stages -----------------------------------------------------------------------------
+    async def chat_json(
+        self, stage: Stage, messages: Sequence[JSON], deadline: Deadline, *, schema_name: str, schema: JSON
+    ) -> tuple[JSON, ChatReply]:
+        """A completion whose reply must be one JSON object; uses response_format per json_mode.
+
+        Raises LLMOutputError when the reply holds no JSON object."""
+        while True:
+            mode = self.structured_mode
+            try:
+                reply = await self.chat(
+                    stage, messages, deadline, response_format=_response_format(mode, schema_name, schema)
+                )
+            except LLMUnavailableError as exc:
+                if self.settings.json_mode == "auto" and mode != "off" and _rejects_response_format(exc):
+                    level = _AUTO_LADDER.index(mode) + 1
+                    self._auto_level = max(self._auto_level, level)
+                    log.warning(
+                        "llm.response_format_unsupported stage=%s mode=%s next=%s",
+                        stage,
+                        mode,
+                        _AUTO_LADDER[level],
+                    )
+                    continue
+                raise
+            return extract_json(reply.content or ""), reply
+
+
+def _response_format(mode: str, schema_name: str, schema: JSON) -> JSON | None:
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": schema_name, "schema": schema, "strict": False},
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _rejects_response_format(exc: LLMUnavailableError) -> bool:
+    if exc.status not in (400, 422):
+        return False
+    if exc.param == "response_format":
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "json_object", "response format"))
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    headers = exc.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(str(value)) * scale)
+            except ValueError:
+                return None
+    return None
+
+
+def _to_reply(stage: str, completion: ChatCompletion, attempts: int, model: str) -> ChatReply:
+    if not completion.choices:
+        raise LLMOutputError(f"llm {stage}: the endpoint returned no choices")
+    choice = completion.choices[0]
+    calls = tuple(
+        ToolCallRequest(id=call.id, name=call.function.name, arguments=call.function.arguments)
+        for call in choice.message.tool_calls or ()
+        if isinstance(call, ChatCompletionMessageFunctionToolCall)
+    )
+    usage: dict[str, int] = {}
+    if completion.usage is not None:
+        usage = {
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+            "total_tokens": completion.usage.total_tokens,
+        }
+    return ChatReply(
+        content=choice.message.content,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        usage=usage,
+        attempts=attempts,
+        model=completion.model or model,
+    )
+
+
+def _log_attempt(
+    stage: str,
+    model: str,
+    attempt: int,
+    *,
+    started: float,
+    outcome: str,
+    completion: ChatCompletion | None = None,
+) -> None:
+    latency_ms = (time.monotonic() - started) * 1000
+    tokens = completion.usage.total_tokens if completion is not None and completion.usage else 0
+    level = logging.INFO if outcome == "ok" else logging.WARNING
+    log.log(
+        level,
+        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d",
+        stage,
+        model,
+        attempt,
+        outcome,
+        latency_ms,
+        tokens,
+    )
+
+
+# -- plain JSON extraction -----------------------------------------------------------------------
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+
+
+def extract_json(text: str) -> JSON:
+    """The JSON object in a model reply: the whole text, else a fenced block, else the first balanced
+    `{...}` block that parses. Raises LLMOutputError when there is none."""
+    stripped = text.strip()
+    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(stripped))]
+    for candidate in candidates:
+        value = _loads_object(candidate)
+        if value is not None:
+            return value
+    for block in _balanced_blocks(stripped):
+        value = _loads_object(block)
+        if value is not None:
+            return value
+    preview = stripped[:120].replace("\n", " ")
+    raise LLMOutputError(f"the reply holds no JSON object: {preview!r}", raw_text=text)
+
+
+def _loads_object(text: str) -> JSON | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _balanced_blocks(text: str) -> list[str]:
+    """Every `{...}` span balanced outside of JSON strings, by start position."""
+    blocks: list[str] = []
+    start = text.find("{")
+    while start != -1:
+        depth, in_string, escaped = 0, False, False
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    blocks.append(text[start : i + 1])
+                    break
+        start = text.find("{", start + 1)
+    return blocks

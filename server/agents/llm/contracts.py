@@ -1,0 +1,170 @@
+"""JSON schemas (for response_format=json_schema) and shape checks of the planner, verifier and
+composer replies. The checks turn a model's JSON into the seed shape or raise LLMOutputError; the
+pipeline (not this module) enforces the verdict constraints of DESIGN §4."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from typing import Any
+
+from server.agents.llm.client import LLMOutputError
+
+JSON = dict[str, Any]
+VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+
+_STR = {"type": "string"}
+_ACTIONS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"action_text": _STR, "reason": _STR},
+        "required": ["action_text", "reason"],
+    },
+}
+
+PLANNER_SCHEMA: JSON = {
+    "type": "object",
+    "properties": {
+        "selected_skill": {"type": ["string", "null"]},
+        "selection_reason": _STR,
+        "plan": {"type": "array", "items": _STR},
+        "reasoning": _STR,
+    },
+    "required": ["selected_skill", "selection_reason", "plan", "reasoning"],
+}
+
+VERIFIER_SCHEMA: JSON = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "groundedness_score": {"type": "number"},
+        "critical_fact_count": {"type": "integer"},
+        "claim_checks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim_id": _STR,
+                    "supported": {"type": "boolean"},
+                    "reason": _STR,
+                    "unsupported_facts": {"type": "array", "items": _STR},
+                },
+                "required": ["claim_id", "supported", "reason", "unsupported_facts"],
+            },
+        },
+        "facts_checked": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim_id": _STR,
+                    "fact": _STR,
+                    "kind": _STR,
+                    "supported": {"type": "boolean"},
+                },
+                "required": ["claim_id", "fact", "kind", "supported"],
+            },
+        },
+        "rationale": _STR,
+    },
+    "required": [
+        "verdict",
+        "groundedness_score",
+        "critical_fact_count",
+        "claim_checks",
+        "facts_checked",
+        "rationale",
+    ],
+}
+
+COMPOSER_SCHEMA: JSON = {
+    "type": "object",
+    "properties": {"answer_summary": _STR, "recommended_actions": _ACTIONS, "user_facing_answer": _STR},
+    "required": ["answer_summary", "recommended_actions", "user_facing_answer"],
+}
+
+
+def planner_plan(data: JSON, skill_names: Collection[str]) -> JSON:
+    """planner_plan: an unknown skill name becomes null (with the reason saying so)."""
+    plan = data.get("plan", [])
+    if not isinstance(plan, list):
+        raise LLMOutputError(f"planner: 'plan' must be a list, got {type(plan).__name__}")
+    skill = data.get("selected_skill")
+    reason = _text(data.get("selection_reason"))
+    if skill is not None and (not isinstance(skill, str) or skill not in skill_names):
+        reason = f"{reason} (the model chose unknown skill {skill!r}; none selected)".strip()
+        skill = None
+    return {
+        "selected_skill": skill or None,
+        "selection_reason": reason,
+        "plan": [_text(step) for step in plan if step is not None],
+        "reasoning": _text(data.get("reasoning")),
+    }
+
+
+def verdict(data: JSON) -> JSON:
+    raw = data.get("verdict")
+    word = raw.strip().upper().replace("-", "_") if isinstance(raw, str) else None
+    if word == "LOW_CONFIDENCE":
+        word = "LOW_CONFID"
+    if word not in VERDICTS:
+        raise LLMOutputError(f"verifier: 'verdict' must be one of {', '.join(VERDICTS)}, got {raw!r}")
+    score = data.get("groundedness_score")
+    grounded = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
+    count = data.get("critical_fact_count")
+    return {
+        "verdict": word,
+        "groundedness_score": min(1.0, max(0.0, grounded)) if math.isfinite(grounded) else 0.0,
+        "critical_fact_count": max(0, int(count))
+        if isinstance(count, int) and not isinstance(count, bool)
+        else 0,
+        "claim_checks": [
+            {
+                "claim_id": _text(c.get("claim_id")),
+                "supported": c.get("supported") is True,
+                "reason": _text(c.get("reason")),
+                "unsupported_facts": [_text(f) for f in _list(c.get("unsupported_facts"))],
+            }
+            for c in _dicts(data.get("claim_checks"))
+        ],
+        "facts_checked": [
+            {
+                "claim_id": _text(f.get("claim_id")),
+                "fact": _text(f.get("fact")),
+                "kind": _text(f.get("kind")),
+                "supported": f.get("supported") is True,
+            }
+            for f in _dicts(data.get("facts_checked"))
+        ],
+        "rationale": _text(data.get("rationale")),
+    }
+
+
+def composer_output(data: JSON) -> JSON:
+    answer = data.get("user_facing_answer")
+    if not isinstance(answer, str) or not answer.strip():
+        raise LLMOutputError("composer: 'user_facing_answer' must be a non-empty string")
+    return {
+        "answer_summary": _text(data.get("answer_summary")),
+        "recommended_actions": [
+            {"action_text": _text(a.get("action_text")), "reason": _text(a.get("reason"))}
+            for a in _dicts(data.get("recommended_actions"))
+            if _text(a.get("action_text"))
+        ],
+        "user_facing_answer": answer.strip(),
+    }
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dicts(value: Any) -> list[JSON]:
+    return [item for item in _list(value) if isinstance(item, dict)]

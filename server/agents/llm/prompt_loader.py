@@ -1,0 +1,62 @@
+"""Loads the versioned stage prompts from `prompts/<stage>.md`.
+
+Each file starts with front matter::
+
+    ---
+    version: executor-v1
+    ---
+
+The version is recorded in the trace (StageOutput.prompt_version / ExecutorOutput.prompt_version), so a
+prompt change is visible and comparable; bump it whenever the text changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from server.agents.llm.settings import STAGES, Stage
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+_VERSION = re.compile(r"^[a-z]+-v[0-9]+[a-z0-9.-]*$")
+
+
+class PromptError(ValueError):
+    """A prompt file is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    stage: str
+    version: str
+    text: str
+
+
+def parse_prompt(stage: str, source: str) -> Prompt:
+    match = _FRONT_MATTER.match(source)
+    if match is None:
+        raise PromptError(f"prompt {stage}: missing '---' front matter")
+    meta: dict[str, str] = {}
+    for line in match.group(1).splitlines():
+        if line.strip():
+            key, sep, value = line.partition(":")
+            if not sep:
+                raise PromptError(f"prompt {stage}: bad front matter line {line!r}")
+            meta[key.strip()] = value.strip()
+    version = meta.get("version", "")
+    if not _VERSION.match(version) or not version.startswith(f"{stage}-"):
+        raise PromptError(f"prompt {stage}: version must look like '{stage}-v1', got {version!r}")
+    text = source[match.end() :].strip()
+    if not text:
+        raise PromptError(f"prompt {stage}: empty body")
+    return Prompt(stage=stage, version=version, text=text)
+
+
+@functools.cache
+def load_prompt(stage: Stage) -> Prompt:
+    if stage not in STAGES:
+        raise PromptError(f"unknown stage {stage!r}")
+    source = resources.files("server.agents.llm.prompts").joinpath(f"{stage}.md").read_text("utf-8")
+    return parse_prompt(stage, source)

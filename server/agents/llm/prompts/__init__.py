@@ -1,0 +1,1 @@
+"""Versioned prompt files, one per stage (front matter `version: <stage>-vN`)."""

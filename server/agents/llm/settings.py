@@ -1,0 +1,96 @@
+"""Configuration of the llm agent backend (any OpenAI-compatible chat-completions endpoint)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+JsonMode = Literal["auto", "json_object", "json_schema", "off"]
+Stage = Literal["planner", "executor", "verifier", "composer"]
+
+JSON_MODES: tuple[str, ...] = get_args(JsonMode)
+STAGES: tuple[str, ...] = get_args(Stage)
+
+
+@dataclass(frozen=True, repr=False)
+class LLMSettings:
+    """Everything the llm backend needs. The API key never appears in repr() or describe()."""
+
+    base_url: str
+    api_key: str = ""
+    model: str = "gpt-4o-mini"  # the default for every stage without its own model
+    planner_model: str | None = None
+    executor_model: str | None = None
+    verifier_model: str | None = None
+    composer_model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    timeout: float = 60.0  # seconds per HTTP request, further capped by the call's deadline
+    max_retries: int = 3  # retries after the first attempt, on 429 / 5xx / connection errors
+    backoff_base: float = 0.5  # seconds; doubled per retry, with jitter
+    backoff_max: float = 8.0
+    max_tool_steps: int = 8  # tool calls the Executor may make per round
+    json_mode: JsonMode = "auto"
+
+    def __post_init__(self) -> None:
+        if not self.base_url:
+            raise ValueError("LLMSettings.base_url is required")
+        if self.json_mode not in JSON_MODES:
+            raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {self.json_mode!r}")
+        if self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if self.max_retries < 0 or self.max_tool_steps < 0 or self.max_tokens <= 0:
+            raise ValueError("max_retries and max_tool_steps must be >= 0, max_tokens > 0")
+        if self.backoff_base < 0 or self.backoff_max < 0:
+            raise ValueError("backoff_base and backoff_max must be >= 0")
+
+    def model_for(self, stage: Stage) -> str:
+        specific: str | None = getattr(self, f"{stage}_model")
+        return specific or self.model
+
+    def describe(self) -> dict[str, Any]:
+        """The settings without secrets, for the start-up log."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["api_key"] = _mask(self.api_key)
+        return out
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.describe().items())
+        return f"LLMSettings({fields})"
+
+    __str__ = __repr__
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], prefix: str = "EVIGATE_LLM_") -> LLMSettings:
+        """Builds settings from `{prefix}BASE_URL`, `{prefix}API_KEY`, `{prefix}MODEL`,
+        `{prefix}EXECUTOR_MODEL`, `{prefix}TIMEOUT`, ... (one variable per field, upper-cased)."""
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(prefix + f.name.upper())
+            if raw is None or raw == "":
+                continue
+            kind = _FIELD_KINDS.get(f.name, str)
+            try:
+                kwargs[f.name] = kind(raw)
+            except ValueError as exc:
+                raise ValueError(f"{prefix}{f.name.upper()}: {exc}") from None
+        if "base_url" not in kwargs:
+            raise ValueError(f"{prefix}BASE_URL is required for the llm backend")
+        return cls(**kwargs)
+
+
+_FIELD_KINDS: dict[str, type] = {
+    "temperature": float,
+    "max_tokens": int,
+    "timeout": float,
+    "max_retries": int,
+    "backoff_base": float,
+    "backoff_max": float,
+    "max_tool_steps": int,
+}
+
+
+def _mask(secret: str) -> str:
+    return "***" if secret else ""

@@ -1,0 +1,243 @@
+"""LLMClient against the scripted server, through the real openai client over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+import pytest
+
+from server.agents.llm import LLMClient, LLMOutputError, LLMSettings, LLMUnavailableError
+from server.deadline import Deadline, DeadlineExceeded
+from tests.support.fake_openai import Disconnect, Error, FakeOpenAI, Hang, Raw, reply
+
+MESSAGES = [{"role": "user", "content": "hello"}]
+SCHEMA = {"type": "object"}
+
+
+async def test_reply_content_usage_and_stage_model(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([reply("hi there")])
+    result = await client.chat("executor", MESSAGES, Deadline.after(5))
+    assert result.content == "hi there"
+    assert result.attempts == 1
+    assert result.usage["total_tokens"] == 15
+    [request] = fake.requests
+    assert request.model == "test-executor"  # the stage's own model
+    assert request.body["temperature"] == 0.0
+    assert request.body["max_tokens"] == 2048
+    assert request.messages == MESSAGES
+
+
+async def test_other_stages_use_the_default_model(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([reply("{}")])
+    await client.chat("verifier", MESSAGES, Deadline.after(5))
+    assert fake.requests[0].model == "test-model"
+
+
+async def test_429_then_success_is_retried(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([Error(429, "slow down", type="rate_limit_exceeded"), reply("ok")])
+    result = await client.chat("planner", MESSAGES, Deadline.after(5))
+    assert result.content == "ok"
+    assert result.attempts == 2
+    assert [r.outcome for r in fake.requests] == ["error 429", "reply"]
+    # the openai client's own retries are off: every attempt is ours
+    assert [r.headers["x-stainless-retry-count"] for r in fake.requests] == ["0", "0"]
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429])
+async def test_retryable_errors_exhausted(client: LLMClient, fake: FakeOpenAI, status: int) -> None:
+    fake.script([Error(status)] * 10)
+    with pytest.raises(LLMUnavailableError) as info:
+        await client.chat("planner", MESSAGES, Deadline.after(5))
+    assert info.value.attempts == 4  # 1 + max_retries
+    assert info.value.status == status
+    assert len(fake.requests) == 4
+    assert fake.pending == 6
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+async def test_client_errors_are_not_retried(client: LLMClient, fake: FakeOpenAI, status: int) -> None:
+    fake.script([Error(status, "nope", type="invalid_request_error"), reply("never")])
+    with pytest.raises(LLMUnavailableError, match="nope") as info:
+        await client.chat("planner", MESSAGES, Deadline.after(5))
+    assert info.value.status == status
+    assert len(fake.requests) == 1
+
+
+async def test_connection_close_is_retried(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([Disconnect(), reply("back")])
+    result = await client.chat("composer", MESSAGES, Deadline.after(5))
+    assert result.content == "back"
+    assert len(fake.requests) == 2
+
+
+async def test_backoff_grows_and_honours_retry_after(fake: FakeOpenAI, settings: LLMSettings) -> None:
+    sleeps: list[float] = []
+
+    async def record(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    cfg = dataclasses.replace(settings, backoff_base=0.1, backoff_max=1.0, max_retries=4)
+    llm = LLMClient(cfg, sleep=record, jitter=lambda: 1.0)
+    fake.script([Error(500), Error(500), Error(500), Error(429, headers={"retry-after": "0.9"}), reply("ok")])
+    try:
+        await llm.chat("planner", MESSAGES, Deadline.after(5))
+    finally:
+        await llm.aclose()
+    assert sleeps == pytest.approx([0.1, 0.2, 0.4, 0.9])
+
+
+async def test_hanging_endpoint_ends_at_the_deadline(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([Hang()])
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        await client.chat("executor", MESSAGES, Deadline.after(0.5))
+    elapsed = time.monotonic() - started
+    assert 0.45 <= elapsed < 0.5 + 0.25
+    [request] = fake.requests
+    # the per-request timeout was capped by the deadline, not the 5 s of the settings
+    assert float(request.headers["x-stainless-read-timeout"]) <= 0.5
+    # and the client really went away (the server saw the disconnect)
+    assert await asyncio.to_thread(request.wait_disconnected, 2.0)
+    assert request.disconnected_at is not None
+
+
+async def test_request_timeout_below_the_deadline_is_retried(fake: FakeOpenAI, settings: LLMSettings) -> None:
+    llm = LLMClient(dataclasses.replace(settings, timeout=0.2))
+    fake.script([Hang(), reply("second try")])
+    started = time.monotonic()
+    try:
+        result = await llm.chat("planner", MESSAGES, Deadline.after(5))
+    finally:
+        await llm.aclose()
+    assert result.content == "second try"
+    assert result.attempts == 2
+    assert time.monotonic() - started < 1.5
+
+
+async def test_every_attempt_hangs_until_the_deadline(fake: FakeOpenAI, settings: LLMSettings) -> None:
+    llm = LLMClient(dataclasses.replace(settings, timeout=0.2, max_retries=50))
+    fake.script([Hang()] * 50)
+    started = time.monotonic()
+    try:
+        with pytest.raises(DeadlineExceeded):
+            await llm.chat("planner", MESSAGES, Deadline.after(0.7))
+    finally:
+        await llm.aclose()
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.7 + 0.25
+    assert 2 <= len(fake.requests) <= 4
+
+
+async def test_expired_deadline_sends_nothing(client: LLMClient, fake: FakeOpenAI) -> None:
+    with pytest.raises(DeadlineExceeded):
+        await client.chat("planner", MESSAGES, Deadline.after(0))
+    assert fake.requests == []
+
+
+async def test_no_retry_when_the_backoff_would_pass_the_deadline(
+    fake: FakeOpenAI, settings: LLMSettings
+) -> None:
+    llm = LLMClient(dataclasses.replace(settings, backoff_base=5.0, backoff_max=5.0))
+    fake.script([Error(503), reply("too late")])
+    started = time.monotonic()
+    try:
+        with pytest.raises(DeadlineExceeded, match="no time left"):
+            await llm.chat("planner", MESSAGES, Deadline.after(1.0))
+    finally:
+        await llm.aclose()
+    assert time.monotonic() - started < 0.5  # gave up at once instead of sleeping into the deadline
+    assert len(fake.requests) == 1
+
+
+async def test_no_choices_is_an_output_error(client: LLMClient, fake: FakeOpenAI) -> None:
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+    fake.script([Raw(body)])
+    with pytest.raises(LLMOutputError, match="no choices"):
+        await client.chat("planner", MESSAGES, Deadline.after(5))
+
+
+async def test_a_responder_can_answer_from_the_request(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([lambda request: reply(f"you said {request.messages[-1]['content']}")])
+    result = await client.chat("planner", MESSAGES, Deadline.none())
+    assert result.content == "you said hello"
+
+
+async def test_unscripted_request_fails_loudly(client: LLMClient, fake: FakeOpenAI) -> None:
+    with pytest.raises(LLMUnavailableError, match="no scripted response"):
+        await client.chat("planner", MESSAGES, Deadline.after(5))
+    assert len(fake.requests) == 1
+
+
+# -- structured output -----------------------------------------------------------------------------
+async def test_auto_mode_uses_json_schema(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([reply('{"verdict": "PASS"}')])
+    data, _ = await client.chat_json("verifier", MESSAGES, Deadline.after(5), schema_name="v", schema=SCHEMA)
+    assert data == {"verdict": "PASS"}
+    fmt = fake.requests[0].response_format
+    assert fmt is not None
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["name"] == "v"
+    assert fmt["json_schema"]["schema"] == SCHEMA
+
+
+async def test_auto_mode_falls_back_and_remembers(client: LLMClient, fake: FakeOpenAI) -> None:
+    unsupported = Error(400, "response_format json_schema is not supported", type="invalid_request_error")
+    fake.script(
+        [
+            unsupported,
+            Error(400, "Unknown parameter", param="response_format", type="invalid_request_error"),
+            reply('Sure! ```json\n{"a": 1}\n```'),
+            reply('{"b": 2}'),
+        ]
+    )
+    deadline = Deadline.after(5)
+    first, _ = await client.chat_json("planner", MESSAGES, deadline, schema_name="p", schema=SCHEMA)
+    second, _ = await client.chat_json("composer", MESSAGES, deadline, schema_name="c", schema=SCHEMA)
+    assert (first, second) == ({"a": 1}, {"b": 2})
+    formats = [r.response_format for r in fake.requests]
+    assert [f and f["type"] for f in formats] == ["json_schema", "json_object", None, None]
+    assert client.structured_mode == "off"
+
+
+async def test_other_400s_do_not_trigger_the_fallback(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([Error(400, "context length exceeded", type="invalid_request_error")])
+    with pytest.raises(LLMUnavailableError, match="context length"):
+        await client.chat_json("planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA)
+    assert client.structured_mode == "json_schema"
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("json_object", "json_object"), ("json_schema", "json_schema"), ("off", None)]
+)
+async def test_configured_json_modes(
+    fake: FakeOpenAI, settings: LLMSettings, mode: str, expected: str | None
+) -> None:
+    llm = LLMClient(dataclasses.replace(settings, json_mode=mode))  # type: ignore[arg-type]
+    fake.script([reply('{"ok": true}')])
+    try:
+        data, _ = await llm.chat_json("planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA)
+    finally:
+        await llm.aclose()
+    assert data == {"ok": True}
+    fmt = fake.requests[0].response_format
+    assert (fmt["type"] if fmt else None) == expected
+
+
+async def test_configured_mode_does_not_fall_back(fake: FakeOpenAI, settings: LLMSettings) -> None:
+    llm = LLMClient(dataclasses.replace(settings, json_mode="json_object"))
+    fake.script([Error(400, "response_format is not supported", type="invalid_request_error")])
+    try:
+        with pytest.raises(LLMUnavailableError):
+            await llm.chat_json("planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA)
+    finally:
+        await llm.aclose()
+    assert len(fake.requests) == 1
+
+
+async def test_reply_without_json_is_an_output_error(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([reply("I think everything is fine.")])
+    with pytest.raises(LLMOutputError, match="no JSON object") as info:
+        await client.chat_json("verifier", MESSAGES, Deadline.after(5), schema_name="v", schema=SCHEMA)
+    assert info.value.raw_text == "I think everything is fine."
