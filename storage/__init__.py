@@ -1,1 +1,45 @@
-"""evigate storage package."""
+"""evigate storage: SQLAlchemy models, repositories, alembic migrations, the durable job queue."""
+
+from storage.db import Database, default_sqlite_url, migrate
+from storage.errors import (
+    DatabaseUnavailable,
+    InvalidPageToken,
+    NoAnswer,
+    SchemaOutOfDate,
+    SessionAlreadyExists,
+    SessionNotFound,
+    StorageError,
+)
+from storage.records import (
+    CaseRecord,
+    FeedbackOutcome,
+    InvocationRecord,
+    JobRecord,
+    JobStats,
+    RoundRecord,
+    SessionRecord,
+    TraceRecord,
+)
+from storage.repository import Repository
+
+__all__ = [
+    "CaseRecord",
+    "Database",
+    "DatabaseUnavailable",
+    "FeedbackOutcome",
+    "InvalidPageToken",
+    "InvocationRecord",
+    "JobRecord",
+    "JobStats",
+    "NoAnswer",
+    "Repository",
+    "RoundRecord",
+    "SchemaOutOfDate",
+    "SessionAlreadyExists",
+    "SessionNotFound",
+    "SessionRecord",
+    "StorageError",
+    "TraceRecord",
+    "default_sqlite_url",
+    "migrate",
+]

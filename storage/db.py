@@ -1,0 +1,144 @@
+"""Engine, pool and schema check: the one object the server opens at start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from storage.errors import SchemaOutOfDate
+from storage.migration import current_revision_sync, head_revision, migrate
+from storage.repository import Repository
+from storage.runner import Runner
+from storage.urls import default_sqlite_url, is_sqlite, is_sqlite_memory, normalize_url
+
+__all__ = ["Database", "default_sqlite_url", "migrate"]
+
+SQLITE_BUSY_TIMEOUT_SECONDS = 30.0
+PING_TIMEOUT_SECONDS = 5.0
+
+# Store real UTF-8 (Chinese, emoji) rather than \u escapes, so other readers see the text.
+_json_dumps = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+
+
+def _create_engine(url: str, pool_size: int, echo: bool) -> AsyncEngine:
+    kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_dumps}
+    if is_sqlite(url):
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_SECONDS}
+        if not is_sqlite_memory(url):
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=30)
+        engine = create_async_engine(url, **kwargs)
+        _configure_sqlite(engine, wal=not is_sqlite_memory(url))
+        return engine
+    kwargs.update(
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_timeout=10,
+        pool_recycle=1800,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": 5},
+    )
+    return create_async_engine(url, **kwargs)
+
+
+def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # Let SQLAlchemy, not the sqlite3 module, decide where transactions begin (see _on_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        if wal:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_SECONDS * 1000)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # A write transaction takes the write lock up front: a deferred transaction that reads and
+        # then writes fails with SQLITE_BUSY (no wait) when another writer committed in between.
+        write = conn.get_execution_options().get("evigate_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+class Database:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._runner = Runner(engine, engine.execution_options(evigate_write=True))
+        self._repo = Repository(self._runner)
+
+    @classmethod
+    async def open(
+        cls, url: str, *, pool_size: int = 10, echo: bool = False, auto_migrate: bool | None = None
+    ) -> Database:
+        """Open the pool. SQLite is migrated to head automatically; MySQL only when asked
+        (`evigate migrate`), otherwise a schema that is behind raises SchemaOutOfDate."""
+        url = normalize_url(url)
+        sqlite = is_sqlite(url)
+        if sqlite and not is_sqlite_memory(url):
+            path = make_url(url).database
+            if path:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if auto_migrate is None:
+            auto_migrate = sqlite and not is_sqlite_memory(url)
+        if auto_migrate:
+            await migrate(url)
+        engine = _create_engine(url, pool_size, echo)
+        opened = cls(engine)
+        try:
+            if is_sqlite_memory(url):
+                # One shared in-memory connection: migrate through it.
+                await opened._migrate_in_place()
+            await opened._check_schema(url)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return opened
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    @property
+    def repo(self) -> Repository:
+        return self._repo
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+    async def ping(self) -> bool:
+        """Health check: False, never an exception, when the database does not answer."""
+        try:
+            async with asyncio.timeout(PING_TIMEOUT_SECONDS), self._engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception:
+            return False
+        return True
+
+    async def _migrate_in_place(self) -> None:
+        from storage.migration import run_alembic
+
+        async with self._engine.begin() as conn:
+            await conn.run_sync(run_alembic, "upgrade", "head")
+
+    async def _check_schema(self, url: str) -> None:
+        async def work(conn: Any) -> str | None:
+            result: str | None = await conn.run_sync(current_revision_sync)
+            return result
+
+        current = await self._runner.read(work)
+        head = head_revision()
+        if current != head:
+            shown = make_url(url).render_as_string(hide_password=True)
+            raise SchemaOutOfDate(
+                f"database schema is at revision {current or 'none (empty database)'}, this build needs "
+                f"{head}: run `evigate migrate --database-url {shown}` first"
+            )

@@ -1,0 +1,76 @@
+"""Programmatic alembic: the script directory ships inside the package, so it works when installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from storage.errors import DatabaseUnavailable
+from storage.runner import is_connection_error
+from storage.urls import normalize_url
+
+SCRIPT_LOCATION = Path(__file__).resolve().parent / "migrations"
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPT_LOCATION))
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships revisions
+        raise RuntimeError("no alembic revisions found")
+    return head
+
+
+def current_revision_sync(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def run_alembic(connection: Connection, action: str, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    if action == "upgrade":
+        command.upgrade(config, revision)
+    else:
+        command.downgrade(config, revision)
+
+
+async def _apply(url: str, action: str, revision: str) -> None:
+    engine = create_async_engine(normalize_url(url), poolclass=NullPool)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(run_alembic, action, revision)
+    except Exception as exc:
+        if is_connection_error(exc):
+            raise DatabaseUnavailable(f"database unreachable: {exc}") from exc
+        raise
+    finally:
+        await engine.dispose()
+
+
+async def migrate(url: str, revision: str = "head") -> None:
+    """alembic upgrade to `revision` (what `evigate migrate` runs)."""
+    await _apply(url, "upgrade", revision)
+
+
+async def downgrade(url: str, revision: str) -> None:
+    await _apply(url, "downgrade", revision)
+
+
+async def current_revision(url: str) -> str | None:
+    engine = create_async_engine(normalize_url(url), poolclass=NullPool)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(current_revision_sync)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,392 @@
+"""Repositories that speak the domain. Each public method is one transaction (storage.runner)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy.dialects import mysql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from storage.errors import NoAnswer, SessionAlreadyExists, SessionNotFound
+from storage.jobs import EVIDENCE_SCORE, JobQueue, inserted_id, job_insert
+from storage.records import (
+    CaseRecord,
+    FeedbackOutcome,
+    InvocationRecord,
+    JsonDict,
+    RoundRecord,
+    SessionRecord,
+    TraceRecord,
+)
+from storage.rows import (
+    CASE,
+    INVOCATION,
+    ROUND,
+    ROUND_COLUMNS,
+    SESSION,
+    SESSION_COLUMNS,
+    case_record,
+    decode_page_token,
+    encode_page_token,
+    invocation_record,
+    round_record,
+    session_record,
+)
+from storage.runner import Runner
+from storage.types import utcnow
+
+RUNNING, SUCCESS, FAILED = "RUNNING", "SUCCESS", "FAILED"
+USEFUL, NOT_USEFUL = "useful", "not_useful"
+FEEDBACK_VALUES = (USEFUL, NOT_USEFUL)
+TITLE_CHARS = 100
+MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 50
+
+
+class Repository(JobQueue):
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    async def create_session(self, session_id: str, query: str, language: str, owner: str) -> SessionRecord:
+        now = utcnow()
+        values: dict[str, Any] = {
+            "session_id": session_id,
+            "query": query,
+            "language": language,
+            "owner": owner,
+            "status": RUNNING,
+            "created_at": now,
+            "updated_at": now,
+        }
+
+        async def work(conn: AsyncConnection) -> None:
+            try:
+                await conn.execute(insert(SESSION).values(**values))
+            except IntegrityError as exc:
+                raise SessionAlreadyExists(session_id) from exc
+
+        await self._runner.write(work)
+        return SessionRecord(
+            session_id=session_id,
+            query=query,
+            language=language,
+            status=RUNNING,
+            answer=None,
+            feedback=None,
+            failure_reason=None,
+            created_at=now,
+            updated_at=now,
+            self_evaluation=None,
+            planner_plan=None,
+            meta=None,
+            composer_output=None,
+            extras=None,
+            owner=owner,
+        )
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        async def work(conn: AsyncConnection) -> SessionRecord | None:
+            row = (
+                await conn.execute(select(*SESSION_COLUMNS).where(SESSION.c.session_id == session_id))
+            ).first()
+            return None if row is None else session_record(row)
+
+        return await self._runner.read(work)
+
+    async def _update_session(self, session_id: str, values: dict[str, Any]) -> None:
+        values["updated_at"] = utcnow()
+
+        async def work(conn: AsyncConnection) -> None:
+            await _update_or_missing(conn, session_id, values)
+
+        await self._runner.write(work)
+
+    async def save_plan(self, session_id: str, plan: JsonDict, meta: JsonDict) -> None:
+        await self._update_session(session_id, {"planner_plan": plan, "meta": meta})
+
+    async def finish_success(  # noqa: PLR0917 - signature fixed by notes/interfaces.md
+        self,
+        session_id: str,
+        answer: str,
+        composer_output: JsonDict,
+        verifier_evaluation: JsonDict,
+        verifier_rounds: list[JsonDict],
+        extras: JsonDict,
+    ) -> None:
+        """SUCCESS, and the evidence_score job in the same transaction: a crash after the commit
+        can delay the score but never lose it."""
+        now = utcnow()
+        values = {
+            "status": SUCCESS,
+            "answer": answer,
+            "composer_output": composer_output,
+            "self_evaluation": {
+                "verifier_evaluation": verifier_evaluation,
+                "verifier_evaluation_rounds": verifier_rounds,
+            },
+            "extras": extras,
+            "updated_at": now,
+        }
+
+        async def work(conn: AsyncConnection) -> None:
+            await _update_or_missing(conn, session_id, values)
+            await conn.execute(job_insert(EVIDENCE_SCORE, session_id, {}, now))
+
+        await self._runner.write(work)
+
+    async def finish_failed(self, session_id: str, reason: str, extras: JsonDict) -> None:
+        await self._update_session(session_id, {"status": FAILED, "failure_reason": reason, "extras": extras})
+
+    async def write_evidence_score(self, session_id: str, score: JsonDict) -> None:
+        """Merge the score into self_evaluation; verifier_evaluation* keys always survive."""
+
+        async def work(conn: AsyncConnection) -> None:
+            row = (
+                await conn.execute(
+                    select(SESSION.c.self_evaluation)
+                    .where(SESSION.c.session_id == session_id)
+                    .with_for_update()
+                )
+            ).first()
+            if row is None:
+                raise SessionNotFound(session_id)
+            current = row[0] if isinstance(row[0], dict) else {}
+            merged = {k: v for k, v in score.items() if not k.startswith("verifier_evaluation")}
+            merged.update({k: v for k, v in current.items() if k.startswith("verifier_evaluation")})
+            await conn.execute(
+                update(SESSION)
+                .where(SESSION.c.session_id == session_id)
+                .values(self_evaluation=merged, updated_at=utcnow())
+            )
+
+        await self._runner.write(work)
+
+    async def fail_orphaned_sessions(self, owner: str, reason: str) -> int:
+        """At start-up: sessions this owner left RUNNING when it died can never finish."""
+
+        async def work(conn: AsyncConnection) -> int:
+            result = await conn.execute(
+                update(SESSION)
+                .where(SESSION.c.owner == owner, SESSION.c.status == RUNNING)
+                .values(status=FAILED, failure_reason=reason, updated_at=utcnow())
+            )
+            return int(result.rowcount)
+
+        return await self._runner.write(work)
+
+    async def list_sessions(
+        self, feedback: str | None, status: str | None, page_size: int, page_token: str | None
+    ) -> tuple[list[SessionRecord], str | None]:
+        """Newest first. Keyset pagination on (created_at, id): stable under concurrent inserts."""
+        size = DEFAULT_PAGE_SIZE if page_size <= 0 else min(page_size, MAX_PAGE_SIZE)
+        filters = [feedback, status]
+        conditions = []
+        if feedback is not None:
+            conditions.append(SESSION.c.feedback == feedback)
+        if status is not None:
+            conditions.append(SESSION.c.status == status)
+        if page_token:
+            created_at, row_id = decode_page_token(page_token, filters)
+            conditions.append(
+                or_(
+                    SESSION.c.created_at < created_at,
+                    and_(SESSION.c.created_at == created_at, SESSION.c.id < row_id),
+                )
+            )
+        statement = (
+            select(SESSION.c.id, *SESSION_COLUMNS)
+            .where(*conditions)
+            .order_by(SESSION.c.created_at.desc(), SESSION.c.id.desc())
+            .limit(size + 1)
+        )
+
+        async def work(conn: AsyncConnection) -> tuple[list[SessionRecord], str | None]:
+            rows = list(await conn.execute(statement))
+            token = None
+            if len(rows) > size:
+                rows = rows[:size]
+                last = rows[-1]._mapping
+                token = encode_page_token(last["created_at"], last["id"], filters)
+            return [session_record(row) for row in rows], token
+
+        return await self._runner.read(work)
+
+    # -- invocations and rounds -----------------------------------------------------------------
+
+    async def record_invocation(  # noqa: PLR0917 - signature fixed by notes/interfaces.md
+        self,
+        session_id: str,
+        tool_name: str,
+        arguments: JsonDict,
+        status: str,
+        error: str | None,
+        raw_result: JsonDict | None,
+        retrieval_details: JsonDict,
+        latency_ms: float,
+    ) -> int:
+        """Returns tool_invocation.id: the source_invocation_id that claims cite."""
+        values = {
+            "session_id": session_id,
+            "tool_name": tool_name,
+            "arguments": arguments,
+            "status": status,
+            "error": error,
+            "raw_result": raw_result,
+            "retrieval_details": retrieval_details,
+            "latency_ms": latency_ms,
+            "created_at": utcnow(),
+        }
+
+        async def work(conn: AsyncConnection) -> int:
+            try:
+                result = await conn.execute(insert(INVOCATION).values(**values))
+            except IntegrityError as exc:  # the foreign key: no such session
+                raise SessionNotFound(session_id) from exc
+            return inserted_id(result)
+
+        return await self._runner.write(work)
+
+    async def list_invocations(self, session_id: str) -> list[InvocationRecord]:
+        async def work(conn: AsyncConnection) -> list[InvocationRecord]:
+            return await _invocations(conn, session_id)
+
+        return await self._runner.read(work)
+
+    async def save_round(self, session_id: str, round: RoundRecord) -> None:
+        now = utcnow()
+        fields: dict[str, Any] = {c.name: getattr(round, c.name) for c in ROUND_COLUMNS}
+        values = {"session_id": session_id, **fields, "created_at": now, "updated_at": now}
+        changes = {**fields, "updated_at": now}
+        changes.pop("round")
+
+        async def work(conn: AsyncConnection) -> None:
+            statement: Any
+            if self._runner.is_mysql:
+                statement = mysql.insert(ROUND).values(**values).on_duplicate_key_update(**changes)
+            else:
+                statement = (
+                    sqlite.insert(ROUND)
+                    .values(**values)
+                    .on_conflict_do_update(index_elements=["session_id", "round"], set_=changes)
+                )
+            try:
+                await conn.execute(statement)
+            except IntegrityError as exc:
+                raise SessionNotFound(session_id) from exc
+
+        await self._runner.write(work)
+
+    async def get_trace(self, session_id: str) -> TraceRecord | None:
+        """Three SELECTs whatever the trace size: session (joined with its case), rounds, invocations."""
+
+        async def work(conn: AsyncConnection) -> TraceRecord | None:
+            row = (
+                await conn.execute(
+                    select(*SESSION_COLUMNS, CASE.c.case_id)
+                    .select_from(SESSION.outerjoin(CASE, CASE.c.diagnosis_id == SESSION.c.session_id))
+                    .where(SESSION.c.session_id == session_id)
+                )
+            ).first()
+            if row is None:
+                return None
+            rounds = await conn.execute(
+                select(*ROUND_COLUMNS).where(ROUND.c.session_id == session_id).order_by(ROUND.c.round)
+            )
+            return TraceRecord(
+                session=session_record(row),
+                rounds=[round_record(r) for r in rounds],
+                invocations=await _invocations(conn, session_id),
+                case_id=row._mapping["case_id"],
+            )
+
+        return await self._runner.read(work)
+
+    # -- feedback and cases ---------------------------------------------------------------------
+
+    async def submit_feedback(self, session_id: str, feedback: str) -> FeedbackOutcome:
+        """DESIGN §6. `useful` is idempotent through case_library's UNIQUE(diagnosis_id): the
+        insert either wins or fails on the key, and the loser reads the winner's case — never a
+        read-then-insert. The session row is updated first, so concurrent calls queue on its row
+        lock rather than deadlocking on the case key. Feedback never changes `status`."""
+        if feedback not in FEEDBACK_VALUES:
+            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK_VALUES)}, got {feedback!r}")
+        if feedback == NOT_USEFUL:
+            await self._update_session(session_id, {"feedback": NOT_USEFUL})
+            return FeedbackOutcome(case_id=None, created=False)
+
+        async def work(conn: AsyncConnection) -> FeedbackOutcome:
+            now = utcnow()
+            marked = await conn.execute(
+                update(SESSION)
+                .where(
+                    SESSION.c.session_id == session_id, SESSION.c.answer.is_not(None), SESSION.c.answer != ""
+                )
+                .values(feedback=USEFUL, updated_at=now)
+            )
+            session = (
+                await conn.execute(
+                    select(SESSION.c.query, SESSION.c.answer).where(SESSION.c.session_id == session_id)
+                )
+            ).first()
+            if session is None:
+                raise SessionNotFound(session_id)
+            if marked.rowcount == 0:
+                raise NoAnswer(session_id)
+            query, answer = session
+            case_id = str(uuid.uuid4())
+            try:
+                async with conn.begin_nested():
+                    await conn.execute(
+                        insert(CASE).values(
+                            case_id=case_id,
+                            diagnosis_id=session_id,
+                            source_type="AUTO",
+                            fault_category="GENERAL",
+                            title=query[:TITLE_CHARS],
+                            root_cause=answer,
+                            solution=answer,
+                            created_by="system",
+                            created_at=now,
+                        )
+                    )
+            except IntegrityError:
+                existing = (
+                    await conn.execute(
+                        select(CASE.c.case_id)
+                        .where(CASE.c.diagnosis_id == session_id)
+                        .with_for_update(read=True)  # a locking read sees the winner's committed row
+                    )
+                ).scalar_one()
+                return FeedbackOutcome(case_id=existing, created=False)
+            return FeedbackOutcome(case_id=case_id, created=True)
+
+        return await self._runner.write(work)
+
+    async def list_cases(self, limit: int = 1000) -> list[CaseRecord]:
+        """Newest first (what lookup_knowledge searches)."""
+
+        async def work(conn: AsyncConnection) -> list[CaseRecord]:
+            rows = await conn.execute(
+                select(CASE).order_by(CASE.c.created_at.desc(), CASE.c.id.desc()).limit(max(limit, 0))
+            )
+            return [case_record(row) for row in rows]
+
+        return await self._runner.read(work)
+
+
+async def _update_or_missing(conn: AsyncConnection, session_id: str, values: dict[str, Any]) -> None:
+    result = await conn.execute(update(SESSION).where(SESSION.c.session_id == session_id).values(**values))
+    if result.rowcount == 0:
+        raise SessionNotFound(session_id)
+
+
+async def _invocations(conn: AsyncConnection, session_id: str) -> list[InvocationRecord]:
+    rows = await conn.execute(
+        select(INVOCATION).where(INVOCATION.c.session_id == session_id).order_by(INVOCATION.c.id)
+    )
+    return [invocation_record(row) for row in rows]

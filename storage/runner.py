@@ -1,0 +1,140 @@
+"""Transactions with one boundary each: error translation, retries, and cleanup on cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from storage.errors import DatabaseUnavailable, StorageError
+
+T = TypeVar("T")
+Work = Callable[[AsyncConnection], Awaitable[T]]
+
+log = logging.getLogger("evigate.storage")
+
+# MySQL client/server error numbers meaning "cannot talk to the database".
+_MYSQL_UNAVAILABLE = frozenset({1040, 1045, 1049, 1053, 1927, 2002, 2003, 2005, 2006, 2013, 2055})
+# Deadlock / lock wait timeout: the transaction was rolled back, so running it again is safe.
+_MYSQL_CONFLICT = frozenset({1205, 1213})
+
+READ_ATTEMPTS = 4
+WRITE_ATTEMPTS = 5
+BACKOFF_SECONDS = 0.05
+
+
+class Failure(Enum):
+    UNAVAILABLE = "unavailable"
+    CONFLICT = "conflict"
+    OTHER = "other"
+
+
+def classify(exc: BaseException) -> Failure:
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return Failure.UNAVAILABLE
+        orig = exc.orig
+        if isinstance(orig, sqlite3.OperationalError):
+            message = str(orig).lower()
+            if "locked" in message or "busy" in message:
+                return Failure.CONFLICT
+            if "unable to open" in message or "disk i/o" in message:
+                return Failure.UNAVAILABLE
+            return Failure.OTHER
+        code = orig.args[0] if orig is not None and orig.args else None
+        if isinstance(code, int):
+            if code in _MYSQL_UNAVAILABLE:
+                return Failure.UNAVAILABLE
+            if code in _MYSQL_CONFLICT:
+                return Failure.CONFLICT
+        return classify(orig) if isinstance(orig, OSError) else Failure.OTHER
+    if isinstance(exc, (OSError, TimeoutError)):
+        return Failure.UNAVAILABLE
+    return Failure.OTHER
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    return classify(exc) is Failure.UNAVAILABLE
+
+
+class Runner:
+    """Runs one unit of work in one transaction on one pooled connection.
+
+    Reads are retried on transient failures (unreachable database, lock conflicts); writes only on
+    lock conflicts, where the database has certainly rolled the transaction back. A cancelled call
+    invalidates its connection (a half-read result set cannot go back to the pool) and returns it.
+    """
+
+    def __init__(self, engine: AsyncEngine, write_engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._write_engine = write_engine
+        self.dialect = engine.dialect.name
+
+    @property
+    def is_mysql(self) -> bool:
+        return self.dialect in ("mysql", "mariadb")
+
+    async def read(self, work: Work[T]) -> T:
+        return await self._attempts(self.engine, work, READ_ATTEMPTS, retry_unavailable=True)
+
+    async def write(self, work: Work[T]) -> T:
+        return await self._attempts(self._write_engine, work, WRITE_ATTEMPTS, retry_unavailable=False)
+
+    async def _attempts(
+        self, engine: AsyncEngine, work: Work[T], attempts: int, *, retry_unavailable: bool
+    ) -> T:
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._once(engine, work)
+            except StorageError:
+                raise
+            except Exception as exc:
+                failure = classify(exc)
+                retry = failure is Failure.CONFLICT or (failure is Failure.UNAVAILABLE and retry_unavailable)
+                if retry and attempt < attempts:
+                    delay = BACKOFF_SECONDS * 2 ** (attempt - 1)
+                    log.warning("storage retry attempt=%d failure=%s error=%s", attempt, failure.value, exc)
+                    await asyncio.sleep(delay)
+                    continue
+                if failure is Failure.UNAVAILABLE:
+                    raise DatabaseUnavailable(f"database unreachable: {exc}") from exc
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _once(self, engine: AsyncEngine, work: Work[T]) -> T:
+        conn = await engine.connect()
+        try:
+            transaction = await conn.begin()
+            try:
+                result = await work(conn)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:
+                await transaction.rollback()
+                raise
+            await transaction.commit()
+            return result
+        except asyncio.CancelledError:
+            await _abandon(conn)
+            raise
+        finally:
+            await conn.close()
+
+
+async def _abandon(conn: AsyncConnection) -> None:
+    """Drop a connection interrupted mid-statement instead of returning it to the pool."""
+    try:
+        raw: Any = await conn.get_raw_connection()
+        driver = raw.driver_connection
+        interrupt = getattr(driver, "interrupt", None)  # aiosqlite: stop the statement in its thread
+        if interrupt is not None:
+            await interrupt()
+        await conn.invalidate()
+    except Exception as exc:  # cleanup must not mask the cancellation
+        log.warning("storage could not invalidate a cancelled connection: %s", exc)
