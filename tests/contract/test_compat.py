@@ -7,6 +7,10 @@ repeated messages, maps, Timestamps, Struct / Value — serialises it, parses th
 betterproto2 class (``Message.parse(bytes)``), serialises that back (``bytes(msg)``), and requires
 the google runtime to parse a message equal to the original.
 
+The same instances also go through the seed-JSON codec (``to_seed`` → JSON text → ``from_seed``)
+in both key styles, which must give the message back: the codec loses nothing but the difference
+between an unset and an explicitly null ``google.protobuf.Value`` field (both are JSON null).
+
 Known limits of betterproto2, each pinned by a strict xfail below (so a fix shows up):
 - it turns a Timestamp into a ``datetime``, which has microsecond resolution: nanoseconds below a
   microsecond are lost. Generated timestamps therefore carry whole microseconds;
@@ -17,6 +21,7 @@ Known limits of betterproto2, each pinned by a strict xfail below (so a fix show
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -29,6 +34,8 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from server.codec import KeyStyle, from_seed, to_seed
 
 MAX_DEPTH = 3
 MAX_ITEMS = 2
@@ -238,6 +245,52 @@ def test_package_is_enumerated_and_mirrored() -> None:
 def test_google_betterproto2_google(name: str, data: st.DataObject) -> None:
     original = data.draw(messages(MESSAGES[name]), label=name)
     assert round_trip(original) == original
+
+
+def _without_null_values(message: Message) -> Message:
+    """A copy with explicitly null (or empty) google.protobuf.Value fields cleared, at any depth."""
+    copy = type(message)()
+    copy.CopyFrom(message)
+    _clear_null_values(copy)
+    return copy
+
+
+def _clear_null_values(message: Message) -> None:
+    desc = cast(Descriptor, message.DESCRIPTOR)
+    if desc.full_name.startswith("google.protobuf."):
+        return
+    for field in desc.fields:
+        sub = field.message_type
+        if sub is None:
+            continue
+        value = getattr(message, field.name)
+        if sub.GetOptions().map_entry:
+            if sub.fields_by_name["value"].message_type is not None:
+                for item in value.values():
+                    _clear_null_values(item)
+        elif field.is_repeated:
+            for item in value:
+                _clear_null_values(item)
+        elif message.HasField(field.name):
+            if sub.full_name == "google.protobuf.Value" and value.WhichOneof("kind") in (None, "null_value"):
+                message.ClearField(field.name)
+            else:
+                _clear_null_values(value)
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGES))
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data(), camel=st.booleans())
+def test_seed_codec_is_lossless(name: str, data: st.DataObject, camel: bool) -> None:
+    original = data.draw(messages(MESSAGES[name]), label=name)
+    style: KeyStyle = "camel" if camel else "snake"
+    text = json.dumps(to_seed(original, key_style=style), ensure_ascii=False)
+    back = from_seed(type(original), json.loads(text), key_style=style)
+    assert back == _without_null_values(original)
 
 
 def _enum_fields() -> Iterator[tuple[str, str, int]]:
