@@ -1,0 +1,32 @@
+"""The offline agent backend: deterministic, rule-based, no network (DESIGN §1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from server.agents.base import AgentBackend
+from server.agents.offline.composer import OfflineComposer
+from server.agents.offline.entities import KNOWN_SERVICES
+from server.agents.offline.executor import OfflineExecutor
+from server.agents.offline.planner import OfflinePlanner
+from server.agents.offline.verifier import OfflineVerifier
+
+__all__ = [
+    "OfflineComposer",
+    "OfflineExecutor",
+    "OfflinePlanner",
+    "OfflineVerifier",
+    "build_offline_backend",
+]
+
+
+def build_offline_backend(*, known_services: Sequence[str] = KNOWN_SERVICES) -> AgentBackend:
+    """The four offline stages. `known_services`: service names recognised even without a
+    `-service` / `-gateway` suffix (default: the demo world's)."""
+    return AgentBackend(
+        name="offline",
+        planner=OfflinePlanner(known_services=known_services),
+        executor=OfflineExecutor(known_services=known_services),
+        verifier=OfflineVerifier(),
+        composer=OfflineComposer(),
+    )

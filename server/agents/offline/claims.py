@@ -1,0 +1,201 @@
+"""Turning recorded tool results into executor_evidence_v2 claims with exact bindings.
+
+Every excerpt is a ref text copied verbatim, so it keeps every number and identifier of its source;
+every identifier a claim text names is checked against the excerpts it binds before it is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from server.agents.base import JSON, ToolCallResult
+from server.agents.offline.calls import PlannedCall, describe_call
+from server.agents.offline.facts import critical_facts, fact_supported
+
+# A claim binds at most this many array items: enough to show a pattern, short enough to verify.
+MAX_BINDINGS = 5
+_ALERT_FIELDS = ("state", "current", "duration")
+
+
+@dataclass(frozen=True)
+class Ref:
+    raw_path: str
+    text: str
+
+
+def refs_of(result: ToolCallResult) -> list[Ref]:
+    refs = result.retrieval_details.get("evidence_refs") or []
+    out: list[Ref] = []
+    for ref in refs:
+        if (
+            isinstance(ref, dict)
+            and isinstance(ref.get("raw_path"), str)
+            and isinstance(ref.get("text"), str)
+        ):
+            out.append(Ref(ref["raw_path"], ref["text"]))
+    return out
+
+
+def outcome(result: ToolCallResult, refs: Sequence[Ref]) -> str:
+    """ "supported" | "no_evidence" | "failed": what the citable `refs` of a result show."""
+    if result.status != "success" or result.retrieval_details.get("evidence_status") == "failed":
+        return "failed"
+    if any(ref.raw_path == "$.no_evidence" for ref in refs):
+        return "no_evidence"
+    if refs:
+        return "supported"
+    return "failed"  # nothing citable: a result without refs cannot back any claim
+
+
+def binding(result: ToolCallResult, ref: Ref) -> JSON:
+    return {
+        "source_type": "tool_trace",
+        "source_id": "",
+        "tool_name": result.tool_name,
+        "source_invocation_id": result.invocation_id,
+        "raw_path": ref.raw_path,
+        "evidence_excerpt": ref.text,
+    }
+
+
+def _carried(token: str | None, excerpts: Sequence[str]) -> bool:
+    """True when every critical fact of `token` is in the excerpts (so the claim may name it)."""
+    if not token:
+        return False
+    return all(fact_supported(fact, excerpts, negative_claim=False) for fact in critical_facts(token))
+
+
+def _alert_fields(text: str) -> tuple[str | None, dict[str, str]]:
+    parts = [part.strip() for part in text.split(",")]
+    name = parts[0] if parts and "=" not in parts[0] else None
+    fields: dict[str, str] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if sep and key.strip() and value.strip():
+            fields.setdefault(key.strip(), value.strip())
+    return name, fields
+
+
+def _alert_phrase(text: str, language: str) -> tuple[str, str, str | None, str | None]:
+    """(name, "state=firing, current=92%, duration=25m", service, state) from one alert ref."""
+    name, fields = _alert_fields(text)
+    details = ", ".join(f"{key}={fields[key]}" for key in _ALERT_FIELDS if key in fields)
+    return name or "", details, fields.get("service"), fields.get("state")
+
+
+def _bracket(details: str, zh: bool) -> str:
+    if not details:
+        return ""
+    return f"（{details}）" if zh else f" ({details})"
+
+
+def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[Ref], language: str) -> str:
+    excerpts = [ref.text for ref in refs]
+    zh = language == "zh"
+    if result.tool_name == "query_metrics":
+        phrases = [_alert_phrase(ref.text, language) for ref in refs]
+        services = {service for _, _, service, _ in phrases if service}
+        service = next(iter(services)) if len(services) == 1 else None
+        firing = all(state == "firing" for _, _, _, state in phrases)
+        if len(phrases) == 1:
+            name, details, _, _ = phrases[0]
+            if zh:
+                subject = f"{service} " if service else ""
+                verb = "当前存在" if firing else "存在"
+                return f"{subject}{verb} {name or '匹配的'} 告警{_bracket(details, zh)}。"
+            subject = service or "The query result"
+            verb = "has a firing" if firing else "has a"
+            return f"{subject} {verb} {name or 'matching'} alert{_bracket(details, zh)}."
+        listed = [f"{name}{_bracket(details, zh)}" for name, details, _, _ in phrases]
+        if zh:
+            subject = f"{service} " if service else ""
+            verb = "当前存在" if firing else "存在"
+            return f"{subject}{verb}以下告警：{'；'.join(listed)}。"
+        subject = service or "The query result"
+        verb = "has these firing alerts" if firing else "has these alerts"
+        return f"{subject} {verb}: {'; '.join(listed)}."
+    if result.tool_name == "query_logs":
+        service = call.service if _carried(call.service, excerpts) else None
+        term = call.term.name if call.term is not None and _carried(call.term.name, excerpts) else None
+        # The line itself, without the extra fields the ref appends after " | ".
+        first = refs[0].text.split(" | ")[0]
+        if zh:
+            where = f"{service} 的日志中" if service else "日志中"
+            what = f"检索到 {term} 相关记录" if term else "检索到匹配记录"
+            more = "，例如" if len(refs) > 1 else ""
+            return f"{where}{what}{more}：“{first}”。"
+        where = f"{service} logs" if service else "the logs"
+        what = f"{term}-related entries" if term else "matching entries"
+        more = ", for example" if len(refs) > 1 else ""
+        return f'This query found {what} in {where}{more}: "{first}".'
+    # lookup_knowledge: a statement about the knowledge base, never about the current environment.
+    first = refs[0].text
+    if zh:
+        return f"知识库检索到相关条目：“{first}”。"
+    return f'The knowledge base has a related entry: "{first}".'
+
+
+def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
+    zh = language == "zh"
+    service = call.service if _carried(call.service, [excerpt]) else None
+    term = call.term if call.term is not None and _carried(call.term.name, [excerpt]) else None
+    alert = call.alert_name if _carried(call.alert_name, [excerpt]) else None
+    state = call.arguments.get("state")
+    state_text = (
+        f"state={state}" if isinstance(state, str) and _carried(f"state={state}", [excerpt]) else None
+    )
+    if call.tool_name == "query_metrics":
+        if zh:
+            owner = f" {service} 的" if service else ""
+            what = f" {alert} 告警" if alert else "匹配的告警"
+            return f"当前查询未检索到{owner}{what}{_bracket(state_text or '', zh)}。"
+        owner = f" for {service}" if service else ""
+        what = f" of a {alert} alert" if alert else ""
+        return f"This query found no matching evidence{what}{owner}{_bracket(state_text or '', zh)}."
+    if call.tool_name == "query_logs":
+        if zh:
+            owner = f" {service} 的" if service else ""
+            what = f" {term.label_zh}日志" if term else ("日志" if service else "匹配的日志")
+            return f"当前查询未检索到{owner}{what}。"
+        owner = f" for {service}" if service else ""
+        what = f" of {term.label_en} logs" if term else " in the logs"
+        return f"This query found no matching evidence{what}{owner}."
+    if zh:
+        return "当前查询未检索到匹配的知识库条目。"
+    return "This query found no matching evidence in the knowledge base."
+
+
+def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> str:
+    zh = language == "zh"
+    if result.status == "success" and result.retrieval_details.get("evidence_status") != "failed":
+        if zh:
+            return f"{describe_call(call)} 没有返回可引用的证据，无法确认该查询的结果。"
+        return f"{describe_call(call)} returned no citable evidence; its result could not be checked."
+    error = re.sub(r"\s+", " ", (result.error or "no error detail").strip())[:200]
+    if zh:
+        return f"{describe_call(call)} 调用失败（{error}），无法确认该查询的结果。"
+    return f"{describe_call(call)} failed ({error}); its result could not be checked."
+
+
+def claim(claim_id: str, claim_type: str, text: str, bindings: list[JSON]) -> JSON:
+    return {
+        "claim_id": claim_id,
+        "claim_type": claim_type,
+        "claim_text": text,
+        "support_level": "direct",
+        "evidence_bindings": bindings,
+    }
+
+
+def evidence(claims: list[JSON], missing_info: list[str], actions: list[JSON]) -> JSON:
+    out: dict[str, Any] = {
+        "answer_version": "executor_evidence_v2",
+        "claims": claims,
+        "hypotheses": [],
+        "recommended_actions": actions,
+        "missing_info": missing_info,
+    }
+    return out

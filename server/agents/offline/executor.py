@@ -1,0 +1,172 @@
+"""OfflineExecutor: runs exactly the calls the question asks for and states what they returned.
+
+It never widens a query: every planned call runs once, and a no-evidence result becomes a
+negative_observation about that exact query — no dropped service, no looser keyword, no second try.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
+from server.agents.offline import claims as c
+from server.agents.offline.calls import PlannedCall, describe_call, plan_calls
+from server.agents.offline.entities import KNOWN_SERVICES, extract
+
+PROMPT_VERSION = "offline-executor-v1"
+
+
+class OfflineExecutor:
+    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
+        self._known_services = tuple(known_services)
+        # The results of earlier rounds, per session ToolBox: a retry round rebuilds its claims from
+        # them instead of querying again.
+        self._recorded: weakref.WeakKeyDictionary[ToolBox, list[ToolCallResult]] = weakref.WeakKeyDictionary()
+
+    def _remember(self, tools: ToolBox, results: Sequence[ToolCallResult]) -> None:
+        # A ToolBox that cannot be weakly referenced is not remembered: its retry rounds query again.
+        with contextlib.suppress(TypeError):
+            self._recorded.setdefault(tools, []).extend(results)
+
+    def _earlier(self, tools: ToolBox) -> list[ToolCallResult]:
+        try:
+            return list(self._recorded.get(tools, []))
+        except TypeError:
+            return []
+
+    async def execute(self, task: ExecutorTask) -> ExecutorOutput:
+        entities = extract(task.query, self._known_services)
+        planned = plan_calls(entities, task.query)
+        language = "en" if task.language == "en" else "zh"
+        if not planned:
+            missing = (
+                "问题中没有可查询的服务、告警名称或日志关键字，未调用工具。"
+                if language == "zh"
+                else "The question names no service, alert name or log term to query; no tool was called."
+            )
+            data = c.evidence([], [missing], [])
+            return ExecutorOutput(json.dumps(data, ensure_ascii=False), PROMPT_VERSION, ())
+
+        recorded = [*self._earlier(task.tools), *_recorded_results(task.retry_context)]
+        results: list[tuple[PlannedCall, ToolCallResult]] = []
+        fresh: list[ToolCallResult] = []
+        for call in planned:
+            task.deadline.check()
+            result = _find_recorded(recorded, call)
+            if result is None:
+                # Only a call never made, or one that failed, reaches the tools (same arguments).
+                result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
+                fresh.append(result)
+            results.append((call, result))
+        self._remember(task.tools, fresh)
+
+        invalid = _invalid_citations(task.retry_context)
+        data = build_evidence(results, language, invalid)
+        return ExecutorOutput(
+            json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
+        )
+
+
+def build_evidence(
+    results: Sequence[tuple[PlannedCall, ToolCallResult]],
+    language: str,
+    invalid: frozenset[tuple[int, str]] = frozenset(),
+) -> JSON:
+    """executor_evidence_v2 from the calls made: one claim per call, bindings copied from the refs."""
+    claims: list[JSON] = []
+    missing: list[str] = []
+    actions: list[JSON] = []
+    zh = language == "zh"
+    for call, result in results:
+        refs = [ref for ref in c.refs_of(result) if (result.invocation_id, ref.raw_path) not in invalid]
+        state = c.outcome(result, refs)
+        claim_id = f"claim-{len(claims) + 1}"
+        if state == "supported":
+            positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"][: c.MAX_BINDINGS]
+            text = c.observation_text(call, result, positive, language)
+            claims.append(
+                c.claim(claim_id, "observation", text, [c.binding(result, ref) for ref in positive])
+            )
+        elif state == "no_evidence":
+            ref = next(ref for ref in refs if ref.raw_path == "$.no_evidence")
+            text = c.negative_text(call, ref.text, language)
+            claims.append(c.claim(claim_id, "negative_observation", text, [c.binding(result, ref)]))
+        else:
+            missing.append(c.missing_text(call, result, language))
+            actions.append(
+                {
+                    "action_text": f"稍后重试 {describe_call(call)}"
+                    if zh
+                    else f"Retry {describe_call(call)} later",
+                    "reason": "该工具调用失败，结果未知"
+                    if zh
+                    else "the tool call failed, so its result is unknown",
+                }
+            )
+    return c.evidence(claims, missing, actions)
+
+
+def _recorded_results(retry_context: JSON | None) -> list[ToolCallResult]:
+    """Tool results the pipeline passed back for a retry round (optional `tool_results` list)."""
+    if not retry_context:
+        return []
+    items = retry_context.get("tool_results")
+    if not isinstance(items, list):
+        return []
+    out: list[ToolCallResult] = []
+    for item in items:
+        if isinstance(item, ToolCallResult):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            parsed = _result_from_json(item)
+            if parsed is not None:
+                out.append(parsed)
+    return out
+
+
+def _result_from_json(item: Mapping[str, Any]) -> ToolCallResult | None:
+    invocation_id = item.get("invocation_id", item.get("source_invocation_id", item.get("id")))
+    tool_name = item.get("tool_name")
+    arguments = item.get("arguments")
+    details = item.get("retrieval_details")
+    if not isinstance(invocation_id, int) or not isinstance(tool_name, str):
+        return None
+    return ToolCallResult(
+        invocation_id=invocation_id,
+        tool_name=tool_name,
+        arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
+        status=str(item.get("status", "success")),
+        error=item.get("error") if isinstance(item.get("error"), str) else None,
+        raw_result=None,
+        retrieval_details=dict(details) if isinstance(details, Mapping) else {},
+    )
+
+
+def _find_recorded(recorded: Sequence[ToolCallResult], call: PlannedCall) -> ToolCallResult | None:
+    for result in reversed(recorded):
+        same = result.tool_name == call.tool_name and dict(result.arguments) == call.arguments
+        if same and result.status == "success":
+            return result
+    return None
+
+
+def _invalid_citations(retry_context: JSON | None) -> frozenset[tuple[int, str]]:
+    """(invocation id, raw_path) pairs the Gatekeeper failed in the previous round."""
+    if not retry_context:
+        return frozenset()
+    out: set[tuple[int, str]] = set()
+    for key in ("failed_bindings", "checked_bindings", "errors"):
+        items = retry_context.get(key)
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            if not isinstance(item, Mapping) or item.get("status", "fail") == "pass":
+                continue
+            invocation_id, raw_path = item.get("source_invocation_id"), item.get("raw_path")
+            if isinstance(invocation_id, int) and isinstance(raw_path, str):
+                out.add((invocation_id, raw_path))
+    return frozenset(out)

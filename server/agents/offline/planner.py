@@ -1,0 +1,129 @@
+"""OfflinePlanner: picks the skill whose alert names and keywords the question matches best."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from server.agents.base import JSON, Skill, StageOutput
+from server.agents.offline.calls import describe_call, plan_calls
+from server.agents.offline.entities import KNOWN_SERVICES, Entities, extract
+from server.deadline import Deadline
+
+PROMPT_VERSION = "offline-planner-v1"
+# An alert-name match is an exact key; a keyword can be incidental.
+_ALERT_WEIGHT = 3
+_MAX_SKILL_STEPS = 3
+
+
+def _mentions(text: str, key: str) -> bool:
+    # ASCII keywords are whole words ("load" is not in "upload"); Chinese ones are substrings.
+    if key.isascii():
+        return re.search(r"(?<![a-z0-9])" + re.escape(key) + r"(?![a-z0-9])", text) is not None
+    return key in text
+
+
+def _score(skill: Skill, question: str, entities: Entities) -> tuple[int, list[str]]:
+    lowered = question.lower()
+    reasons: list[str] = []
+    score = 0
+    alerts = {name.lower() for name in entities.alert_names}
+    for alert in skill.alert_names:
+        if alert.lower() in alerts or alert.lower() in lowered:
+            score += _ALERT_WEIGHT
+            reasons.append(alert)
+    terms = {term.name.lower() for term in entities.log_terms}
+    for keyword in skill.keywords:
+        key = keyword.lower()
+        if key and (_mentions(lowered, key) or key in terms):
+            score += 1
+            reasons.append(keyword)
+    return score, reasons
+
+
+def select_skill(
+    question: str, entities: Entities, skills: Sequence[Skill]
+) -> tuple[Skill | None, list[str]]:
+    """The best-scoring skill (ties: catalog order), or None when nothing matches."""
+    best: Skill | None = None
+    best_score = 0
+    best_reasons: list[str] = []
+    for skill in skills:
+        score, reasons = _score(skill, question, entities)
+        if score > best_score:
+            best, best_score, best_reasons = skill, score, reasons
+    return best, best_reasons
+
+
+def _relevant_steps(skill: Skill, tools: set[str]) -> list[str]:
+    """Skill steps that use a tool this question needs (a narrow question runs nothing else)."""
+    steps = [step for step in skill.steps if any(tool in step for tool in tools)]
+    return steps[:_MAX_SKILL_STEPS]
+
+
+class OfflinePlanner:
+    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
+        self._known_services = tuple(known_services)
+
+    async def plan(
+        self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
+    ) -> StageOutput:
+        deadline.check()
+        return StageOutput(self.plan_sync(query, language, skills), PROMPT_VERSION)
+
+    def plan_sync(self, query: str, language: str, skills: Sequence[Skill]) -> JSON:
+        zh = language != "en"
+        entities = extract(query, self._known_services)
+        calls = plan_calls(entities, query)
+        skill, matched = select_skill(query, entities, skills)
+        if skill is not None:
+            reason = (
+                f"问题命中 skill {skill.name} 的告警名/关键字：{', '.join(matched)}"
+                if zh
+                else f"the question matches {skill.name} on: {', '.join(matched)}"
+            )
+        else:
+            reason = (
+                "没有 skill 的告警名或关键字与问题匹配，按问题中的实体直接查询"
+                if zh
+                else "no skill's alert names or keywords match the question; querying its entities directly"
+            )
+        steps = [(f"调用 {describe_call(call)}" if zh else f"call {describe_call(call)}") for call in calls]
+        if skill is not None:
+            steps.extend(_relevant_steps(skill, {call.tool_name for call in calls}))
+        if calls:
+            steps.append(
+                "仅依据工具返回陈述 observation / negative_observation；"
+                "无结果时不放宽关键字、不删除服务名、不扩大范围"
+                if zh
+                else "state only observation / negative_observation from the tool results; "
+                "after no evidence, "
+                "do not widen the keyword, drop the service or broaden the scope"
+            )
+        else:
+            steps.append(
+                "问题未给出服务、告警名或日志关键字：记录缺失信息，不调用工具"
+                if zh
+                else "the question names no service, alert or log term: "
+                "record the missing information, call no tool"
+            )
+        scope = {
+            "services": list(entities.services),
+            "alert_names": list(entities.alert_names),
+            "log_terms": [term.name for term in entities.log_terms],
+            "level": entities.level,
+            "window_minutes": entities.window_minutes,
+            "intents": list(entities.intents),
+        }
+        summary = ", ".join(f"{key}={value}" for key, value in scope.items() if value)
+        reasoning = (
+            f"窄范围问题（{summary or '无实体'}）：只执行问题要求的精确查询。"
+            if zh
+            else f"narrow question ({summary or 'no entities'}): run only the exact queries it asks for."
+        )
+        return {
+            "selected_skill": skill.name if skill is not None else None,
+            "selection_reason": reason,
+            "plan": steps,
+            "reasoning": reasoning,
+        }

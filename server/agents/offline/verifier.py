@@ -1,0 +1,196 @@
+"""OfflineVerifier: lexical derivability of each claim from its Gatekeeper-verified excerpts.
+
+It reads only the structured output and the Gatekeeper's checked bindings (never the raw text),
+and calls no tools. Verdict: PASS when every claim is derivable and the Gatekeeper found nothing;
+LOW_CONFID when some claims are derivable (or the Gatekeeper lowered confidence); REJECT otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from server.agents.base import JSON, StageOutput
+from server.agents.offline.facts import (
+    Fact,
+    critical_facts,
+    has_scoped_negative_phrase,
+    is_no_evidence_text,
+    is_overstatement,
+    unsupported,
+)
+from server.deadline import Deadline
+
+PROMPT_VERSION = "offline-verifier-v1"
+_NARROW_TYPES = ("observation", "negative_observation")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def verified_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> list[str]:
+    """Excerpts of this claim's bindings that the Gatekeeper passed (its matched_text as fallback)."""
+    claim_id = claim.get("claim_id")
+    bindings = [b for b in _as_list(claim.get("evidence_bindings")) if isinstance(b, Mapping)]
+    out: list[str] = []
+    for checked in checked_bindings:
+        if (
+            not isinstance(checked, Mapping)
+            or checked.get("claim_id") != claim_id
+            or checked.get("status") != "pass"
+        ):
+            continue
+        found: Mapping[str, Any] | None = None
+        index = checked.get("binding_index")
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(bindings):
+            found = bindings[index]
+        else:
+            for candidate in bindings:
+                same_path = candidate.get("raw_path") == checked.get("raw_path")
+                same_id = candidate.get("source_invocation_id") in (None, checked.get("source_invocation_id"))
+                if same_path and same_id:
+                    found = candidate
+                    break
+        excerpt = found.get("evidence_excerpt") if found is not None else None
+        if isinstance(excerpt, str) and excerpt.strip():
+            out.append(excerpt)
+        elif isinstance(checked.get("matched_text"), str):
+            out.append(checked["matched_text"])
+    return out
+
+
+def check_claim(
+    claim: Mapping[str, Any], excerpts: Sequence[str], zh: bool
+) -> tuple[JSON, list[JSON], list[Fact]]:
+    """(claim_check, facts_checked rows, facts) for one claim."""
+    claim_id = str(claim.get("claim_id", ""))
+    claim_type = claim.get("claim_type")
+    text = claim.get("claim_text") if isinstance(claim.get("claim_text"), str) else ""
+    assert isinstance(text, str)
+    negative = claim_type == "negative_observation"
+    facts = critical_facts(text)
+    missing = unsupported(facts, excerpts, negative_claim=negative)
+    rows = [
+        {"claim_id": claim_id, "fact": fact.text, "kind": fact.kind, "supported": fact not in missing}
+        for fact in facts
+    ]
+    reason = ""
+    if claim_type not in _NARROW_TYPES:
+        reason = (
+            f"claim_type {claim_type!r} 无法由摘录直接推出"
+            if zh
+            else f"claim_type {claim_type!r} is not derivable"
+        )
+    elif not text.strip():
+        reason = "claim_text 为空" if zh else "empty claim_text"
+    elif not excerpts:
+        reason = "没有通过 Gatekeeper 校验的证据绑定" if zh else "no binding passed the Gatekeeper"
+    elif is_overstatement(text):
+        reason = (
+            "过度表达：把查询无结果说成了问题不成立"
+            if zh
+            else "over-statement beyond what the query returned"
+        )
+    elif negative and not has_scoped_negative_phrase(text):
+        reason = (
+            "negative_observation 必须表述为“当前查询未检索到…”"
+            if zh
+            else "a negative_observation must say the query found no matching evidence"
+        )
+    elif negative and not all(is_no_evidence_text(excerpt) for excerpt in excerpts):
+        reason = (
+            "negative_observation 只能由 $.no_evidence 支撑"
+            if zh
+            else "a negative_observation needs $.no_evidence"
+        )
+    elif missing:
+        listed = ", ".join(fact.text for fact in missing)
+        reason = f"摘录不支持：{listed}" if zh else f"not in the verified excerpts: {listed}"
+    supported = not reason
+    if supported:
+        reason = (
+            f"{len(facts)} 个关键事实均见于已核验摘录"
+            if zh
+            else f"all {len(facts)} critical facts are in the verified excerpts"
+        )
+    check = {
+        "claim_id": claim_id,
+        "supported": supported,
+        "reason": reason,
+        "unsupported_facts": [fact.text for fact in missing],
+    }
+    return check, rows, facts
+
+
+def verify(verifier_input: Mapping[str, Any]) -> JSON:
+    """The verdict dict for one round."""
+    zh = bool(_CJK.search(str(verifier_input.get("original_query", ""))))
+    parse_status = _as_map(verifier_input.get("executor_output_parse_status")).get("status")
+    structured = _as_map(verifier_input.get("executor_structured_output"))
+    gatekeeper = _as_map(verifier_input.get("gatekeeper_result"))
+    severity = gatekeeper.get("severity", "none") if gatekeeper else "reject"
+    checked_bindings = _as_list(gatekeeper.get("checked_bindings"))
+    claims = [claim for claim in _as_list(structured.get("claims")) if isinstance(claim, Mapping)]
+
+    claim_checks: list[JSON] = []
+    facts_checked: list[JSON] = []
+    for claim in claims:
+        check, rows, _ = check_claim(claim, verified_excerpts(claim, checked_bindings), zh)
+        claim_checks.append(check)
+        facts_checked.extend(rows)
+
+    total = len(facts_checked)
+    supported_facts = sum(1 for row in facts_checked if row["supported"])
+    supported_claims = sum(1 for check in claim_checks if check["supported"])
+    groundedness = supported_facts / total if total else (supported_claims / len(claims) if claims else 0.0)
+    # A claim that fails only on a number or identifier is partly grounded; a missing binding,
+    # an over-statement or an unscoped negation makes it unusable.
+    hard_failures = [c for c in claim_checks if not c["supported"] and not c["unsupported_facts"]]
+
+    if parse_status != "valid":
+        verdict = "REJECT"
+        rationale = "Executor 输出解析失败" if zh else "the executor output did not parse"
+    elif not claims:
+        verdict = "REJECT"
+        rationale = "没有可核验的 claim" if zh else "no claims to verify"
+    elif supported_claims == len(claims):
+        verdict = "PASS" if severity == "none" else ("REJECT" if severity == "reject" else "LOW_CONFID")
+        rationale = (
+            f"{supported_claims} 条 claim 的关键事实均由已核验摘录支撑；Gatekeeper severity={severity}"
+            if zh
+            else f"all {supported_claims} claims follow from verified excerpts; "
+            f"gatekeeper severity={severity}"
+        )
+    elif supported_claims > 0 and not hard_failures and severity != "reject":
+        verdict = "LOW_CONFID"
+        rationale = (
+            f"{supported_claims}/{len(claims)} 条 claim 可由摘录推出，其余含摘录不支持的事实"
+            if zh
+            else f"{supported_claims}/{len(claims)} claims follow from the excerpts; "
+            "the rest state unsupported facts"
+        )
+    else:
+        verdict = "REJECT"
+        failing = "; ".join(f"{c['claim_id']}: {c['reason']}" for c in claim_checks if not c["supported"])
+        rationale = f"存在无法由已核验摘录推出的 claim：{failing}" if zh else f"unsupported claims: {failing}"
+    return {
+        "verdict": verdict,
+        "groundedness_score": round(groundedness, 4),
+        "critical_fact_count": total,
+        "claim_checks": claim_checks,
+        "facts_checked": facts_checked,
+        "rationale": rationale,
+    }
+
+
+class OfflineVerifier:
+    async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
+        deadline.check()
+        return StageOutput(verify(verifier_input), PROMPT_VERSION)
