@@ -1,0 +1,126 @@
+"""The tool-backend seam: what a backend must answer, and what it may read.
+
+A backend answers three typed queries and raises ToolError when it could not check (data missing,
+unreadable or corrupt). Shaping results, evidence refs, dedup and recording live in SessionToolBox,
+so every backend (fixture, real systems) produces the same tool_invocation rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+JSON = dict[str, Any]
+
+
+class ToolError(Exception):
+    """The tool could not check: recorded as a failed call, never as no evidence."""
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A closed time window in UTC; None on either side means unbounded."""
+
+    since: datetime | None
+    until: datetime | None
+
+    def contains(self, moment: datetime) -> bool:
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+
+    def overlaps(self, start: datetime, end: datetime | None) -> bool:
+        """An interval [start, end] (end None = still open) touches the window."""
+        return (self.until is None or start <= self.until) and (
+            self.since is None or end is None or end >= self.since
+        )
+
+
+@dataclass(frozen=True)
+class MetricsQuery:
+    service: str | None
+    alert_name: str | None
+    state: str | None
+    window: TimeWindow
+    limit: int
+
+
+@dataclass(frozen=True)
+class LogsQuery:
+    service: str | None
+    level: str | None
+    keyword: str | None
+    pattern: str | None
+    window: TimeWindow
+    limit: int
+
+
+@dataclass(frozen=True)
+class KnowledgeQuery:
+    query: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class Page:
+    """Items in result order (at most the query's limit) and how many matched in all."""
+
+    items: list[JSON]
+    total: int
+
+
+@dataclass(frozen=True)
+class KnowledgeHits:
+    blocks: list[JSON]
+    match_level: str  # "L0" | "L1" | "none" (then blocks is empty)
+
+
+class ToolBackend(Protocol):
+    """One small interface per pluggable part: the fixture backend and test doubles implement it."""
+
+    def now(self) -> datetime:
+        """The reference time ("now") for relative time windows."""
+        ...
+
+    async def query_metrics(self, query: MetricsQuery) -> Page: ...
+
+    async def query_logs(self, query: LogsQuery) -> Page: ...
+
+    async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits: ...
+
+
+class InvocationRecorder(Protocol):
+    """Where calls are recorded: storage's Repository.record_invocation."""
+
+    async def record_invocation(  # noqa: PLR0917 - the storage signature
+        self,
+        session_id: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+        status: str,
+        error: str | None,
+        raw_result: dict[str, Any] | None,
+        retrieval_details: dict[str, Any],
+        latency_ms: float,
+    ) -> int: ...
+
+
+class CaseLike(Protocol):
+    """The case_library fields lookup_knowledge searches (storage.records.CaseRecord has them)."""
+
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def root_cause(self) -> str: ...
+    @property
+    def solution(self) -> str: ...
+    @property
+    def fault_category(self) -> str: ...
+
+
+class CaseSource(Protocol):
+    """The case library: storage's Repository.list_cases."""
+
+    async def list_cases(self, limit: int = 1000) -> Sequence[CaseLike]: ...

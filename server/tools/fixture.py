@@ -1,0 +1,134 @@
+"""The fixture backend: answers the three tools from a data directory.
+
+    world.json          {"name", "description", "now"}: the reference time for relative windows (optional)
+    alerts.json         [{"alert_name", "service", "state", "current", "duration", "starts_at", ...}]
+    logs/*.ndjson       one JSON object per line: timestamp, level, service, message, any extra fields
+    knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
+The case library comes from a CaseSource (the database). File work runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from server.tools.backend import (
+    JSON,
+    CaseSource,
+    KnowledgeHits,
+    KnowledgeQuery,
+    LogsQuery,
+    MetricsQuery,
+    Page,
+    ToolError,
+)
+from server.tools.knowledge import KnowledgeBase
+from server.tools.logstore import LogStore, display_time, parse_timestamp
+
+ALERT_REQUIRED = ("alert_name", "service", "state")
+_ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
+
+
+class FixtureBackend:
+    def __init__(self, data_dir: Path, cases: CaseSource, l1_threshold: float, l1_margin: float) -> None:
+        self.data_dir = data_dir
+        self._cases = cases
+        self._logs = LogStore(data_dir / "logs")
+        self._knowledge = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
+        self._knowledge_lock = threading.Lock()
+        self._alerts_stamp: tuple[int, int] | None = None
+        self._alerts: list[JSON] = []
+        self._now = _world_now(data_dir / "world.json")
+
+    def now(self) -> datetime:
+        return self._now or datetime.now(UTC)
+
+    async def query_metrics(self, query: MetricsQuery) -> Page:
+        return await asyncio.to_thread(self._query_metrics, query)
+
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await asyncio.to_thread(self._logs.query, query)
+
+    async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
+        try:
+            cases = await self._cases.list_cases()
+        except Exception as exc:  # the database is a dependency: say the tool could not check
+            raise ToolError(f"case library unavailable: {exc}") from exc
+        return await asyncio.to_thread(self._search_knowledge, query, cases)
+
+    def _search_knowledge(self, query: KnowledgeQuery, cases: Any) -> KnowledgeHits:
+        with self._knowledge_lock:
+            return self._knowledge.search(query, cases)
+
+    def _query_metrics(self, q: MetricsQuery) -> Page:
+        matched = []
+        for alert in self._load_alerts():
+            if q.service and str(alert["service"]).lower() != q.service.lower():
+                continue
+            if q.alert_name and str(alert["alert_name"]).lower() != q.alert_name.lower():
+                continue
+            if q.state and str(alert["state"]).lower() != q.state:
+                continue
+            start, end = alert.get("_start"), alert.get("_end")
+            if start is not None and not q.window.overlaps(start, end):
+                continue
+            matched.append(alert)
+        matched.sort(key=lambda a: (a["state"] != "firing", -(a["_start"].timestamp() if a["_start"] else 0)))
+        return Page([_shape_alert(a) for a in matched[: q.limit]], len(matched))
+
+    def _load_alerts(self) -> list[JSON]:
+        path = self.data_dir / "alerts.json"
+        try:
+            stat = path.stat()
+            if self._alerts_stamp == (stat.st_size, stat.st_mtime_ns):
+                return self._alerts
+            data = json.loads(path.read_bytes())
+        except OSError as exc:
+            raise ToolError(f"alert data unavailable: {exc}") from exc
+        except ValueError as exc:
+            raise ToolError(f"corrupt alert data: alerts.json: invalid JSON ({exc})") from exc
+        rows = data.get("alerts") if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise ToolError('corrupt alert data: alerts.json: expected a list or {"alerts": [...]}')
+        alerts = []
+        for number, row in enumerate(rows):
+            where = f"alerts.json item {number}"
+            if not isinstance(row, dict):
+                raise ToolError(f"corrupt alert data: {where}: not an object")
+            missing = [k for k in ALERT_REQUIRED if not isinstance(row.get(k), str)]
+            if missing:
+                raise ToolError(f"corrupt alert data: {where}: missing or non-string {', '.join(missing)}")
+            try:
+                start = parse_timestamp(row["starts_at"]) if row.get("starts_at") else None
+                end = parse_timestamp(row["ends_at"]) if row.get("ends_at") else None
+            except ValueError as exc:
+                raise ToolError(f"corrupt alert data: {where}: bad time ({exc})") from exc
+            alerts.append({**row, "state": str(row["state"]).lower(), "_start": start, "_end": end})
+        self._alerts, self._alerts_stamp = alerts, (stat.st_size, stat.st_mtime_ns)
+        return alerts
+
+
+def _shape_alert(alert: JSON) -> JSON:
+    item: JSON = {k: alert[k] for k in _ALERT_FIRST if alert.get(k) is not None}
+    for key, value in alert.items():
+        if key.startswith("_") or key in item or value is None:
+            continue
+        if key in ("starts_at", "ends_at"):
+            item[key] = display_time(alert["_start"] if key == "starts_at" else alert["_end"])
+        else:
+            item[key] = value
+    return item
+
+
+def _world_now(path: Path) -> datetime | None:
+    if not path.exists():
+        return None
+    try:
+        world = json.loads(path.read_text(encoding="utf-8"))
+        return parse_timestamp(world["now"]) if isinstance(world, dict) and world.get("now") else None
+    except (OSError, ValueError, KeyError) as exc:
+        raise ToolError(f"world.json unreadable: {exc}") from exc

@@ -1,0 +1,232 @@
+"""query_logs over NDJSON files, streamed, with a per-service partition cache built on first use.
+
+Files are never loaded whole. The first query reads each file once, checks every line, and copies
+the lines into one cache file per service (a temporary directory), so a service query reads only
+that service's lines. Within them a keyword is searched as bytes (C speed) before any line is
+parsed; only candidate lines are decoded. A file whose size or mtime changed is re-indexed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from server.tools.backend import JSON, LogsQuery, Page, ToolError
+
+REQUIRED = ("timestamp", "level", "service", "message")
+_CHUNK = 4 * 1024 * 1024
+# Bytes that a JSON writer may escape: a keyword containing them cannot be searched as raw bytes.
+_UNSAFE = re.compile(r'["\\/\x00-\x1f]')
+
+
+def parse_timestamp(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"timestamp must be a string, got {type(value).__name__}")
+    moment = datetime.fromisoformat(value)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def display_time(moment: datetime) -> str:
+    """UTC, as the seed's evidence texts show it: 2026-07-08 23:05:28 (milliseconds when present)."""
+    text = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{moment.microsecond // 1000:03d}" if moment.microsecond else text
+
+
+def _scalar(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class _Partition:
+    path: Path
+    lines: int = 0
+    has_escapes: bool = False
+
+
+@dataclass
+class _FileIndex:
+    stamp: tuple[int, int]
+    partitions: dict[str, _Partition] = field(default_factory=dict)
+
+
+class LogStore:
+    def __init__(self, logs_dir: Path) -> None:
+        self._dir = logs_dir
+        self._lock = threading.Lock()
+        self._indexes: dict[Path, _FileIndex] = {}
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._built = 0
+
+    def query(self, q: LogsQuery) -> Page:
+        needle, lowered = _needle(q.keyword)
+        keyword = q.keyword.casefold() if q.keyword else None
+        regex = re.compile(q.pattern) if q.pattern else None
+        service = q.service.lower() if q.service else None
+        heap: list[tuple[float, int, JSON]] = []
+        total = 0
+        seq = 0
+        for index in self._current_indexes():
+            for key, part in index.partitions.items():
+                if service is not None and key != service:
+                    continue
+                use = (
+                    needle if needle is not None and not (part.has_escapes and not needle.isascii()) else None
+                )
+                for raw in _candidates(part.path, use, lowered):
+                    record = json.loads(raw)
+                    if q.level is not None and str(record["level"]).upper() != q.level:
+                        continue
+                    moment = parse_timestamp(record["timestamp"])
+                    if not q.window.contains(moment):
+                        continue
+                    if keyword is not None or regex is not None:
+                        text = _search_text(record)
+                        if keyword is not None and keyword not in text.casefold():
+                            continue
+                        if regex is not None and not regex.search(text):
+                            continue
+                    total += 1
+                    seq += 1
+                    entry = (moment.timestamp(), seq, record)
+                    if len(heap) < q.limit:
+                        heapq.heappush(heap, entry)
+                    elif entry[:2] > heap[0][:2]:
+                        heapq.heapreplace(heap, entry)
+        newest_first = sorted(heap, key=lambda e: (e[0], e[1]), reverse=True)
+        return Page([shape_log(rec) for _, _, rec in newest_first], total)
+
+    def _current_indexes(self) -> list[_FileIndex]:
+        if not self._dir.is_dir():
+            raise ToolError(f"log data unavailable: {self._dir} is not a directory")
+        files = sorted(self._dir.glob("*.ndjson"))
+        out = []
+        with self._lock:
+            for path in files:
+                try:
+                    stat = path.stat()
+                except OSError as exc:
+                    raise ToolError(f"cannot read {path.name}: {exc}") from exc
+                stamp = (stat.st_size, stat.st_mtime_ns)
+                index = self._indexes.get(path)
+                if index is None or index.stamp != stamp:
+                    index = self._build(path, stamp)
+                    self._indexes[path] = index
+                out.append(index)
+        return out
+
+    def _build(self, path: Path, stamp: tuple[int, int]) -> _FileIndex:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="evigate-logs-")
+        self._built += 1
+        index = _FileIndex(stamp)
+        handles: dict[str, BinaryIO] = {}
+        try:
+            with path.open("rb") as source:
+                for number, line in enumerate(source, start=1):
+                    if not line.strip():
+                        continue
+                    key = _check_line(path.name, number, line).lower()
+                    part = index.partitions.get(key)
+                    if part is None:
+                        part = _Partition(Path(self._tmp.name) / f"{self._built}-{len(handles)}.ndjson")
+                        index.partitions[key] = part
+                        handles[key] = part.path.open("wb")
+                    handles[key].write(line if line.endswith(b"\n") else line + b"\n")
+                    part.lines += 1
+                    part.has_escapes = part.has_escapes or b"\\u" in line
+        except OSError as exc:
+            raise ToolError(f"cannot read {path.name}: {exc}") from exc
+        finally:
+            for handle in handles.values():
+                handle.close()
+        return index
+
+
+def _check_line(name: str, number: int, line: bytes) -> str:
+    where = f"{name} line {number}"
+    try:
+        record = json.loads(line)
+    except ValueError as exc:  # includes invalid UTF-8
+        raise ToolError(f"corrupt log data: {where}: invalid JSON ({exc})") from exc
+    if not isinstance(record, dict):
+        raise ToolError(f"corrupt log data: {where}: not a JSON object")
+    missing = [k for k in REQUIRED if not isinstance(record.get(k), str)]
+    if missing:
+        raise ToolError(f"corrupt log data: {where}: missing or non-string {', '.join(missing)}")
+    try:
+        parse_timestamp(record["timestamp"])
+    except ValueError as exc:
+        raise ToolError(f"corrupt log data: {where}: bad timestamp ({exc})") from exc
+    return str(record["service"])
+
+
+def _needle(keyword: str | None) -> tuple[bytes | None, bool]:
+    """The bytes to pre-filter lines with, and whether the haystack must be ASCII-lowercased."""
+    if keyword is None or _UNSAFE.search(keyword):
+        return None, False
+    if keyword.isascii():
+        return keyword.lower().encode(), True
+    if keyword.lower() == keyword.upper():  # no letter case (e.g. Chinese): raw UTF-8 bytes
+        return keyword.encode(), False
+    return None, False
+
+
+def _candidates(path: Path, needle: bytes | None, lowered: bool) -> Iterator[bytes]:
+    """Lines of a partition that may match: all of them, or those containing the needle."""
+    for block in _blocks(path):
+        if needle is None:
+            yield from block.splitlines()
+            continue
+        hay = block.lower() if lowered else block
+        pos = hay.find(needle)
+        while pos != -1:
+            start = block.rfind(b"\n", 0, pos) + 1
+            end = block.find(b"\n", pos)
+            end = len(block) if end == -1 else end
+            yield block[start:end]
+            pos = hay.find(needle, end)
+
+
+def _blocks(path: Path) -> Iterator[bytes]:
+    try:
+        with path.open("rb") as handle:
+            carry = b""
+            while chunk := handle.read(_CHUNK):
+                buf = carry + chunk
+                cut = buf.rfind(b"\n") + 1
+                carry = buf[cut:]
+                if cut:
+                    yield buf[:cut]
+            if carry:
+                yield carry
+    except OSError as exc:
+        raise ToolError(f"log cache unreadable: {exc}") from exc
+
+
+def _search_text(record: JSON) -> str:
+    extras = [str(_scalar(v)) for k, v in record.items() if k not in ("timestamp", "level", "service")]
+    return " ".join(extras)
+
+
+def shape_log(record: JSON) -> JSON:
+    """The raw_result item: required fields first (timestamp in display form), then the extras."""
+    item: JSON = {
+        "timestamp": display_time(parse_timestamp(record["timestamp"])),
+        "level": str(record["level"]).upper(),
+        "service": record["service"],
+        "message": record["message"],
+    }
+    for key, value in record.items():
+        if key not in item and value is not None:
+            item[str(key)] = _scalar(value)
+    return item
