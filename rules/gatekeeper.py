@@ -244,10 +244,11 @@ class _Run:
     def check_citation(self, site: _Site, inv_id: int | None, path: str | None) -> None:
         failed = False
         path_ok = True
+        inv = self.by_id.get(inv_id) if inv_id is not None else None
         if path is not None:
-            path_ok, failed = self.check_path(site, path)
+            # Judge the path by the cited invocation's real tool: a wrong tool_name is its own failure.
+            path_ok, failed = self.check_path(site, path, inv.tool_name if inv is not None else site.tool)
         if inv_id is not None:
-            inv = self.by_id.get(inv_id)
             if inv is None:
                 msg = f"source_invocation_id {inv_id} is no tool invocation of this session (forged citation)"
                 failed = self.fail("citation.invocation_exists", site, msg) or failed
@@ -273,7 +274,7 @@ class _Run:
             return
         new_id, new_path, text = filled
         if path is None:
-            failed = self.check_path(site, new_path)[1] or failed
+            failed = self.check_path(site, new_path, site.tool)[1] or failed
         failed = self.check_bound_once(site, new_id, new_path) or failed
         self.record(site, new_id, new_path, text, failed=failed, backfilled=True)
 
@@ -301,17 +302,17 @@ class _Run:
             failed = self.fail("excerpt.critical_tokens", site, msg) or failed
         self.record(site, inv_id, path, text, failed=failed)
 
-    def check_path(self, site: _Site, path: str) -> tuple[bool, bool]:
+    def check_path(self, site: _Site, path: str, tool: str) -> tuple[bool, bool]:
         """Grammar and negative-observation checks; returns (path usable for lookup, a rule failed)."""
         if path == NO_EVIDENCE:
             return True, False
         failed = False
         usable = True
         m = _PATH.fullmatch(path)
-        expected = self.arrays.get(site.tool)
+        expected = self.arrays.get(tool)
         if m is None or m.group(1) != expected:
             want = f"$.{expected}[i] or {NO_EVIDENCE}" if expected else NO_EVIDENCE
-            msg = f"raw_path {path!r} is not valid for {site.tool}: expected {want} (no field sub-paths)"
+            msg = f"raw_path {path!r} is not valid for {tool}: expected {want} (no field sub-paths)"
             failed = self.fail("citation.raw_path_grammar", site, msg)
             # With the grammar rule disabled the path is still looked up as given.
             usable = not failed

@@ -6,7 +6,8 @@ Two views of one scan:
 - `critical_tokens`: the tokens that must never drift between excerpt and source — anything with a
   digit (numbers, percentages, durations such as 25m / 30000ms, times, versions, IPs, HTTP 503),
   identifiers joined by '-', '_' or '.' (payment-service, db-01.prod, HikariPool-1, ERR_1042,
-  ORA-00001), CamelCase and ALL-CAPS names (HighCPUUsage, HikariCP, ERROR) and `key=value` values.
+  ORA-00001), CamelCase and ALL-CAPS names (HighCPUUsage, HikariCP, ERROR) and `key=value` pairs
+  (state=firing, current=92%), kept whole.
 """
 
 from __future__ import annotations
@@ -48,14 +49,24 @@ def scan(text: str) -> tuple[list[str], list[str]]:
     tokens in their original spelling."""
     tokens: list[str] = []
     critical: list[str] = []
+    prev, prev_end = "", -2
     for m in _TOKEN.finditer(text):
         tok = m.group()
+        start = m.start()
         if tok[0] >= _CJK_START:
             tokens.extend(_bigrams(tok))
+            prev_end = -2
             continue
         tokens.append(tok.lower())
-        if _is_critical(tok, text, m.start()):
+        if start > 0 and text[start - 1] == "=" and prev_end == start - 1:
+            # A `key=value` value is pinned to its key, so current=85% cannot borrow the 85% of
+            # threshold=85% elsewhere in the same source.
+            pair = f"{prev}={tok}"
+            tokens.append(pair.lower())
+            critical.append(pair)
+        elif _is_critical(tok, text, start):
             critical.append(tok)
+        prev, prev_end = tok, m.end()
     return tokens, critical
 
 
