@@ -1,0 +1,254 @@
+"""The composition root: settings → Database, tool backend, agents, Pipeline, worker, grpc.aio server.
+
+`App.start()` brings everything up in dependency order and `App.stop()` takes it down in reverse:
+health NOT_SERVING, stop accepting calls, let in-flight calls finish within the grace period, then
+stop the background tasks and close the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+from evigate.v1 import (
+    chat_service_pb2,
+    chat_service_pb2_grpc,
+    feedback_service_pb2,
+    feedback_service_pb2_grpc,
+    gatekeeper_service_pb2,
+    gatekeeper_service_pb2_grpc,
+    trace_service_pb2,
+    trace_service_pb2_grpc,
+)
+from grpc_reflection.v1alpha import reflection
+
+from rules.catalog import Catalog, load_catalog
+from server.agents.base import AgentBackend
+from server.config import Settings, split_host_port
+from server.grpc.health import HealthChecker
+from server.grpc.interceptors import AuthInterceptor, CallInterceptor
+from server.grpc.metrics import Metrics
+from server.grpc.servicers import ChatServicer, FeedbackServicer, GatekeeperServicer, TraceServicer
+from server.grpc.validation import Limits
+from server.pipeline import Pipeline
+from server.pipeline.orchestrator import PipelineSettings
+from server.tools import build_backend
+from server.worker import EvaluationWorker, WorkerSettings
+from storage import Database
+
+log = logging.getLogger("evigate.app")
+HEALTH_SERVICE = "grpc.health.v1.Health"
+SERVICE_NAMES: tuple[str, ...] = (
+    chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name,
+    feedback_service_pb2.DESCRIPTOR.services_by_name["FeedbackService"].full_name,
+    trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_name,
+    gatekeeper_service_pb2.DESCRIPTOR.services_by_name["GatekeeperService"].full_name,
+)
+
+
+def build_agents(settings: Settings) -> AgentBackend:
+    if settings.agent_backend == "llm":
+        from server.agents.llm import LLMSettings, build_llm_backend
+
+        return build_llm_backend(
+            LLMSettings(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key,
+                model=settings.llm_model,
+                planner_model=settings.llm_planner_model or None,
+                executor_model=settings.llm_executor_model or None,
+                verifier_model=settings.llm_verifier_model or None,
+                composer_model=settings.llm_composer_model or None,
+                timeout=settings.llm_timeout_s,
+                max_retries=settings.llm_max_retries,
+                json_mode=settings.llm_json_mode,  # type: ignore[arg-type]
+            )
+        )
+    from server.agents.offline import build_offline_backend
+
+    return build_offline_backend()
+
+
+def server_options(settings: Settings) -> list[tuple[str, int]]:
+    """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
+    return [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.keepalive_time_ms", int(settings.keepalive_time_s * 1000)),
+        ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
+        ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_s * 1000)),
+        ("grpc.keepalive_permit_without_calls", int(settings.keepalive_permit_without_calls)),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    if settings.tls_cert is None or settings.tls_key is None:
+        return None
+    client_ca = settings.tls_client_ca.read_bytes() if settings.tls_client_ca else None
+    return grpc.ssl_server_credentials(
+        [(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())],
+        root_certificates=client_ca,
+        require_client_auth=client_ca is not None,
+    )
+
+
+@dataclass
+class Components:
+    """What tests may replace (e.g. a slow agent backend for the graceful-shutdown test)."""
+
+    agents: AgentBackend | None = None
+    catalog: Catalog | None = None
+
+
+class App:
+    def __init__(self, settings: Settings, components: Components | None = None) -> None:
+        self.settings = settings
+        self._components = components or Components()
+        self.metrics = Metrics()
+        self.database: Database | None = None
+        self.health: HealthChecker | None = None
+        self.worker: EvaluationWorker | None = None
+        self.server: grpc.aio.Server | None = None
+        self.port = 0
+        self.metrics_port = 0
+        self._stopped = asyncio.Event()
+
+    @property
+    def address(self) -> str:
+        host, _ = split_host_port(self.settings.listen)
+        return f"{host}:{self.port}"
+
+    async def start(self) -> None:
+        s = self.settings
+        if not s.database_url:
+            s.state_dir.mkdir(parents=True, exist_ok=True)
+        self.database = await Database.open(s.resolved_database_url, pool_size=s.db_pool_size)
+        repo = self.database.repo
+        catalog = self._components.catalog or load_catalog()
+        agents = self._components.agents or build_agents(s)
+        tools = build_backend(s.tool_backend, s.data_dir, repo)
+        from server.skills import load_skills
+
+        pipeline = Pipeline(
+            repo,
+            tools,
+            agents,
+            load_skills(),
+            catalog,
+            PipelineSettings(max_rounds=s.max_rounds, owner=s.instance_name),
+        )
+        orphaned = await repo.fail_orphaned_sessions(
+            s.instance_name, "the server restarted while it was running"
+        )
+        if orphaned:
+            log.warning("failed orphaned sessions", extra={"count": orphaned})
+
+        limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings)
+        interceptors: list[grpc.aio.ServerInterceptor] = [CallInterceptor(self.metrics)]
+        if s.auth_enabled:
+            interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health))
+        server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
+        chat_service_pb2_grpc.add_ChatServiceServicer_to_server(
+            ChatServicer(pipeline, repo, limits, self.metrics), server
+        )
+        feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(FeedbackServicer(repo), server)
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(repo), server)
+        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(
+            GatekeeperServicer(repo, catalog, limits), server
+        )
+        self.health = HealthChecker(self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics)
+        from grpc_health.v1 import health_pb2_grpc
+
+        health_pb2_grpc.add_HealthServicer_to_server(self.health.servicer, server)
+        reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
+
+        credentials = server_credentials(s)
+        if credentials is None:
+            self.port = server.add_insecure_port(s.listen)
+        else:
+            self.port = server.add_secure_port(s.listen, credentials)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {s.listen}")
+        await self.health.start()
+        await server.start()
+        self.server = server
+        self.worker = EvaluationWorker(
+            repo,
+            WorkerSettings(
+                enabled=s.worker_enabled,
+                poll_interval=s.worker_poll_interval_s,
+                lease_seconds=s.worker_lease_s,
+            ),
+        )
+        self.worker.start()
+        if s.metrics_port:
+            self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
+        log.info(
+            "serving",
+            extra={
+                "address": self.address,
+                "tls": s.tls_enabled,
+                "auth": s.auth_enabled,
+                "agents": agents.name,
+            },
+        )
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown; safe to call twice."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        grace = self.settings.grace_period_s if grace is None else grace
+        log.info("shutting down", extra={"grace_period_s": grace})
+        if self.health is not None:
+            await self.health.shutdown()
+        if self.server is not None:
+            await self.server.stop(grace)
+        if self.worker is not None:
+            await self.worker.stop()
+        if self.health is not None:
+            await self.health.stop()
+        self.metrics.stop()
+        if self.database is not None:
+            await self.database.close()
+        log.info("stopped")
+
+    async def wait(self) -> None:
+        await self._stopped.wait()
+        if self.server is not None:
+            await self.server.wait_for_termination()
+
+
+async def serve(settings: Settings, on_ready: Callable[[App], None] | None = None) -> None:
+    """Runs until SIGTERM or SIGINT, then shuts down gracefully."""
+    app = App(settings)
+    await app.start()
+    loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+
+    def on_signal(signum: int) -> None:
+        log.info("signal received", extra={"signal": signal.Signals(signum).name})
+        if not stopping:
+            stopping.append(asyncio.create_task(app.stop()))
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signum, on_signal, signum)
+    if on_ready is not None:
+        on_ready(app)
+    try:
+        await app.wait()
+        for task in stopping:
+            await task
+    finally:
+        await app.stop()
+
+
+def registered_services() -> Sequence[str]:
+    return SERVICE_NAMES

@@ -1,0 +1,212 @@
+"""Readable text for the `evigate` client commands (the JSON form comes from server.codec)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+import grpc
+from evigate.v1 import (
+    chat_service_pb2,
+    evidence_pb2,
+    feedback_service_pb2,
+    gatekeeper_pb2,
+    session_pb2,
+    trace_service_pb2,
+    verdict_pb2,
+)
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+
+from server.codec import enum_word
+
+INDENT = "    "
+
+
+def _enum(message: Any, field: str) -> str:
+    desc = message.DESCRIPTOR.fields_by_name[field].enum_type
+    return enum_word(desc, getattr(message, field)) or "-"
+
+
+def evidence(ev: evidence_pb2.ExecutorEvidence, indent: str = "") -> list[str]:
+    lines = []
+    for claim in ev.claims:
+        lines.append(f"{indent}[{claim.claim_id}] {_enum(claim, 'claim_type')}: {claim.claim_text}")
+        for binding in claim.evidence_bindings:
+            source = binding.source_invocation_id if binding.HasField("source_invocation_id") else "?"
+            lines.append(f"{indent}{INDENT}↳ {binding.tool_name} #{source} {binding.raw_path}")
+            lines.append(f"{indent}{INDENT}  “{binding.evidence_excerpt}”")
+    for item in ev.missing_info:
+        lines.append(f"{indent}missing: {item}")
+    return lines or [f"{indent}(no claims)"]
+
+
+def gatekeeper(result: gatekeeper_pb2.GatekeeperResult, indent: str = "") -> str:
+    lines = [
+        f"{indent}gatekeeper: {_enum(result, 'status')} (severity {_enum(result, 'severity')}, "
+        f"{result.rule_set_version or 'rules ?'})"
+    ]
+    for checked in result.checked_bindings:
+        source = checked.source_invocation_id if checked.HasField("source_invocation_id") else "?"
+        note = " back-filled" if checked.backfilled else ""
+        where = f"{checked.tool_name} #{source} {checked.raw_path}{note}"
+        status = _enum(checked, "status")
+        lines.append(
+            f"{indent}{INDENT}{status}: {checked.claim_id} binding {checked.binding_index} → {where}"
+        )
+    for kind, issues in (("error", result.errors), ("warning", result.warnings)):
+        for issue in issues:
+            severity = _enum(issue, "severity")
+            lines.append(
+                f"{indent}{INDENT}{kind} {issue.rule_id} ({severity}) {issue.claim_id}: {issue.message}"
+            )
+    return "\n".join(lines)
+
+
+def verdict(v: verdict_pb2.Verdict, indent: str = "") -> str:
+    lines = [f"{indent}verdict: {_enum(v, 'verdict')} (groundedness {v.groundedness_score:.2f})"]
+    for check in v.claim_checks:
+        mark = "supported" if check.supported else "NOT supported"
+        lines.append(f"{indent}{INDENT}{check.claim_id}: {mark} — {check.reason}")
+    if v.rationale:
+        lines.append(f"{indent}{INDENT}rationale: {v.rationale}")
+    return "\n".join(lines)
+
+
+def chat_response(r: chat_service_pb2.ChatResponse) -> str:
+    lines = []
+    if r.status == session_pb2.SESSION_STATUS_SUCCESS:
+        lines.append(r.answer)
+        if r.HasField("verdict"):
+            lines.append("")
+            lines.append(f"verdict: {_enum(r.verdict, 'verdict')}")
+    else:
+        lines.append(f"session failed: {r.failure_reason or 'unknown reason'}")
+    lines.append(f"session: {r.session_id}   (replay: evigate trace {r.session_id})")
+    return "\n".join(lines)
+
+
+def stage_event(e: chat_service_pb2.StreamChatResponse) -> str:
+    kind = e.WhichOneof("event")
+    tag = f"[round {e.round}] " if e.round else ""
+    if kind == "plan":
+        plan = e.plan
+        steps = "; ".join(plan.plan)
+        skill = plan.selected_skill if plan.HasField("selected_skill") else "(none)"
+        return f"▶ planner: skill {skill} — {steps}"
+    if kind == "tool_invocation":
+        inv = e.tool_invocation
+        details = inv.retrieval_details
+        refs = ", ".join(ref.raw_path for ref in details.evidence_refs)
+        return (
+            f"▶ {tag}tool {inv.tool_name} #{inv.id}: {_enum(inv, 'status')}, "
+            f"{_enum(details, 'evidence_status')} [{refs}]"
+        )
+    if kind == "executor_evidence":
+        return "\n".join([f"▶ {tag}executor:", *evidence(e.executor_evidence, INDENT)])
+    if kind == "gatekeeper_result":
+        return "▶ " + tag + gatekeeper(e.gatekeeper_result).lstrip()
+    if kind == "verdict":
+        return "▶ " + tag + verdict(e.verdict)
+    if kind == "composer_output":
+        return "▶ composer: " + e.composer_output.answer_summary
+    if kind == "result":
+        return "\n" + chat_response(e.result)
+    return f"▶ {kind}"
+
+
+def trace(t: session_pb2.Trace) -> str:
+    s = t.session
+    lines = [
+        f"session {s.session_id}  {_enum(s, 'status')}  {s.create_time.ToJsonString()}",
+        f"query: {s.query}",
+        f"agents: {t.agent_backend or '?'}   feedback: {_enum(t, 'feedback')}"
+        + (f"   case: {t.case_id}" if t.case_id else ""),
+    ]
+    if t.HasField("planner_plan"):
+        plan = t.planner_plan
+        skill = plan.selected_skill if plan.HasField("selected_skill") else "(none)"
+        lines += ["", f"plan (skill {skill}):", *(f"{INDENT}- {step}" for step in plan.plan)]
+    lines += ["", "tool calls:"]
+    for inv in t.tool_invocations:
+        refs = inv.retrieval_details.evidence_refs
+        lines.append(
+            f"{INDENT}#{inv.id} {inv.tool_name} {_enum(inv, 'status')} "
+            f"{_enum(inv.retrieval_details, 'evidence_status')} {_enum(inv.retrieval_details, 'match_level')}"
+        )
+        for ref in refs:
+            lines.append(f"{INDENT}{INDENT}{ref.raw_path}: {ref.text}")
+    for r in t.rounds:
+        lines += ["", f"round {r.round}: parse {_enum(r.parse_status, 'status')}"]
+        lines += evidence(r.executor_output, INDENT)
+        lines.append(gatekeeper(r.gatekeeper_result, INDENT))
+        lines.append(verdict(r.verdict, INDENT))
+        if r.verdict_override_reason:
+            lines.append(
+                f"{INDENT}proposed {_enum(r, 'proposed_verdict')}, lowered: {r.verdict_override_reason}"
+            )
+    for finding in t.answer_guard_findings:
+        lines.append(f"guard: {finding.action} “{finding.phrase}” → {finding.safe_phrasing}")
+    if t.HasField("evidence_score"):
+        lines += ["", f"evidence score: {t.evidence_score.evidence_score}"]
+        for factor in t.evidence_score.factors:
+            lines.append(f"{INDENT}{factor.delta:+d} {factor.name}: {factor.description}")
+    if s.failure_reason:
+        lines += ["", f"failed: {s.failure_reason}"]
+    lines += ["", "answer:", s.answer or "(none)"]
+    return "\n".join(lines)
+
+
+def feedback(r: feedback_service_pb2.SubmitFeedbackResponse) -> str:
+    return r.message + (f" (case {r.case_id})" if r.case_id else "")
+
+
+def sessions(r: trace_service_pb2.ListSessionsResponse) -> str:
+    lines = []
+    for s in r.sessions:
+        lines.append(
+            f"{s.session_id}  {_enum(s, 'status'):8} {_enum(s, 'verdict'):10} {_enum(s, 'feedback'):10} "
+            f"{s.create_time.ToJsonString()[:19]}  {s.query}"
+        )
+    if not lines:
+        lines.append("(no sessions)")
+    if r.next_page_token:
+        lines.append(f"more: --page-token {r.next_page_token}")
+    return "\n".join(lines)
+
+
+_HINTS = {
+    grpc.StatusCode.UNAUTHENTICATED: "the server wants a valid token: pass --token or set EVIGATE_TOKEN",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "the server did not answer in time (raise --timeout)",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "the request or reply is larger than the server allows",
+}
+
+
+def rpc_error(error: grpc.RpcError, args: argparse.Namespace) -> str:
+    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+    message = error.details() if hasattr(error, "details") else str(error)
+    target = getattr(args, "target", None) or os.environ.get("EVIGATE_TARGET") or "127.0.0.1:50051"
+    if code == grpc.StatusCode.UNAVAILABLE and "database" not in (message or ""):
+        return f"cannot reach the server at {target} ({message}); is `evigate serve` running?"
+    parts = [f"{code.name.lower().replace('_', ' ')}: {message}"]
+    status = _status_details(error)
+    for detail in status.details if status is not None else []:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            parts += [
+                f"  {v.field}: {v.description}"
+                for v in bad.field_violations
+                if f"{v.field}: {v.description}" not in (message or "")
+            ]
+    if code in _HINTS:
+        parts.append(f"  ({_HINTS[code]})")
+    return "\n".join(parts)
+
+
+def _status_details(error: grpc.RpcError) -> status_pb2.Status | None:
+    trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    for key, value in trailers or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            return status_pb2.Status.FromString(value)
+    return None

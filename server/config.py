@@ -1,0 +1,227 @@
+"""One typed, frozen settings object, built from flags and `EVIGATE_<NAME>` environment variables.
+
+Precedence: a flag wins over the environment, the environment over the embedded default. Every
+setting has one name: the flag is `--<name with dashes>`, the variable `EVIGATE_<NAME UPPERCASE>`
+(`database_url` ⇄ `--database-url` ⇄ `EVIGATE_DATABASE_URL`). `describe()` renders the settings for
+the start-up log with every secret masked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+STATE_DIR_NAME = ".evigate"
+SECRET_FIELDS = frozenset({"llm_api_key", "auth_tokens"})
+
+
+class ConfigError(ValueError):
+    """A setting has a value this service cannot use; the message names it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    # network
+    listen: str = "127.0.0.1:50051"
+    max_message_bytes: int = 4 * 1024 * 1024
+    keepalive_time_s: float = 60.0
+    keepalive_timeout_s: float = 20.0
+    keepalive_min_ping_interval_s: float = 10.0
+    keepalive_permit_without_calls: bool = False
+    grace_period_s: float = 10.0
+    # storage
+    state_dir: Path = field(default_factory=lambda: Path.cwd() / STATE_DIR_NAME)
+    database_url: str = ""  # empty: a SQLite file in state_dir, migrated automatically
+    db_pool_size: int = 10
+    health_check_interval_s: float = 2.0
+    # pipeline
+    agent_backend: str = "offline"  # offline | llm
+    llm_base_url: str = ""
+    llm_api_key: str = ""
+    llm_model: str = ""
+    llm_planner_model: str = ""  # empty: llm_model (same for the other stages)
+    llm_executor_model: str = ""
+    llm_verifier_model: str = ""
+    llm_composer_model: str = ""
+    llm_timeout_s: float = 60.0  # per HTTP request, further capped by the call's deadline
+    llm_max_retries: int = 3
+    llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
+    tool_backend: str = "fixture"
+    data_dir: Path | None = None  # None: the bundled demo world
+    max_rounds: int = 2
+    instance_name: str = field(default_factory=socket.gethostname)
+    # security
+    auth_tokens: tuple[str, ...] = ()
+    auth_tokens_file: Path | None = None
+    auth_exempt_health: bool = True
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None  # set: mutual TLS, clients must present a certificate
+    # request limits
+    max_query_chars: int = 4000
+    max_claims: int = 32
+    max_bindings: int = 256  # per request, all claims together
+    # operations
+    metrics_port: int = 0  # 0: no metrics endpoint
+    metrics_host: str = "127.0.0.1"
+    log_level: str = "INFO"
+    log_format: str = "json"  # json | text
+    # evaluation worker (run by the worker module when enabled)
+    worker_enabled: bool = True
+    worker_lease_s: float = 30.0
+    worker_poll_interval_s: float = 0.5
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.state_dir / 'evigate.db'}"
+
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.auth_tokens)
+
+    @property
+    def tls_enabled(self) -> bool:
+        return self.tls_cert is not None
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as JSON-able values, secrets masked (and passwords in URLs)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "auth_tokens":
+                value = f"<{len(value)} token(s)>" if value else "<none>"
+            elif f.name in SECRET_FIELDS:
+                value = "***" if value else ""
+            elif f.name == "database_url":
+                value = mask_url(self.resolved_database_url)
+            elif isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+
+def mask_url(url: str) -> str:
+    """`scheme://user:secret@host` → `scheme://user:***@host`."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user, colon, password = credentials.partition(":")
+    return f"{scheme}://{user}{':***' if colon and password else colon}@{host}"
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _convert(name: str, kind: Any, raw: Any) -> Any:
+    """Turns a flag or environment string into the field's type."""
+    if not isinstance(raw, str):
+        return raw  # already typed (argparse booleans, tuples)
+    try:
+        if kind in ("bool",):
+            return _parse_bool(raw)
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        if kind in ("Path", "Path | None"):
+            return Path(raw).expanduser() if raw else None
+        if kind == "tuple[str, ...]":
+            return tuple(t.strip() for t in raw.split(",") if t.strip())
+    except ValueError as error:
+        raise ConfigError(f"{name}: {error}") from None
+    return raw
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """One `--name` flag per setting (default None, so unset flags fall back to the environment)."""
+    for f in fields(Settings):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type == "bool":
+            parser.add_argument(flag, dest=f.name, default=None, action=argparse.BooleanOptionalAction)
+        elif f.name == "auth_tokens":
+            continue  # tokens never on the command line: they would show in `ps`
+        else:
+            parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper())
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Builds Settings from parsed flags (None = not given) and the environment."""
+    flags = flags or {}
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for f in fields(Settings):
+        raw = flags.get(f.name)
+        if raw is None:
+            raw = env.get(f"EVIGATE_{f.name.upper()}")
+        if raw is None:
+            continue
+        values[f.name] = _convert(f.name, f.type, raw)
+    settings = Settings(**values)
+    if settings.auth_tokens_file is not None:
+        settings = dataclasses.replace(
+            settings, auth_tokens=settings.auth_tokens + read_tokens(settings.auth_tokens_file)
+        )
+    validate(settings)
+    return settings
+
+
+def read_tokens(path: Path) -> tuple[str, ...]:
+    """One token per line; blank lines and `#` comments ignored."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ConfigError(f"auth_tokens_file: cannot read {path}: {error.strerror}") from None
+    return tuple(line.strip() for line in lines if line.strip() and not line.strip().startswith("#"))
+
+
+def split_host_port(address: str) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(f"listen: expected HOST:PORT, got {address!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def validate(settings: Settings) -> None:
+    split_host_port(settings.listen)
+    if settings.agent_backend not in {"offline", "llm"}:
+        raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
+    if settings.agent_backend == "llm" and not (settings.llm_base_url and settings.llm_model):
+        raise ConfigError("agent_backend llm needs llm_base_url and llm_model")
+    if settings.tool_backend != "fixture":
+        raise ConfigError(f"tool_backend: expected fixture, got {settings.tool_backend!r}")
+    if (settings.tls_cert is None) != (settings.tls_key is None):
+        raise ConfigError("tls_cert and tls_key go together")
+    if settings.tls_client_ca is not None and settings.tls_cert is None:
+        raise ConfigError("tls_client_ca (mutual TLS) needs tls_cert and tls_key")
+    if settings.log_format not in {"json", "text"}:
+        raise ConfigError(f"log_format: expected json or text, got {settings.log_format!r}")
+    for name in ("max_message_bytes", "max_query_chars", "max_claims", "max_bindings", "max_rounds"):
+        if getattr(settings, name) <= 0:
+            raise ConfigError(f"{name} must be positive")
+    if not 0 <= settings.metrics_port <= 65535:
+        raise ConfigError("metrics_port must be 0..65535")
+    if settings.grace_period_s < 0 or settings.health_check_interval_s <= 0:
+        raise ConfigError("grace_period_s must be ≥ 0 and health_check_interval_s > 0")
+
+
+def setting_names() -> Sequence[str]:
+    return [f.name for f in fields(Settings)]

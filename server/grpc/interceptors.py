@@ -1,0 +1,201 @@
+"""Server interceptors: bearer-token authentication, and one wrapper per call that decodes the
+request, maps every error to a status (server.grpc.errors), logs one line and records metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from server.grpc.errors import FieldViolation, InvalidArgumentError, RpcStatus, to_status
+from server.grpc.metrics import Metrics
+
+log = logging.getLogger("evigate.rpc")
+HEALTH_PREFIX = "/grpc.health.v1.Health/"
+Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
+
+
+def _metadata(details: grpc.HandlerCallDetails, key: str) -> str | None:
+    for item_key, value in details.invocation_metadata or ():
+        if item_key == key:
+            return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return None
+
+
+def _same_kind(handler: grpc.RpcMethodHandler, behavior: Any) -> grpc.RpcMethodHandler:
+    """A handler of the original's kind and serializers with another behavior."""
+    kwargs = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(behavior, **kwargs)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(behavior, **kwargs)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(behavior, **kwargs)
+    return grpc.unary_unary_rpc_method_handler(behavior, **kwargs)
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """`authorization: Bearer <token>` must match one configured token (constant-time compare).
+    A call without one is answered UNAUTHENTICATED before any handler runs."""
+
+    def __init__(self, tokens: Sequence[str], exempt_health: bool) -> None:
+        self._tokens = [t.encode() for t in tokens]
+        self._exempt_health = exempt_health
+
+    def _valid(self, header: str | None) -> bool:
+        if header is None:
+            return False
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return False
+        presented = token.strip().encode()
+        # Compare with every token so the time taken does not tell which one nearly matched.
+        return any([hmac.compare_digest(presented, known) for known in self._tokens])
+
+    async def intercept_service(
+        self, continuation: Continuation, details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
+        method: str = details.method
+        if self._exempt_health and method.startswith(HEALTH_PREFIX):
+            return await continuation(details)
+        if self._valid(_metadata(details, "authorization")):
+            return await continuation(details)
+        handler = await continuation(details)
+        if handler is None:
+            return None
+
+        async def deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+
+        async def deny_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+            yield  # pragma: no cover - makes this an async generator
+
+        streaming = handler.response_streaming
+        return _same_kind(handler, deny_stream if streaming else deny)
+
+
+class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Decodes the request itself (so malformed bytes are INVALID_ARGUMENT, not INTERNAL), maps
+    raised errors to statuses in one place, logs one line per call and records RPC metrics."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    async def intercept_service(
+        self, continuation: Continuation, details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(details)
+        if handler is None or handler.request_streaming:
+            return handler  # reflection: a bidirectional stream that maps its own errors
+        method: str = details.method
+        if handler.response_streaming:
+            return grpc.unary_stream_rpc_method_handler(
+                _stream_wrapper(handler, method, self._finish),
+                request_deserializer=None,
+                response_serializer=handler.response_serializer,
+            )
+        return grpc.unary_unary_rpc_method_handler(
+            _unary_wrapper(handler, method, self._finish),
+            request_deserializer=None,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _finish(self, method: str, code: str, start: float, session_id: str) -> None:
+        elapsed = time.perf_counter() - start
+        self._metrics.observe_rpc(method, code, elapsed)
+        level = logging.ERROR if code in {"INTERNAL", "UNKNOWN"} else logging.INFO
+        log.log(
+            level,
+            "rpc",
+            extra={
+                "rpc": method,
+                "code": code,
+                "latency_ms": round(elapsed * 1000, 3),
+                "session_id": session_id,
+            },
+        )
+
+
+async def _abort(context: grpc.aio.ServicerContext, status: RpcStatus) -> None:
+    await context.abort(status.code, status.message, trailing_metadata=status.trailing_metadata())
+
+
+def _code_name(code: Any) -> str:
+    return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+
+
+Finish = Callable[[str, str, float, str], None]
+
+
+async def _parse(handler: grpc.RpcMethodHandler, raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+    """Decodes the request here so that malformed bytes are INVALID_ARGUMENT (grpc says INTERNAL)."""
+    decode = handler.request_deserializer
+    try:
+        return decode(raw) if decode is not None else raw
+    except (DecodeError, ValueError):
+        bad = InvalidArgumentError("MALFORMED_REQUEST", (FieldViolation("", "not a valid protobuf message"),))
+        await _abort(context, to_status(bad))
+
+
+def _unary_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
+    behavior = handler.unary_unary
+
+    async def unary_unary(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+        start, code, session = time.perf_counter(), "OK", ""
+        try:
+            request = await _parse(handler, raw, context)
+            session = getattr(request, "session_id", "")
+            response = await behavior(request, context)
+            session = session or getattr(response, "session_id", "")
+            return response
+        except grpc.aio.AbortError:
+            code = _code_name(context.code())
+            raise
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except Exception as error:
+            status = to_status(error)
+            code = status.code.name
+            await _abort(context, status)
+        finally:
+            finish(method, code, start, session)
+
+    return unary_unary
+
+
+def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
+    behavior = handler.unary_stream
+
+    async def unary_stream(raw: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        start, code, session = time.perf_counter(), "OK", ""
+        try:
+            request = await _parse(handler, raw, context)
+            session = getattr(request, "session_id", "")
+            async for item in behavior(request, context):
+                session = session or getattr(item, "session_id", "")
+                yield item
+        except grpc.aio.AbortError:
+            code = _code_name(context.code())
+            raise
+        except (asyncio.CancelledError, GeneratorExit):
+            code = "CANCELLED"
+            raise
+        except Exception as error:
+            status = to_status(error)
+            code = status.code.name
+            await _abort(context, status)
+        finally:
+            finish(method, code, start, session)
+
+    return unary_stream

@@ -1,0 +1,90 @@
+"""Prometheus metrics on their own HTTP port; one registry per App so in-process tests stay apart."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+log = logging.getLogger("evigate.metrics")
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.rpc_total = Counter(
+            "evigate_rpc", "RPCs handled, by method and status code", ["method", "code"], registry=r
+        )
+        self.rpc_latency = Histogram(
+            "evigate_rpc_latency_seconds",
+            "RPC latency by method and status code",
+            ["method", "code"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.stage_latency = Histogram(
+            "evigate_stage_latency_seconds",
+            "Pipeline stage latency",
+            ["stage"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.gatekeeper = Counter(
+            "evigate_gatekeeper_results", "Gatekeeper results by severity", ["severity"], registry=r
+        )
+        self.verdicts = Counter("evigate_verdicts", "Verdicts of executor rounds", ["verdict"], registry=r)
+        self.tool_calls = Counter(
+            "evigate_tool_calls", "Tool calls by tool and status", ["tool", "status"], registry=r
+        )
+        self.sessions = Counter("evigate_sessions", "Sessions finished, by status", ["status"], registry=r)
+        self.jobs = Gauge("evigate_jobs", "Evaluation job queue depth by state", ["state"], registry=r)
+        self.oldest_job = Gauge(
+            "evigate_jobs_oldest_pending_age_seconds", "Age of the oldest pending job", registry=r
+        )
+        self.database_up = Gauge("evigate_database_up", "1 while the database answers pings", registry=r)
+        self._server: Any = None
+
+    def observe_rpc(self, method: str, code: str, seconds: float) -> None:
+        self.rpc_total.labels(method, code).inc()
+        self.rpc_latency.labels(method, code).observe(seconds)
+
+    def observe_stage_latencies(self, latencies: Iterable[Any]) -> None:
+        for item in latencies:
+            if isinstance(item, dict) and isinstance(item.get("latency_ms"), int | float):
+                self.stage_latency.labels(str(item.get("stage", "?"))).observe(
+                    float(item["latency_ms"]) / 1000
+                )
+
+    def observe_event(self, kind: str, data: Any) -> None:
+        """One pipeline stage event (see server.pipeline.StageEvent)."""
+        if not isinstance(data, dict):
+            return
+        if kind == "tool_invocation":
+            self.tool_calls.labels(str(data.get("tool_name", "?")), str(data.get("status", "?"))).inc()
+        elif kind == "gatekeeper_result":
+            self.gatekeeper.labels(str(data.get("severity", "?"))).inc()
+        elif kind == "verdict":
+            self.verdicts.labels(str(data.get("verdict", "?"))).inc()
+
+    def set_job_stats(self, pending: int, running: int, failed: int, done: int, oldest: float) -> None:
+        for state, value in (("pending", pending), ("running", running), ("failed", failed), ("done", done)):
+            self.jobs.labels(state).set(value)
+        self.oldest_job.set(oldest)
+
+    def serve(self, host: str, port: int) -> int:
+        """Starts the exposition endpoint; returns the bound port."""
+        server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        self._server = server
+        bound = int(server.server_address[1])
+        log.info("metrics endpoint listening", extra={"address": f"http://{host}:{bound}/metrics"})
+        return bound
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

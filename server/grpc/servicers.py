@@ -1,0 +1,144 @@
+"""The four evigate.v1 services. They translate proto ⇄ domain and nothing else: validation is in
+server.grpc.validation, conversion in server.grpc.convert, error mapping in server.grpc.errors
+(applied by the call interceptor to whatever a handler raises)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+from evigate.v1 import (
+    chat_service_pb2,
+    chat_service_pb2_grpc,
+    feedback_service_pb2,
+    feedback_service_pb2_grpc,
+    gatekeeper_pb2,
+    gatekeeper_service_pb2,
+    gatekeeper_service_pb2_grpc,
+    trace_service_pb2,
+    trace_service_pb2_grpc,
+)
+
+from rules.catalog import Catalog
+from server.codec import from_seed
+from server.deadline import Deadline
+from server.gatecheck import check_session_evidence
+from server.grpc import convert, validation
+from server.grpc.metrics import Metrics
+from server.pipeline import ChatResult, Pipeline, StageEvent
+from storage.errors import SessionNotFound
+from storage.repository import Repository
+
+log = logging.getLogger("evigate.grpc")
+FEEDBACK_RECORDED = "反馈已记录"
+
+
+def deadline_of(context: grpc.aio.ServicerContext) -> Deadline:
+    """The client's deadline, carried into every tool, LLM and database call of the pipeline."""
+    return Deadline.after(context.time_remaining())
+
+
+class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
+    def __init__(
+        self, pipeline: Pipeline, repo: Repository, limits: validation.Limits, metrics: Metrics
+    ) -> None:
+        self._pipeline = pipeline
+        self._repo = repo
+        self._limits = limits
+        self._metrics = metrics
+
+    async def _events(
+        self, query: str, session_id: str, language: str, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[StageEvent]:
+        validation.chat(query, session_id, language, self._limits)
+        ran = False
+        async for event in self._pipeline.stream(
+            query, session_id or None, language or "zh", deadline_of(context)
+        ):
+            if event.kind != "result":
+                ran = True
+                self._metrics.observe_event(event.kind, event.data)
+            elif ran and isinstance(event.data, ChatResult):
+                await self._observe_finished(event.data)
+            yield event
+
+    async def _observe_finished(self, result: ChatResult) -> None:
+        self._metrics.sessions.labels(result.status).inc()
+        try:
+            session = await self._repo.get_session(result.session_id)
+        except Exception:  # metrics never fail a call
+            log.warning("stage latencies unavailable", extra={"session_id": result.session_id})
+            return
+        if session is not None and session.extras:
+            self._metrics.observe_stage_latencies(session.extras.get("stage_latencies") or [])
+
+    async def Chat(  # noqa: N802 - generated method name
+        self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext
+    ) -> chat_service_pb2.ChatResponse:
+        async for event in self._events(request.query, request.session_id, request.language, context):
+            if isinstance(event.data, ChatResult):
+                return convert.chat_response(event.data)
+        raise RuntimeError("the pipeline ended without a result")
+
+    async def StreamChat(  # noqa: N802
+        self, request: chat_service_pb2.StreamChatRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[chat_service_pb2.StreamChatResponse]:
+        async for event in self._events(request.query, request.session_id, request.language, context):
+            yield convert.stream_event(event)
+
+
+class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
+    def __init__(self, repo: Repository) -> None:
+        self._repo = repo
+
+    async def SubmitFeedback(  # noqa: N802
+        self, request: feedback_service_pb2.SubmitFeedbackRequest, context: grpc.aio.ServicerContext
+    ) -> feedback_service_pb2.SubmitFeedbackResponse:
+        violations = validation.session_id(request.session_id)
+        validation.require("INVALID_FEEDBACK_REQUEST", violations)
+        word = validation.feedback(request.feedback)
+        outcome = await self._repo.submit_feedback(request.session_id, word)
+        return feedback_service_pb2.SubmitFeedbackResponse(
+            success=True, message=FEEDBACK_RECORDED, case_id=outcome.case_id or ""
+        )
+
+
+class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, repo: Repository) -> None:
+        self._repo = repo
+
+    async def GetTrace(  # noqa: N802
+        self, request: trace_service_pb2.GetTraceRequest, context: grpc.aio.ServicerContext
+    ) -> trace_service_pb2.GetTraceResponse:
+        validation.require("INVALID_TRACE_REQUEST", validation.session_id(request.session_id))
+        record = await self._repo.get_trace(request.session_id)
+        if record is None:
+            raise SessionNotFound(request.session_id)
+        return trace_service_pb2.GetTraceResponse(trace=convert.trace(record))
+
+    async def ListSessions(  # noqa: N802
+        self, request: trace_service_pb2.ListSessionsRequest, context: grpc.aio.ServicerContext
+    ) -> trace_service_pb2.ListSessionsResponse:
+        feedback = validation.feedback_filter(request.feedback)
+        status = validation.status_filter(request.status)
+        size, token = validation.page(request.page_size, request.page_token)
+        sessions, next_token = await self._repo.list_sessions(feedback, status, size, token)
+        return trace_service_pb2.ListSessionsResponse(
+            sessions=[convert.diagnosis_session(s) for s in sessions], next_page_token=next_token or ""
+        )
+
+
+class GatekeeperServicer(gatekeeper_service_pb2_grpc.GatekeeperServiceServicer):
+    def __init__(self, repo: Repository, catalog: Catalog, limits: validation.Limits) -> None:
+        self._repo = repo
+        self._catalog = catalog
+        self._limits = limits
+
+    async def Check(  # noqa: N802
+        self, request: gatekeeper_service_pb2.CheckRequest, context: grpc.aio.ServicerContext
+    ) -> gatekeeper_service_pb2.CheckResponse:
+        validation.require("INVALID_CHECK_REQUEST", validation.session_id(request.session_id))
+        evidence = validation.evidence(request.evidence, request.HasField("evidence"), self._limits)
+        result = await check_session_evidence(self._repo, self._catalog, request.session_id, evidence)
+        return gatekeeper_service_pb2.CheckResponse(result=from_seed(gatekeeper_pb2.GatekeeperResult, result))

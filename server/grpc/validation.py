@@ -1,0 +1,128 @@
+"""Request validation: every field a client sends is checked here before any work starts.
+
+Each check returns the violations it found; `require()` raises one InvalidArgumentError carrying all of
+them, so a client learns every problem of its request at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from evigate.v1 import evidence_pb2, session_pb2
+
+from server.codec import CodecError, to_seed
+from server.grpc.errors import FieldViolation, InvalidArgumentError
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+LANGUAGES = ("", "zh", "en")
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+MAX_PAGE_TOKEN = 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_query_chars: int
+    max_claims: int
+    max_bindings: int
+
+
+def require(reason: str, violations: list[FieldViolation]) -> None:
+    if violations:
+        raise InvalidArgumentError(reason, tuple(violations))
+
+
+def session_id(value: str, field: str = "session_id", *, required: bool = True) -> list[FieldViolation]:
+    if not value:
+        return [FieldViolation(field, "required")] if required else []
+    if not SESSION_ID.match(value):
+        return [FieldViolation(field, "must be 1–128 characters of letters, digits, '-', '_', '.', ':'")]
+    return []
+
+
+def query(value: str, limits: Limits) -> list[FieldViolation]:
+    if not value.strip():
+        return [FieldViolation("query", "required")]
+    if len(value) > limits.max_query_chars:
+        return [FieldViolation("query", f"at most {limits.max_query_chars} characters, got {len(value)}")]
+    return []
+
+
+def language(value: str) -> list[FieldViolation]:
+    if value not in LANGUAGES:
+        return [FieldViolation("language", 'must be "", "zh" or "en"')]
+    return []
+
+
+def chat(query_text: str, sid: str, lang: str, limits: Limits) -> None:
+    require(
+        "INVALID_CHAT_REQUEST",
+        query(query_text, limits) + session_id(sid, required=False) + language(lang),
+    )
+
+
+def feedback(value: int) -> str:
+    """The feedback word; UNSPECIFIED and unknown numbers are INVALID_ARGUMENT."""
+    if value == session_pb2.FEEDBACK_USEFUL:
+        return "useful"
+    if value == session_pb2.FEEDBACK_NOT_USEFUL:
+        return "not_useful"
+    detail = "required" if value == 0 else f"unknown value {value}"
+    raise InvalidArgumentError(
+        "INVALID_FEEDBACK",
+        (FieldViolation("feedback", f"{detail}; expected FEEDBACK_USEFUL or FEEDBACK_NOT_USEFUL"),),
+    )
+
+
+def feedback_filter(value: int) -> str | None:
+    if value == 0:
+        return None
+    return feedback(value)
+
+
+def status_filter(value: int) -> str | None:
+    names: dict[int, str] = {
+        session_pb2.SESSION_STATUS_RUNNING: "RUNNING",
+        session_pb2.SESSION_STATUS_SUCCESS: "SUCCESS",
+        session_pb2.SESSION_STATUS_FAILED: "FAILED",
+    }
+    if value == 0:
+        return None
+    if value not in names:
+        raise InvalidArgumentError("INVALID_STATUS", (FieldViolation("status", f"unknown value {value}"),))
+    return names[value]
+
+
+def page(page_size: int, page_token: str) -> tuple[int, str | None]:
+    """AIP-158: 0 means the default, larger than the maximum is coerced to it, negative is bad."""
+    violations = []
+    if page_size < 0:
+        violations.append(FieldViolation("page_size", "must not be negative"))
+    if len(page_token) > MAX_PAGE_TOKEN:
+        violations.append(FieldViolation("page_token", "not a token issued by this service"))
+    require("INVALID_PAGE", violations)
+    size = DEFAULT_PAGE_SIZE if page_size == 0 else min(page_size, MAX_PAGE_SIZE)
+    return size, page_token or None
+
+
+def evidence(message: evidence_pb2.ExecutorEvidence, present: bool, limits: Limits) -> dict[str, Any]:
+    """The evidence as the seed-shaped dict the Gatekeeper reads."""
+    violations = []
+    if not present:
+        violations.append(FieldViolation("evidence", "required"))
+    if len(message.claims) > limits.max_claims:
+        violations.append(FieldViolation("evidence.claims", f"at most {limits.max_claims} claims"))
+    bindings = sum(len(claim.evidence_bindings) for claim in message.claims)
+    if bindings > limits.max_bindings:
+        violations.append(
+            FieldViolation("evidence.claims", f"at most {limits.max_bindings} evidence bindings in all")
+        )
+    require("INVALID_EVIDENCE", violations)
+    try:
+        return to_seed(message)
+    except CodecError as error:  # e.g. an enum number this contract does not define
+        raise InvalidArgumentError(
+            "INVALID_EVIDENCE", (FieldViolation(f"evidence.{error.path}".rstrip("."), error.reason),)
+        ) from None
