@@ -262,7 +262,6 @@ def _fill(message: Message, data: Any, path: str, camel: bool) -> None:
             continue
         if _in_real_oneof(field):
             oneof = field.containing_oneof.name if field.containing_oneof else ""
-
             if oneof in oneofs_set:
                 raise CodecError(field_path, f"oneof {oneof!r} already set by {oneofs_set[oneof]!r}")
             oneofs_set[oneof] = key
