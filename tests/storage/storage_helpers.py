@@ -1,0 +1,54 @@
+"""Helpers for the storage tests (also imported by spawned worker processes)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from storage import Database, RoundRecord
+
+VERIFIER = {
+    "verdict": "PASS",
+    "groundedness_score": 1.0,
+    "critical_fact_count": 1,
+    "claim_checks": [],
+    "facts_checked": [],
+    "rationale": "证据充分 ✅",
+    "round": 1,
+    "traceability_version": "v1",
+}
+
+
+def round_record(number: int, **overrides: Any) -> RoundRecord:
+    fields: dict[str, Any] = {
+        "round": number,
+        "executor_raw_text": '{"answer_version": "executor_evidence_v2"}',
+        "executor_output": {"answer_version": "executor_evidence_v2", "claims": []},
+        "parse_status": {"status": "valid", "detail": "parsed executor evidence contract"},
+        "gatekeeper_result": {"status": "pass", "severity": "none", "rule_set_version": "gatekeeper-rules-v1"},
+        "verdict": {"verdict": "PASS"},
+        "proposed_verdict": "PASS",
+        "verdict_override_reason": "",
+        "retry_context": None,
+    }
+    fields.update(overrides)
+    return RoundRecord(**fields)
+
+
+async def finished_session(db: Database, session_id: str, query: str = "payment-service CPU?") -> None:
+    await db.repo.create_session(session_id, query, "zh", "owner-1")
+    await db.repo.finish_success(session_id, f"答案 for {session_id}", {}, VERIFIER, [VERIFIER], {})
+
+
+async def _useful_many(url: str, session_id: str, count: int) -> list[str | None]:
+    db = await Database.open(url, pool_size=count, auto_migrate=False)
+    try:
+        outcomes = await asyncio.gather(*(db.repo.submit_feedback(session_id, "useful") for _ in range(count)))
+    finally:
+        await db.close()
+    return [outcome.case_id for outcome in outcomes]
+
+
+def useful_feedback_worker(url: str, session_id: str, count: int) -> list[str | None]:
+    """Runs in its own OS process with its own event loop and engine."""
+    return asyncio.run(_useful_many(url, session_id, count))
