@@ -19,7 +19,8 @@ API:
 - `default`: the step (or callable) used when the queue is empty; without it an unscripted request
   gets a 400 error whose message says so (never retried by clients, so tests fail loudly).
 - `requests`: a snapshot list of every `RecordedRequest` received, in arrival order.
-- `pending`: how many scripted steps are left.
+- `pending`: how many scripted steps are left; `wait_for_requests(n, timeout)` blocks until n arrived
+  (from async tests: `await asyncio.to_thread(fake.wait_for_requests, 1, 2.0)`).
 
 Every step may carry `delay` seconds before it acts. `Hang` holds the request open until the client
 disconnects (or the server stops); `RecordedRequest.disconnected_at` tells when the client gave up.
@@ -187,6 +188,7 @@ class FakeOpenAI:
         self.default = default
         self._host = host
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._queue: deque[Responder] = deque()
         self._requests: list[RecordedRequest] = []
         self._stopping = threading.Event()
@@ -248,6 +250,11 @@ class FakeOpenAI:
         with self._lock:
             return list(self._requests)
 
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Blocks until `count` requests have arrived (True) or `timeout` passes (False)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self._requests) >= count, timeout)
+
     @property
     def pending(self) -> int:
         with self._lock:
@@ -258,6 +265,7 @@ class FakeOpenAI:
         with self._lock:
             request.index = len(self._requests)
             self._requests.append(request)
+            self._arrived.notify_all()
             responder = self._queue.popleft() if self._queue else self.default
         if responder is None:
             return None
@@ -348,6 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
             with fake._lock:
                 request.index = len(fake._requests)
                 fake._requests.append(request)
+                fake._arrived.notify_all()
             self._send_json(
                 404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}}
             )

@@ -54,8 +54,13 @@ def parse_prompt(stage: str, source: str) -> Prompt:
     return Prompt(stage=stage, version=version, text=text)
 
 
-@functools.cache
 def load_prompt(stage: Stage) -> Prompt:
+    """The stage's prompt (read once per process)."""
+    return _load(stage)
+
+
+@functools.cache
+def _load(stage: str) -> Prompt:
     if stage not in STAGES:
         raise PromptError(f"unknown stage {stage!r}")
     source = resources.files("server.agents.llm.prompts").joinpath(f"{stage}.md").read_text("utf-8")
