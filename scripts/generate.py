@@ -55,7 +55,14 @@ def generate(out: Path) -> None:
     ]
     # betterproto2's plugin formats its output with ruff, found on PATH.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    subprocess.run(cmd, check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    # It runs `ruff format -` in protoc's working folder: a neutral folder with its own ruff.toml
+    # keeps the output independent of any project configuration.
+    with tempfile.TemporaryDirectory() as neutral:
+        (Path(neutral) / "ruff.toml").write_text("line-length = 88\n")
+        result = subprocess.run(cmd, cwd=neutral, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout + result.stderr)
+        raise SystemExit(f"protoc failed with exit code {result.returncode}")
     for package in (out / "evigate", out / "evigate" / "v1"):
         init = package / "__init__.py"
         if not init.exists():

@@ -1,0 +1,1 @@
+"""evigate tests (a package, so test folders never shadow the server/storage/rules packages)."""
