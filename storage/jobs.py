@@ -65,14 +65,20 @@ class JobQueue:
         until = at + timedelta(seconds=lease_seconds)
 
         async def work(conn: AsyncConnection) -> list[JobRecord]:
-            candidates = (
-                select(JOB.c.id)
-                .where(JOB.c.kind == kind, JOB.c.status.in_((PENDING, RUNNING)), JOB.c.available_at <= at)
-                .order_by(JOB.c.available_at, JOB.c.id)
-                .limit(limit)
-                .with_for_update(skip_locked=True)
-            )
-            ids = list((await conn.execute(candidates)).scalars())
+            ids: list[int] = []
+            # One status per query so the scan follows ix_job_claim in order and locks only the
+            # rows it returns; an IN over both statuses makes InnoDB sort, locking every match.
+            for status in (PENDING, RUNNING):
+                if len(ids) >= limit:
+                    break
+                candidates = (
+                    select(JOB.c.id)
+                    .where(JOB.c.kind == kind, JOB.c.status == status, JOB.c.available_at <= at)
+                    .order_by(JOB.c.available_at, JOB.c.id)
+                    .limit(limit - len(ids))
+                    .with_for_update(skip_locked=True)
+                )
+                ids.extend((await conn.execute(candidates)).scalars())
             if not ids:
                 return []
             await conn.execute(
