@@ -156,12 +156,21 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         what = f" of a {alert} alert" if alert else ""
         return f"This query found no matching evidence{what}{owner}{_bracket(state_text or '', zh)}."
     if call.tool_name == "query_logs":
+        level = call.level if _carried(call.level, [excerpt]) else None
         if zh:
             owner = f" {service} 的" if service else ""
-            what = f" {term.label_zh}日志" if term else ("日志" if service else "匹配的日志")
-            return f"当前查询未检索到{owner}{what}。"
+            level_text = f" {level} 级别" if level and term else (f" {level} " if level else "")
+            what = f" {term.label_zh}日志" if term else ("日志" if service or level else "匹配的日志")
+            return f"当前查询未检索到{owner}{level_text}{what}。".replace("  ", " ")
         owner = f" for {service}" if service else ""
-        what = f" of {term.label_en} logs" if term else " in the logs"
+        level_text = f"{level} " if level else ""
+        what = (
+            f" of {level_text}{term.label_en} logs"
+            if term
+            else f" of {level_text}logs"
+            if level
+            else " in the logs"
+        )
         return f"This query found no matching evidence{what}{owner}."
     if zh:
         return "当前查询未检索到匹配的知识库条目。"
@@ -199,3 +208,15 @@ def evidence(claims: list[JSON], missing_info: list[str], actions: list[JSON]) -
         "missing_info": missing_info,
     }
     return out
+
+
+def safe_text(text: str, excerpts: Sequence[str], *, negative: bool, language: str) -> str:
+    """`text` when its every fact is in the excerpts, else a plain template that states nothing more."""
+    facts = critical_facts(text)
+    if all(fact_supported(fact, excerpts, negative_claim=negative) for fact in facts):
+        return text
+    zh = language == "zh"
+    if negative:
+        return "当前查询未检索到匹配证据。" if zh else "This query found no matching evidence."
+    first = excerpts[0].split(" | ")[0]
+    return f"检索到匹配记录：“{first}”。" if zh else f'This query found a matching record: "{first}".'

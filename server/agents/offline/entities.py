@@ -85,7 +85,7 @@ LOG_TERMS: tuple[_TermEntry, ...] = (
             None,
             "HikariCP|HikariPool|Connection is not available",
             "HikariCP 连接池耗尽",
-            "HikariCP connection-pool exhaustion",
+            "HikariCP connection pool exhaustion",
         ),
     ),
     _TermEntry(

@@ -88,12 +88,14 @@ def build_evidence(
         if state == "supported":
             positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"][: c.MAX_BINDINGS]
             text = c.observation_text(call, result, positive, language)
+            text = c.safe_text(text, [ref.text for ref in positive], negative=False, language=language)
             claims.append(
                 c.claim(claim_id, "observation", text, [c.binding(result, ref) for ref in positive])
             )
         elif state == "no_evidence":
             ref = next(ref for ref in refs if ref.raw_path == "$.no_evidence")
             text = c.negative_text(call, ref.text, language)
+            text = c.safe_text(text, [ref.text], negative=True, language=language)
             claims.append(c.claim(claim_id, "negative_observation", text, [c.binding(result, ref)]))
         else:
             missing.append(c.missing_text(call, result, language))

@@ -1,0 +1,203 @@
+"""Entity extraction: a table of Chinese and English questions and what each names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from server.agents.offline.entities import extract
+
+
+@dataclass(frozen=True)
+class Case:
+    question: str
+    services: tuple[str, ...] = ()
+    alerts: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    level: str | None = None
+    window: int | None = None
+    current: bool = False
+    intents: tuple[str, ...] = ()
+
+
+CASES = [
+    Case(
+        "payment-service 现在有 HighCPUUsage 告警吗？",
+        ("payment-service",),
+        ("HighCPUUsage",),
+        current=True,
+        intents=("alert",),
+    ),
+    Case(
+        "Is there a HighCPUUsage alert firing on payment-service right now?",
+        ("payment-service",),
+        ("HighCPUUsage",),
+        current=True,
+        intents=("alert",),
+    ),
+    Case(
+        "inventory-service 有没有 HikariCP 连接池耗尽的日志？",
+        ("inventory-service",),
+        terms=("HikariCP",),
+        intents=("log",),
+    ),
+    Case(
+        "Any HikariCP pool exhaustion logs for inventory-service?",
+        ("inventory-service",),
+        terms=("HikariCP",),
+        intents=("log",),
+    ),
+    Case("inventory-service 连接池耗尽了吗", ("inventory-service",), terms=("HikariCP",), intents=("log",)),
+    Case(
+        "order-service 最近30分钟有 HikariPool-1 的错误日志吗？",
+        ("order-service",),
+        terms=("HikariPool-1",),
+        level="ERROR",
+        window=30,
+        intents=("log",),
+    ),
+    Case(
+        "order-service HikariPool-1 errors in the last 2 hours",
+        ("order-service",),
+        terms=("HikariPool-1",),
+        level="ERROR",
+        window=120,
+        intents=("log",),
+    ),
+    Case(
+        "Any connection pool exhaustion on order-service in the last hour?",
+        ("order-service",),
+        terms=("HikariCP",),
+        window=60,
+        intents=("log",),
+    ),
+    Case(
+        "user-service 有 OutOfMemoryError 吗？",
+        ("user-service",),
+        terms=("OutOfMemoryError",),
+        intents=("log",),
+    ),
+    Case(
+        "user-service 最近一小时有内存溢出日志吗",
+        ("user-service",),
+        terms=("OutOfMemoryError",),
+        window=60,
+        intents=("log",),
+    ),
+    Case(
+        "Does user-service log OOM errors?",
+        ("user-service",),
+        terms=("OutOfMemoryError",),
+        level="ERROR",
+        intents=("log",),
+    ),
+    Case("api-gateway 有超时日志吗？", ("api-gateway",), terms=("timeout",), intents=("log",)),
+    Case(
+        "Are there timeout logs on api-gateway in the past 3 hours?",
+        ("api-gateway",),
+        terms=("timeout",),
+        window=180,
+        intents=("log",),
+    ),
+    Case(
+        "user-service 最近两小时有警告日志吗", ("user-service",), level="WARN", window=120, intents=("log",)
+    ),
+    Case(
+        "payment-service WARN logs in the last 45 minutes",
+        ("payment-service",),
+        level="WARN",
+        window=45,
+        intents=("log",),
+    ),
+    Case("支付服务 CPU 使用率告警", ("payment-service",), ("HighCPUUsage",), intents=("alert",)),
+    Case(
+        "订单服务的错误率告警现在还在吗？",
+        ("order-service",),
+        ("HighErrorRate",),
+        current=True,
+        intents=("alert",),
+    ),
+    Case(
+        "Is HighErrorRate currently firing for order-service?",
+        ("order-service",),
+        ("HighErrorRate",),
+        current=True,
+        intents=("alert",),
+    ),
+    Case(
+        "inventory-service 有 PodRestart 告警吗", ("inventory-service",), ("PodRestart",), intents=("alert",)
+    ),
+    Case("现在有哪些告警在触发？", current=True, intents=("alert",)),
+    Case("HikariCP 连接池耗尽怎么处理？", terms=("HikariCP",), intents=("knowledge",)),
+    Case(
+        "How do I handle a HighErrorRate alert on order-service?",
+        ("order-service",),
+        ("HighErrorRate",),
+        intents=("alert", "knowledge"),
+    ),
+    Case(
+        "Does order-service log java.sql.SQLTransientConnectionException?",
+        ("order-service",),
+        terms=("java.sql.SQLTransientConnectionException",),
+        intents=("log",),
+    ),
+    Case(
+        "payment-service 现在有 HighCPUUsage 告警吗？同时看看有没有 ERROR 日志",
+        ("payment-service",),
+        ("HighCPUUsage",),
+        level="ERROR",
+        current=True,
+        intents=("alert", "log"),
+    ),
+    Case(
+        "order-service and inventory-service: any HikariCP logs?",
+        ("order-service", "inventory-service"),
+        terms=("HikariCP",),
+        intents=("log",),
+    ),
+    Case(
+        "checkout-service 有 NullPointerException 日志吗",
+        ("checkout-service",),
+        terms=("NullPointerException",),
+        intents=("log",),
+    ),
+    Case(
+        "gateway 最近半小时有没有 connection refused",
+        ("gateway",),
+        terms=("Connection refused",),
+        window=30,
+        intents=("log",),
+    ),
+    Case("What is the weather today?"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.question for c in CASES])
+def test_extract(case: Case) -> None:
+    entities = extract(case.question)
+    assert entities.services == case.services
+    assert entities.alert_names == case.alerts
+    assert tuple(term.name for term in entities.log_terms) == case.terms
+    assert entities.level == case.level
+    assert entities.window_minutes == case.window
+    assert entities.current is case.current
+    assert entities.intents == case.intents
+
+
+def test_at_least_25_questions_in_both_languages() -> None:
+    chinese = [c for c in CASES if any("\u4e00" <= ch <= "\u9fff" for ch in c.question)]
+    assert len(CASES) >= 25
+    assert len(chinese) >= 10
+    assert len(CASES) - len(chinese) >= 10
+
+
+def test_concept_terms_search_by_pattern_and_literals_by_keyword() -> None:
+    concept = extract("inventory-service HikariCP 日志").log_terms[0]
+    literal = extract("order-service HikariPool-1 日志").log_terms[0]
+    assert concept.arguments() == {"pattern": "HikariCP|HikariPool|Connection is not available"}
+    assert literal.arguments() == {"keyword": "HikariPool-1"}
+
+
+def test_known_service_list_is_extensible() -> None:
+    assert extract("billing 有告警吗", known_services=("billing",)).services == ("billing",)
