@@ -14,7 +14,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -139,8 +139,8 @@ class LLMClient:
                         tools=cast(Any, list(tools)) if tools else openai.omit,
                         tool_choice=cast(Any, tool_choice) if tools and tool_choice else openai.omit,
                         response_format=cast(Any, response_format) if response_format else openai.omit,
-                        temperature=settings.temperature,
-                        max_tokens=settings.max_tokens,
+                        temperature=openai.omit if settings.temperature is None else settings.temperature,
+                        max_tokens=openai.omit if settings.max_tokens is None else settings.max_tokens,
                         timeout=timeout,
                     )
             except (TimeoutError, openai.APIConnectionError) as exc:
@@ -306,6 +306,7 @@ def _log_attempt(
 
 
 # -- plain JSON extraction -----------------------------------------------------------------------
+_MAX_BLOCKS = 64  # candidates tried before giving up on a reply
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -336,11 +337,12 @@ def _loads_object(text: str) -> JSON | None:
     return value if isinstance(value, dict) else None
 
 
-def _balanced_blocks(text: str) -> list[str]:
-    """Every `{...}` span balanced outside of JSON strings, by start position."""
-    blocks: list[str] = []
+def _balanced_blocks(text: str) -> Iterator[str]:
+    """`{...}` spans balanced outside of JSON strings, by start position (the first _MAX_BLOCKS starts)."""
     start = text.find("{")
-    while start != -1:
+    for _ in range(_MAX_BLOCKS):
+        if start == -1:
+            return
         depth, in_string, escaped = 0, False, False
         for i in range(start, len(text)):
             ch = text[i]
@@ -358,7 +360,6 @@ def _balanced_blocks(text: str) -> list[str]:
             elif ch == "}":
                 depth -= 1
                 if depth == 0:
-                    blocks.append(text[start : i + 1])
+                    yield text[start : i + 1]
                     break
         start = text.find("{", start + 1)
-    return blocks

@@ -25,8 +25,8 @@ class LLMSettings:
     executor_model: str | None = None
     verifier_model: str | None = None
     composer_model: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 2048
+    temperature: float | None = 0.0  # None: not sent (some reasoning models reject it)
+    max_tokens: int | None = 2048  # None: not sent
     timeout: float = 60.0  # seconds per HTTP request, further capped by the call's deadline
     max_retries: int = 3  # retries after the first attempt, on 429 / 5xx / connection errors
     backoff_base: float = 0.5  # seconds; doubled per retry, with jitter
@@ -41,7 +41,11 @@ class LLMSettings:
             raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {self.json_mode!r}")
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
-        if self.max_retries < 0 or self.max_tool_steps < 0 or self.max_tokens <= 0:
+        if (
+            self.max_retries < 0
+            or self.max_tool_steps < 0
+            or (self.max_tokens is not None and self.max_tokens <= 0)
+        ):
             raise ValueError("max_retries and max_tool_steps must be >= 0, max_tokens > 0")
         if self.backoff_base < 0 or self.backoff_max < 0:
             raise ValueError("backoff_base and backoff_max must be >= 0")

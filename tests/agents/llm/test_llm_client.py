@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from server.agents.llm import LLMClient, LLMOutputError, LLMSettings, LLMUnavailableError
+from server.agents.llm import LLMClient, LLMOutputError, LLMSettings, LLMUnavailableError, extract_json
 from server.deadline import Deadline, DeadlineExceeded
 from tests.support.fake_openai import Disconnect, Error, FakeOpenAI, Hang, Raw, reply
 
@@ -241,3 +241,41 @@ async def test_reply_without_json_is_an_output_error(client: LLMClient, fake: Fa
     with pytest.raises(LLMOutputError, match="no JSON object") as info:
         await client.chat_json("verifier", MESSAGES, Deadline.after(5), schema_name="v", schema=SCHEMA)
     assert info.value.raw_text == "I think everything is fine."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('  \n{"a": {"b": [1, 2]}}\n', {"a": {"b": [1, 2]}}),
+        ('```json\n{"a": 1}\n```', {"a": 1}),
+        ('```\n{"a": 1}\n```', {"a": 1}),
+        ('Here it is:\n```JSON\n{"a": "x"}\n```\nDone.', {"a": "x"}),
+        (
+            'The answer is {"a": "has } and { inside", "b": "\\"q\\""} as requested',
+            {"a": "has } and { inside", "b": '"q"'},
+        ),
+        ('note {not json} then {"a": 2}', {"a": 2}),
+        ('{"a": 1} and {"b": 2}', {"a": 1}),
+        ('{"当前查询未检索到": "中文"}', {"当前查询未检索到": "中文"}),
+    ],
+)
+def test_extract_json(text: str, expected: dict[str, object]) -> None:
+    assert extract_json(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "no json here", "[1, 2]", '{"a": 1', "```json\n[1]\n```", "{" * 10_000])
+def test_extract_json_failures(text: str) -> None:
+    with pytest.raises(LLMOutputError):
+        extract_json(text)
+
+
+async def test_temperature_and_max_tokens_can_be_left_out(fake: FakeOpenAI, settings: LLMSettings) -> None:
+    llm = LLMClient(dataclasses.replace(settings, temperature=None, max_tokens=None))
+    fake.script([reply("ok")])
+    try:
+        await llm.chat("planner", MESSAGES, Deadline.after(5))
+    finally:
+        await llm.aclose()
+    assert "temperature" not in fake.requests[0].body
+    assert "max_tokens" not in fake.requests[0].body
