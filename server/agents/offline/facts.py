@@ -65,7 +65,8 @@ def critical_facts(text: str) -> list[Fact]:
     for token in critical_tokens(text):
         position = text.find(token, cursor)
         cursor = position + len(token) if position >= 0 else cursor
-        kind = "number" if token[0].isdigit() else "identifier"
+        value = token.split("=", 1)[-1]  # key=value pairs are judged by their value
+        kind = "number" if value[:1].isdigit() else "identifier"
         found.append((max(position, 0), Fact(token, kind)))
     taken: list[tuple[int, int]] = []
     lowered = text.lower()

@@ -13,7 +13,6 @@ from typing import Any
 
 from server.agents.base import JSON, StageOutput
 from server.agents.offline.facts import (
-    Fact,
     critical_facts,
     has_scoped_negative_phrase,
     is_no_evidence_text,
@@ -66,10 +65,9 @@ def verified_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any])
     return out
 
 
-def check_claim(
-    claim: Mapping[str, Any], excerpts: Sequence[str], zh: bool
-) -> tuple[JSON, list[JSON], list[Fact]]:
-    """(claim_check, facts_checked rows, facts) for one claim."""
+def check_claim(claim: Mapping[str, Any], excerpts: Sequence[str], zh: bool) -> tuple[JSON, list[JSON], bool]:
+    """(claim_check, facts_checked rows, partly): `partly` when the claim fails only on numbers or
+    identifiers its excerpts lack (a binding, scope or negation failure makes it unusable)."""
     claim_id = str(claim.get("claim_id", ""))
     claim_type = claim.get("claim_type")
     text = claim.get("claim_text") if isinstance(claim.get("claim_text"), str) else ""
@@ -114,6 +112,8 @@ def check_claim(
         listed = ", ".join(fact.text for fact in missing)
         reason = f"摘录不支持：{listed}" if zh else f"not in the verified excerpts: {listed}"
     supported = not reason
+    only_facts = reason.startswith(("摘录不支持", "not in the verified"))
+    partly = only_facts and all(fact.kind != "negation" for fact in missing)
     if supported:
         reason = (
             f"{len(facts)} 个关键事实均见于已核验摘录"
@@ -126,7 +126,7 @@ def check_claim(
         "reason": reason,
         "unsupported_facts": [fact.text for fact in missing],
     }
-    return check, rows, facts
+    return check, rows, partly
 
 
 def verify(verifier_input: Mapping[str, Any]) -> JSON:
@@ -141,18 +141,18 @@ def verify(verifier_input: Mapping[str, Any]) -> JSON:
 
     claim_checks: list[JSON] = []
     facts_checked: list[JSON] = []
+    hard_failures = 0  # claims not even partly grounded: they rule out LOW_CONFID
     for claim in claims:
-        check, rows, _ = check_claim(claim, verified_excerpts(claim, checked_bindings), zh)
+        check, rows, partly = check_claim(claim, verified_excerpts(claim, checked_bindings), zh)
         claim_checks.append(check)
         facts_checked.extend(rows)
+        if not check["supported"] and not partly:
+            hard_failures += 1
 
     total = len(facts_checked)
     supported_facts = sum(1 for row in facts_checked if row["supported"])
     supported_claims = sum(1 for check in claim_checks if check["supported"])
     groundedness = supported_facts / total if total else (supported_claims / len(claims) if claims else 0.0)
-    # A claim that fails only on a number or identifier is partly grounded; a missing binding,
-    # an over-statement or an unscoped negation makes it unusable.
-    hard_failures = [c for c in claim_checks if not c["supported"] and not c["unsupported_facts"]]
 
     if parse_status != "valid":
         verdict = "REJECT"
