@@ -22,7 +22,7 @@ from evigate.v1 import (
 
 from rules.catalog import Catalog
 from server.codec import from_seed
-from server.deadline import Deadline
+from server.deadline import Deadline, DeadlineExceeded
 from server.gatecheck import check_session_evidence
 from server.grpc import convert, validation
 from server.grpc.metrics import Metrics
@@ -34,9 +34,18 @@ log = logging.getLogger("evigate.grpc")
 FEEDBACK_RECORDED = "反馈已记录"
 
 
+DEADLINE_MARGIN_S = 0.1
+
+
 def deadline_of(context: grpc.aio.ServicerContext) -> Deadline:
-    """The client's deadline, carried into every tool, LLM and database call of the pipeline."""
-    return Deadline.after(context.time_remaining())
+    """The client's deadline, carried into every tool, LLM and database call of the pipeline.
+
+    The pipeline gets a little less than the client so that it times out first and records the
+    session as FAILED before gRPC cancels the call (a cancelled write would leave it RUNNING)."""
+    remaining = context.time_remaining()
+    if remaining is None:
+        return Deadline.none()
+    return Deadline.after(max(0.0, remaining - min(DEADLINE_MARGIN_S, remaining / 10)))
 
 
 class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
@@ -53,14 +62,17 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
     ) -> AsyncIterator[StageEvent]:
         validation.chat(query, session_id, language, self._limits)
         ran = False
-        async for event in self._pipeline.stream(
-            query, session_id or None, language or "zh", deadline_of(context)
-        ):
+        deadline = deadline_of(context)
+        async for event in self._pipeline.stream(query, session_id or None, language or "zh", deadline):
             if event.kind != "result":
                 ran = True
                 self._metrics.observe_event(event.kind, event.data)
-            elif ran and isinstance(event.data, ChatResult):
-                await self._observe_finished(event.data)
+            elif isinstance(event.data, ChatResult):
+                if ran:
+                    await self._observe_finished(event.data)
+                if event.data.status == "FAILED" and deadline.expired():
+                    # Recorded as FAILED; the caller's deadline is what ended it.
+                    raise DeadlineExceeded(event.data.failure_reason)
             yield event
 
     async def _observe_finished(self, result: ChatResult) -> None:

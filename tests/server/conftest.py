@@ -1,0 +1,167 @@
+"""Servers on 127.0.0.1 for the gRPC tests: in-process `App`s (grpc.aio) or `evigate serve`
+subprocesses, each with its own SQLite file (or MariaDB database) and free port."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from server.agents.base import AgentBackend, Skill, StageOutput
+from server.app import App, Components
+from server.config import Settings
+from server.deadline import Deadline
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+HIGH_CPU_ZH = "payment-service 现在有 HighCPUUsage 告警吗？"
+HIGH_CPU_EN = "Does payment-service have a HighCPUUsage alert right now?"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "listen": "127.0.0.1:0",
+        "state_dir": tmp_path / "state",
+        "health_check_interval_s": 0.2,
+        "grace_period_s": 5.0,
+        "log_format": "text",
+    }
+    base.update(overrides)
+    return Settings(**base)
+
+
+class SlowPlanner:
+    """Wraps a Planner: waits on `gate` (or `delay` seconds) before planning; counts calls."""
+
+    def __init__(self, inner: Any, delay: float = 0.0, gate: asyncio.Event | None = None) -> None:
+        self.inner = inner
+        self.delay = delay
+        self.gate = gate
+        self.calls = 0
+        self.started = asyncio.Event()
+
+    async def plan(
+        self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
+    ) -> StageOutput:
+        self.calls += 1
+        self.started.set()
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        result: StageOutput = await self.inner.plan(query, language, skills, deadline)
+        return result
+
+
+def offline_agents() -> AgentBackend:
+    from server.agents.offline import build_offline_backend
+
+    return build_offline_backend()
+
+
+def slow_agents(delay: float = 0.0, gate: asyncio.Event | None = None) -> tuple[AgentBackend, SlowPlanner]:
+    backend = offline_agents()
+    planner = SlowPlanner(backend.planner, delay, gate)
+    return dataclasses.replace(backend, planner=planner), planner
+
+
+AppFactory = Callable[..., Awaitable[App]]
+
+
+@pytest.fixture
+async def app_factory(tmp_path: Path) -> AsyncIterator[AppFactory]:
+    """Starts Apps in this event loop; every one is stopped at teardown."""
+    apps: list[App] = []
+
+    async def start(agents: AgentBackend | None = None, **overrides: Any) -> App:
+        app = App(make_settings(tmp_path, **overrides), Components(agents=agents))
+        await app.start()
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        await app.stop(grace=0)
+
+
+@pytest.fixture
+async def app(app_factory: AppFactory) -> App:
+    return await app_factory()
+
+
+@pytest.fixture
+async def channel(app: App) -> AsyncIterator[grpc.aio.Channel]:
+    async with grpc.aio.insecure_channel(app.address) as ch:
+        yield ch
+
+
+class ServerProcess:
+    """`evigate serve` in a subprocess; `address` once it printed its banner."""
+
+    def __init__(self, args: Sequence[str], env: Mapping[str, str], cwd: Path) -> None:
+        self.log = cwd / "server.log"
+        self._log_file = self.log.open("w")
+        self.proc = subprocess.Popen(
+            [str(VENV_BIN / "evigate"), "serve", *args],
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=self._log_file,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if "serving on" not in line:
+            self.stop()
+            raise RuntimeError(f"server did not start: {line!r}\n{self.log.read_text()}")
+        self.address = line.strip().rsplit("://", 1)[1]
+
+    def stop(self, sig: int = 15, timeout: float = 20) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        finally:
+            self._log_file.close()
+        return code
+
+
+@pytest.fixture
+def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    started: list[ServerProcess] = []
+
+    def start(*args: str, env: Mapping[str, str] | None = None) -> ServerProcess:
+        process = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", *args], env or {}, tmp_path)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.proc.poll() is None:
+            process.proc.kill()
+            process.proc.wait(10)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")
