@@ -90,7 +90,6 @@ class LLMExecutor:
             payload["retry_context"] = task.retry_context
         messages = _messages(prompt.text, {"task": payload})
         schemas = task.tools.schemas()
-        tool_names = {_schema_name(s) for s in schemas}
         budget = self._client.settings.max_tool_steps
         results: list[ToolCallResult] = []
         used = 0
@@ -118,16 +117,14 @@ class LLMExecutor:
                     content: JSON = {"error": "tool budget exhausted; this call was not executed"}
                 else:
                     used += 1
-                    content = await self._run(call, tool_names, task, results)
+                    content = await self._run(call, task, results)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": _dumps(content)})
             if used >= budget:
                 messages.append({"role": "user", "content": _BUDGET_EXHAUSTED})
 
-    async def _run(
-        self, call: ToolCallRequest, tool_names: set[str], task: ExecutorTask, results: list[ToolCallResult]
-    ) -> JSON:
-        if call.name not in tool_names:
-            return {"error": f"unknown tool {call.name!r}; available: {', '.join(sorted(tool_names))}"}
+    async def _run(self, call: ToolCallRequest, task: ExecutorTask, results: list[ToolCallResult]) -> JSON:
+        # unknown tool names go to the ToolBox too: it records them as failed calls, so the trace
+        # shows what the model tried; only unparseable arguments never become a call
         try:
             arguments = json.loads(call.arguments or "{}")
         except json.JSONDecodeError as exc:
@@ -163,12 +160,6 @@ def tool_result_message(result: ToolCallResult) -> JSON:
     if "deduped_from" in details:
         message["deduped_from"] = details["deduped_from"]
     return message
-
-
-def _schema_name(schema: JSON) -> str:
-    function = schema.get("function")
-    name = function.get("name") if isinstance(function, dict) else schema.get("name")
-    return name if isinstance(name, str) else ""
 
 
 def _assistant_message(reply: ChatReply) -> JSON:

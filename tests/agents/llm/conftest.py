@@ -71,6 +71,16 @@ class FakeToolBox:
         self.calls.append((tool_name, dict(arguments), deadline))
         invocation_id = self._next_id
         self._next_id += 1
+        if tool_name not in {"query_metrics", "query_logs", "lookup_knowledge"}:
+            return ToolCallResult(
+                invocation_id=invocation_id,
+                tool_name=tool_name,
+                arguments=dict(arguments),
+                status="failed",
+                error=f"unknown tool {tool_name!r}",
+                raw_result=None,
+                retrieval_details={"evidence_status": "failed", "match_level": "none", "evidence_refs": []},
+            )
         if tool_name == "query_metrics":
             details: JSON = {
                 "evidence_status": "supported",

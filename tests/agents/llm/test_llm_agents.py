@@ -200,9 +200,7 @@ async def test_executor_stops_when_the_model_ignores_the_budget(
     assert len(fake.requests) == 2
 
 
-async def test_executor_rejects_bad_calls_without_running_them(
-    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
-) -> None:
+async def test_executor_bad_calls(client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox) -> None:
     fake.script(
         [
             tool_calls(
@@ -215,8 +213,13 @@ async def test_executor_rejects_bad_calls_without_running_them(
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
     assert out.raw_text == "done"
-    assert toolbox.calls == []
-    errors = [r["error"] for r in fake.requests[1].tool_results()]
+    # an unknown tool is the ToolBox's to refuse (and record); unparseable arguments never run
+    assert [name for name, _, _ in toolbox.calls] == ["drop_database"]
+    assert [(c.tool_name, c.status) for c in out.tool_calls] == [("drop_database", "failed")]
+    results = fake.requests[1].tool_results()
+    errors = [r["error"] for r in results]
+    assert results[0]["status"] == "failed"
+    assert results[0]["evidence_refs"] == []
     assert "unknown tool 'drop_database'" in errors[0]
     assert "not valid JSON" in errors[1]
     assert "JSON object" in errors[2]
