@@ -24,6 +24,7 @@ from server.tools.text import tokenize
 DEFAULT_L1_THRESHOLD = 3.0
 DEFAULT_L1_MARGIN = 0.2
 MAX_BLOCK_CHARS = 600
+_RELATED = 0.6  # an L1 result of another topic must score this share of the best one
 _K1 = 1.2
 _B = 0.75
 _CASE_KEYS = re.compile(
@@ -136,7 +137,7 @@ class KnowledgeBase:
     def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
         index = self._refresh(cases)
         q_tokens = tokenize(query.query)
-        scores = self._bm25(index, q_tokens)
+        scores, matched_terms = self._bm25(index, q_tokens)
         doc_best: dict[int, tuple[float, int]] = {}
         for block_no, score in enumerate(scores):
             owner = index.blocks[block_no].doc
@@ -157,19 +158,30 @@ class KnowledgeBase:
                 blocks.append(item)
             return KnowledgeHits(blocks, "L0")
         ranked = sorted(doc_best, key=lambda d: (-doc_best[d][0], d))
-        if not ranked or doc_best[ranked[0]][0] < self.threshold:
+        if not ranked:
+            return KnowledgeHits([], "none")
+        top_score, top_block = doc_best[ranked[0]]
+        # One coincidental rare word scores high in BM25: ask for two distinct query terms.
+        needed = min(2, len(set(q_tokens)))
+        if top_score < self.threshold or matched_terms[top_block] < needed:
             return KnowledgeHits([], "none")
         top_topic = index.docs[ranked[0]].topic
         runner_up = next((doc_best[d][0] for d in ranked if index.docs[d].topic != top_topic), 0.0)
-        if doc_best[ranked[0]][0] < runner_up * (1 + self.margin):
+        if top_score < runner_up * (1 + self.margin):
             return KnowledgeHits([], "none")
-        chosen = [d for d in ranked if doc_best[d][0] >= self.threshold][: query.limit]
-        return KnowledgeHits([dict(index.blocks[doc_best[d][1]].item) for d in chosen], "L1")
+        chosen = [
+            d
+            for d in ranked
+            if doc_best[d][0] >= self.threshold
+            and matched_terms[doc_best[d][1]] >= needed
+            and (index.docs[d].topic == top_topic or doc_best[d][0] >= _RELATED * top_score)
+        ]
+        return KnowledgeHits([dict(index.blocks[doc_best[d][1]].item) for d in chosen[: query.limit]], "L1")
 
     def best_scores(self, text: str, cases: Sequence[CaseLike] = ()) -> list[tuple[str, float]]:
         """Diagnostics for tuning the threshold: (source, best block score) per document, best first."""
         index = self._refresh(cases)
-        scores = self._bm25(index, tokenize(text))
+        scores, _ = self._bm25(index, tokenize(text))
         best: dict[str, float] = {}
         for block, score in zip(index.blocks, scores, strict=True):
             source = index.docs[block.doc].source
@@ -182,9 +194,11 @@ class KnowledgeBase:
             pattern = self._key_patterns[key] = _key_pattern(key)
         return pattern
 
-    def _bm25(self, index: _Index, q_tokens: list[str]) -> list[float]:
+    def _bm25(self, index: _Index, q_tokens: list[str]) -> tuple[list[float], list[int]]:
+        """Per block: the BM25 score and how many distinct query terms it contains."""
         n = len(index.blocks)
         scores = [0.0] * n
+        terms = [0] * n
         for token in set(q_tokens):
             postings = index.postings.get(token)
             if not postings:
@@ -194,7 +208,8 @@ class KnowledgeBase:
             for block_no, tf in postings:
                 norm = _K1 * (1 - _B + _B * index.blocks[block_no].length / index.avg_len)
                 scores[block_no] += idf * tf * (_K1 + 1) / (tf + norm)
-        return scores
+                terms[block_no] += 1
+        return scores, terms
 
     def _refresh(self, cases: Sequence[CaseLike]) -> _Index:
         if not self._dir.is_dir():
