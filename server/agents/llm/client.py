@@ -237,9 +237,11 @@ def _response_format(mode: str, schema_name: str, schema: JSON) -> JSON | None:
 def _rejects_response_format(exc: LLMUnavailableError) -> bool:
     if exc.status not in (400, 422):
         return False
+    text = str(exc).lower()
+    if "must contain the word" in text:
+        return False  # OpenAI's "messages must contain the word 'json'": our prompt's fault, not the mode's
     if exc.param == "response_format":
         return True
-    text = str(exc).lower()
     return any(word in text for word in ("response_format", "json_schema", "json_object", "response format"))
 
 

@@ -201,9 +201,19 @@ async def test_auto_mode_falls_back_and_remembers(client: LLMClient, fake: FakeO
     assert client.structured_mode == "off"
 
 
-async def test_other_400s_do_not_trigger_the_fallback(client: LLMClient, fake: FakeOpenAI) -> None:
-    fake.script([Error(400, "context length exceeded", type="invalid_request_error")])
-    with pytest.raises(LLMUnavailableError, match="context length"):
+@pytest.mark.parametrize(
+    "message",
+    [
+        "context length exceeded",
+        "'messages' must contain the word 'json' in some form, to use 'response_format' of type"
+        " 'json_object'.",
+    ],
+)
+async def test_other_400s_do_not_trigger_the_fallback(
+    client: LLMClient, fake: FakeOpenAI, message: str
+) -> None:
+    fake.script([Error(400, message, type="invalid_request_error")])
+    with pytest.raises(LLMUnavailableError):
         await client.chat_json("planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA)
     assert client.structured_mode == "json_schema"
 

@@ -86,6 +86,12 @@ def test_prompts_load_with_versions(stage: str) -> None:
     assert "version:" not in prompt.text
 
 
+@pytest.mark.parametrize("stage", ["planner", "verifier", "composer"])
+def test_json_stage_prompts_say_json(stage: str) -> None:
+    # OpenAI's json_object mode rejects requests whose messages lack the lower-case word "json"
+    assert "json" in load_prompt(stage).text  # type: ignore[arg-type]
+
+
 def test_executor_prompt_states_the_contract() -> None:
     text = load_prompt("executor").text
     for needle in (
