@@ -153,7 +153,7 @@ async def test_client_deadline_stops_the_pipeline(app_factory: AppFactory) -> No
 
 async def _finished_session(channel: grpc.aio.Channel, query: str = HIGH_CPU_ZH) -> str:
     reply = await _chat(channel).Chat(chat_service_pb2.ChatRequest(query=query), timeout=60)
-    return reply.session_id
+    return str(reply.session_id)
 
 
 async def test_feedback_useful_creates_one_case(channel: grpc.aio.Channel) -> None:
@@ -334,7 +334,7 @@ async def test_check_errors(app_factory: AppFactory) -> None:
         )
         assert "evidence.claims" in too_many.violations
         odd = evidence_pb2.ExecutorEvidence()
-        odd.claims.add(claim_id="c", claim_type=42)  # type: ignore[arg-type]
+        odd.claims.add(claim_id="c", claim_type=42)
         unknown_enum = await _fails(
             stub.Check(gatekeeper_service_pb2.CheckRequest(session_id="x", evidence=odd))
         )
