@@ -17,6 +17,7 @@ from server.agents.offline.facts import critical_facts, fact_supported
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5
+QUOTE_CHARS = 160  # a quoted log line or knowledge block in a claim
 _ALERT_FIELDS = ("state", "current", "duration")
 
 
@@ -59,6 +60,14 @@ def binding(result: ToolCallResult, ref: Ref) -> JSON:
         "raw_path": ref.raw_path,
         "evidence_excerpt": ref.text,
     }
+
+
+def quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    """A verbatim prefix of `text`, cut at whitespace so no number or identifier is cut in two."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > 0 else limit].rstrip(" ,;，；") + " …"
 
 
 def _carried(token: str | None, excerpts: Sequence[str]) -> bool:
@@ -109,7 +118,11 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
             subject = service or "The query result"
             verb = "has a firing" if firing else "has a"
             return f"{subject} {verb} {name or 'matching'} alert{_bracket(details, zh)}."
-        listed = [f"{name}{_bracket(details, zh)}" for name, details, _, _ in phrases]
+        # Several services: each alert names its own (service=... is a field of its excerpt).
+        listed = [
+            f"{name}{_bracket(details if service else f'service={owner}, {details}', zh)}"
+            for name, details, owner, _ in phrases
+        ]
         if zh:
             subject = f"{service} " if service else ""
             verb = "当前存在" if firing else "存在"
@@ -121,7 +134,7 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         service = call.service if _carried(call.service, excerpts) else None
         term = call.term.name if call.term is not None and _carried(call.term.name, excerpts) else None
         # The line itself, without the extra fields the ref appends after " | ".
-        first = refs[0].text.split(" | ")[0]
+        first = quote(refs[0].text.split(" | ")[0])
         if zh:
             where = f"{service} 的日志中" if service else "日志中"
             what = f"检索到 {term} 相关记录" if term else "检索到匹配记录"
@@ -132,7 +145,8 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         more = ", for example" if len(refs) > 1 else ""
         return f'This query found {what} in {where}{more}: "{first}".'
     # lookup_knowledge: a statement about the knowledge base, never about the current environment.
-    first = refs[0].text
+    # The block's title line ("[skill] HighCPUUsage runbook / Steps"), not its body.
+    first = quote(refs[0].text.split(": ", 1)[0])
     if zh:
         return f"知识库检索到相关条目：“{first}”。"
     return f'The knowledge base has a related entry: "{first}".'
@@ -218,5 +232,5 @@ def safe_text(text: str, excerpts: Sequence[str], *, negative: bool, language: s
     zh = language == "zh"
     if negative:
         return "当前查询未检索到匹配证据。" if zh else "This query found no matching evidence."
-    first = excerpts[0].split(" | ")[0]
+    first = quote(excerpts[0].split(" | ")[0])
     return f"检索到匹配记录：“{first}”。" if zh else f'This query found a matching record: "{first}".'

@@ -15,7 +15,7 @@ KNOWN_SERVICES: tuple[str, ...] = (
     "order-service",
     "inventory-service",
     "user-service",
-    "api-gateway",
+    "gateway",
 )
 
 # Chinese names of the demo world's services.
@@ -24,6 +24,7 @@ SERVICE_ALIASES: dict[str, str] = {
     "订单服务": "order-service",
     "库存服务": "inventory-service",
     "用户服务": "user-service",
+    "网关": "gateway",
 }
 
 KNOWN_ALERTS: tuple[str, ...] = (
@@ -31,8 +32,8 @@ KNOWN_ALERTS: tuple[str, ...] = (
     "HighMemoryUsage",
     "HighErrorRate",
     "HighLatency",
-    "PodRestart",
-    "PodCrashLooping",
+    "PodRestartsHigh",
+    "MySQLConnectionsHigh",
     "DiskSpaceLow",
     "ServiceDown",
 )
@@ -50,8 +51,9 @@ ALERT_SYNONYMS: tuple[tuple[str, str], ...] = (
     ("errorrate", "HighErrorRate"),
     ("延迟告警", "HighLatency"),
     ("highlatency", "HighLatency"),
-    ("pod重启", "PodRestart"),
-    ("podrestart", "PodRestart"),
+    ("pod重启", "PodRestartsHigh"),
+    ("重启告警", "PodRestartsHigh"),
+    ("podrestarts", "PodRestartsHigh"),
 )
 
 
@@ -132,6 +134,8 @@ _EXCEPTION_RE = re.compile(
     _ASCII_LEFT + r"((?:[a-z]+\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error))" + _ASCII_RIGHT
 )
 _CAMEL_RE = re.compile(_ASCII_LEFT + r"([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+)" + _ASCII_RIGHT)
+# HTTP error statuses named in a question ("502 错误", "any 503s"), not durations or percentages.
+_STATUS_RE = re.compile(r"(?<![0-9.=%])([45]\d{2})(?![0-9.%]|\s*(?:ms|s\b|m\b|分钟|秒|次))")
 _QUOTED_RE = re.compile(r"[\"“「'‘]([^\"”」'’]{3,80})[\"”」'’]")
 
 _CN_DIGITS = {
@@ -270,6 +274,12 @@ def _log_terms(question: str, lowered: str) -> tuple[LogTerm, ...]:
         if name not in literal_names:
             literal_names.add(name)
             terms.append(LogTerm(name, name, None, name, name))
+    for match in _STATUS_RE.finditer(question):
+        code = match.group(1)
+        if code not in literal_names:
+            literal_names.add(code)
+            # A bare number is searched as a whole number, so 502 does not match 5020ms.
+            terms.append(LogTerm(code, None, rf"(?<![0-9]){code}(?![0-9])", f"HTTP {code}", f"HTTP {code}"))
     for match in _QUOTED_RE.finditer(question):
         text = match.group(1).strip()
         if text and text not in literal_names:
@@ -300,9 +310,9 @@ def _alert_names(question: str, lowered: str, log_terms: tuple[LogTerm, ...]) ->
             continue
         found.append((match.start(), known.get(word.lower(), word)))
     for lower_name, name in known.items():
-        position = lowered.find(lower_name)
-        if position >= 0:
-            found.append((position, name))
+        whole = re.search(r"(?<![a-z0-9])" + lower_name + r"(?![a-z0-9])", lowered)
+        if whole is not None:
+            found.append((whole.start(), name))
     compact = lowered.replace(" ", "")
     for phrase, name in ALERT_SYNONYMS:
         position = compact.find(phrase)

@@ -13,6 +13,7 @@ from server.deadline import Deadline
 PROMPT_VERSION = "offline-planner-v1"
 # An alert-name match is an exact key; a keyword can be incidental.
 _ALERT_WEIGHT = 3
+_ENTITY_WEIGHT = 2
 _MAX_SKILL_STEPS = 3
 
 
@@ -32,10 +33,15 @@ def _score(skill: Skill, question: str, entities: Entities) -> tuple[int, list[s
         if alert.lower() in alerts or alert.lower() in lowered:
             score += _ALERT_WEIGHT
             reasons.append(alert)
-    terms = {term.name.lower() for term in entities.log_terms}
+    # A keyword that is one of the question's own entities (HikariCP, OutOfMemoryError) says more
+    # than a generic word such as "logs".
+    named = {term.name.lower() for term in entities.log_terms} | alerts
     for keyword in skill.keywords:
         key = keyword.lower()
-        if key and (_mentions(lowered, key) or key in terms):
+        if key in named:
+            score += _ENTITY_WEIGHT
+            reasons.append(keyword)
+        elif key and _mentions(lowered, key):
             score += 1
             reasons.append(keyword)
     return score, reasons

@@ -169,6 +169,27 @@ CASES = [
         window=30,
         intents=("log",),
     ),
+    Case("网关有 502 错误日志吗？", ("gateway",), terms=("502",), level="ERROR", intents=("log",)),
+    Case(
+        "Any 503 errors on gateway in the last 15 minutes?",
+        ("gateway",),
+        terms=("503",),
+        level="ERROR",
+        window=15,
+        intents=("log",),
+    ),
+    Case(
+        "inventory-service 有 PodRestartsHigh 告警吗",
+        ("inventory-service",),
+        ("PodRestartsHigh",),
+        intents=("alert",),
+    ),
+    Case(
+        "payment-service CPU 使用率超过 90% 的告警",
+        ("payment-service",),
+        ("HighCPUUsage",),
+        intents=("alert",),
+    ),
     Case("What is the weather today?"),
 ]
 
