@@ -79,6 +79,14 @@ QUESTIONS = [
         {"service": "order-service", "pattern": "timed out after \\d+ms", "since": "1h"},
         "supported",
     ),
+    (
+        "query_logs",
+        {"service": "order-service", "keyword": "timed out after 30000ms", "since": "1h"},
+        "supported",
+    ),
+    ("lookup_knowledge", {"query": "HighCPUUsage 告警一般怎么排查？"}, "supported"),
+    ("lookup_knowledge", {"query": "数据库连接池满了怎么办？"}, "supported"),
+    ("lookup_knowledge", {"query": "How do I cook braised pork?"}, "no_evidence"),
 ]
 
 
