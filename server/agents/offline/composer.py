@@ -39,7 +39,7 @@ _TEXT = {
     "zh": {
         "PASS": "",
         "LOW_CONFID": "证据不足，以下结论置信度较低。",
-        "REJECT": "证据校验未通过，无法给出可靠结论。",
+        "REJECT": "没有通过校验的证据，无法给出可靠结论。",
         "intro": "根据本次查询返回的证据：",
         "missing": "缺少的信息：",
         "actions": "建议的下一步（仅限继续收集证据）：",
@@ -47,7 +47,7 @@ _TEXT = {
         "negative_generic": "当前查询未检索到匹配证据。",
         "scope_note": "注：“未检索到”仅针对本次查询条件。",
         "summary_none": "本次没有可以确认的结论",
-        "sep": "；",
+        "sep": "",  # each claim text ends with its own full stop
     },
     "en": {
         "PASS": "",
@@ -60,7 +60,7 @@ _TEXT = {
         "negative_generic": "This query found no matching evidence.",
         "scope_note": "Note: 'no matching evidence' covers only this query's filters.",
         "summary_none": "Nothing could be confirmed",
-        "sep": "; ",
+        "sep": " ",
     },
 }
 
