@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 HIGH_CPU_ZH = "payment-service 现在有 HighCPUUsage 告警吗？"
 HIGH_CPU_EN = "Does payment-service have a HighCPUUsage alert right now?"
+SHARED_TOKEN = "shared-test-token"
 
 
 def free_port() -> int:
@@ -142,12 +143,11 @@ class ServerProcess:
         return code
 
 
-@pytest.fixture
-def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+def _server_processes(directory: Path) -> Iterator[Callable[..., ServerProcess]]:
     started: list[ServerProcess] = []
 
     def start(*args: str, env: Mapping[str, str] | None = None) -> ServerProcess:
-        process = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", *args], env or {}, tmp_path)
+        process = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", *args], env or {}, directory)
         started.append(process)
         return process
 
@@ -156,6 +156,22 @@ def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
         if process.proc.poll() is None:
             process.proc.kill()
             process.proc.wait(10)
+
+
+@pytest.fixture
+def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    """`evigate serve` subprocesses in this test's tmp_path (killed at teardown if still up)."""
+    yield from _server_processes(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One `evigate serve` on embedded defaults (plus a token) for a module of client tests."""
+    directory = tmp_path_factory.mktemp("served")
+    for start in _server_processes(directory):
+        server = start(env={"EVIGATE_AUTH_TOKENS": SHARED_TOKEN, "EVIGATE_LOG_FORMAT": "json"})
+        yield server
+        server.stop()
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05) -> None:
