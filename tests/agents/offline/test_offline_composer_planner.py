@@ -27,7 +27,8 @@ NEGATIVE: JSON = {
 NEGATIVE_EN: JSON = {
     **NEGATIVE,
     "claim_text": (
-        "This query found no matching evidence of HikariCP connection pool exhaustion logs for inventory-service."
+        "This query found no matching evidence of HikariCP connection pool exhaustion logs"
+        " for inventory-service."
     ),
 }
 
