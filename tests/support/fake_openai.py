@@ -22,6 +22,12 @@ API:
 - `pending`: how many scripted steps are left; `wait_for_requests(n, timeout)` blocks until n arrived
   (from async tests: `await asyncio.to_thread(fake.wait_for_requests, 1, 2.0)`).
 
+Per-stage answers for long runs (benches): give each stage its own model in LLMSettings
+(`planner_model="planner"`, ...) and switch on it in a default responder::
+
+    answers = {"planner": json_reply(PLAN), "verifier": json_reply(VERDICT), ...}
+    FakeOpenAI(default=lambda request: dataclasses.replace(answers[request.model], delay=0.3))
+
 Every step may carry `delay` seconds before it acts. `Hang` holds the request open until the client
 disconnects (or the server stops); `RecordedRequest.disconnected_at` tells when the client gave up.
 """
