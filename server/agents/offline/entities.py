@@ -152,9 +152,7 @@ _CN_DIGITS = {
     "十": 10,
     "半": 0,
 }
-_ZH_WINDOW = re.compile(
-    r"(?:最近|过去|近|前)\s*(\d+|[一两二三四五六七八九十半]+)?\s*(?:个)?\s*(分钟|小时|天)"
-)
+_ZH_WINDOW = re.compile(r"(?:最近|过去|近)\s*(\d+|[一两二三四五六七八九十半]+)?\s*(?:个)?\s*(分钟|小时|天)")
 _EN_WINDOW = re.compile(
     r"\b(?:last|past|previous|within the last|in the last)\s+(\d+|an|a|one|two|three)?\s*"
     r"(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b",
