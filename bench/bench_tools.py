@@ -125,6 +125,10 @@ async def child(kind: str, root: Path, runs: int) -> dict[str, Any]:
                 "service": "payment-service",
                 "keyword": "支付回调处理超时",
             },
+            "service+level, no keyword (parses every line of the service)": {
+                "service": "order-service",
+                "level": "ERROR",
+            },
             "service+keyword+level+window": {
                 "service": "order-service",
                 "keyword": "HikariCP",

@@ -13,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from server.tools.backend import JSON, KnowledgeQuery, LogsQuery, MetricsQuery, TimeWindow
+from server.tools.logstore import LEVEL_ALIASES
 
 DEFAULT_LIMIT = {"query_metrics": 20, "query_logs": 20, "lookup_knowledge": 5}
 MAX_LIMIT = {"query_metrics": 100, "query_logs": 200, "lookup_knowledge": 20}
 MAX_TEXT = 500  # characters of any string argument; a regex longer than this is refused too
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
-_LEVEL_ALIASES = {"WARNING": "WARN", "CRITICAL": "FATAL"}
 _RELATIVE = re.compile(r"^-?(\d+)\s*([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -146,7 +146,7 @@ def normalize(tool: str, arguments: Mapping[str, Any]) -> JSON:
         if len(text) > MAX_TEXT:
             raise ArgumentError(f"{key} is longer than {MAX_TEXT} characters")
         if key == "level":
-            text = _LEVEL_ALIASES.get(text.upper(), text.upper())
+            text = LEVEL_ALIASES.get(text.upper(), text.upper())
         if key == "state":
             text = text.lower()
         if "enum" in spec and text not in spec["enum"]:

@@ -216,7 +216,8 @@ class KnowledgeBase:
             raise ToolError(f"knowledge data unavailable: {self._dir} is not a directory")
         try:
             files = sorted(self._dir.glob("*.md"))
-            file_stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+            stats = [(p.name, p.stat()) for p in files]
+            file_stamp = tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
         except OSError as exc:
             raise ToolError(f"knowledge data unreadable: {exc}") from exc
         case_stamp = tuple(f"{c.case_id}:{len(c.root_cause)}:{len(c.solution)}" for c in cases)

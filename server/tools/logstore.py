@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from server.tools.backend import JSON, LogsQuery, Page, ToolError
+from server.tools.backend import JSON, LogsQuery, Page, TimeWindow, ToolError
 
 REQUIRED = ("timestamp", "level", "service", "message")
+LEVEL_ALIASES = {"WARNING": "WARN", "CRITICAL": "FATAL"}
 _CHUNK = 4 * 1024 * 1024
 # Bytes that a JSON writer may escape: a keyword containing them cannot be searched as raw bytes.
 _UNSAFE = re.compile(r'["\\/\x00-\x1f]')
@@ -40,6 +41,11 @@ def display_time(moment: datetime) -> str:
     return f"{text}.{moment.microsecond // 1000:03d}" if moment.microsecond else text
 
 
+def normalize_level(value: Any) -> str:
+    level = str(value).upper()
+    return LEVEL_ALIASES.get(level, level)
+
+
 def _scalar(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
@@ -51,6 +57,13 @@ class _Partition:
     path: Path
     lines: int = 0
     has_escapes: bool = False
+    first: float = float("inf")  # earliest and latest timestamp (epoch seconds): skip whole partitions
+    last: float = float("-inf")
+
+    def outside(self, window: TimeWindow) -> bool:
+        return (window.since is not None and self.last < window.since.timestamp()) or (
+            window.until is not None and self.first > window.until.timestamp()
+        )
 
 
 @dataclass
@@ -77,14 +90,14 @@ class LogStore:
         seq = 0
         for index in self._current_indexes():
             for key, part in index.partitions.items():
-                if service is not None and key != service:
+                if (service is not None and key != service) or part.outside(q.window):
                     continue
                 use = (
                     needle if needle is not None and not (part.has_escapes and not needle.isascii()) else None
                 )
                 for raw in _candidates(part.path, use, lowered):
                     record = json.loads(raw)
-                    if q.level is not None and str(record["level"]).upper() != q.level:
+                    if q.level is not None and normalize_level(record["level"]) != q.level:
                         continue
                     moment = parse_timestamp(record["timestamp"])
                     if not q.window.contains(moment):
@@ -135,7 +148,8 @@ class LogStore:
                 for number, line in enumerate(source, start=1):
                     if not line.strip():
                         continue
-                    key = _check_line(path.name, number, line).lower()
+                    service, moment = _check_line(path.name, number, line)
+                    key = service.lower()
                     part = index.partitions.get(key)
                     if part is None:
                         part = _Partition(Path(self._tmp.name) / f"{self._built}-{len(handles)}.ndjson")
@@ -144,6 +158,7 @@ class LogStore:
                     handles[key].write(line if line.endswith(b"\n") else line + b"\n")
                     part.lines += 1
                     part.has_escapes = part.has_escapes or b"\\u" in line
+                    part.first, part.last = min(part.first, moment), max(part.last, moment)
         except OSError as exc:
             raise ToolError(f"cannot read {path.name}: {exc}") from exc
         finally:
@@ -152,7 +167,8 @@ class LogStore:
         return index
 
 
-def _check_line(name: str, number: int, line: bytes) -> str:
+def _check_line(name: str, number: int, line: bytes) -> tuple[str, float]:
+    """The line's service and epoch timestamp; ToolError naming file and line when it is corrupt."""
     where = f"{name} line {number}"
     try:
         record = json.loads(line)
@@ -164,10 +180,10 @@ def _check_line(name: str, number: int, line: bytes) -> str:
     if missing:
         raise ToolError(f"corrupt log data: {where}: missing or non-string {', '.join(missing)}")
     try:
-        parse_timestamp(record["timestamp"])
+        moment = parse_timestamp(record["timestamp"]).timestamp()
     except ValueError as exc:
         raise ToolError(f"corrupt log data: {where}: bad timestamp ({exc})") from exc
-    return str(record["service"])
+    return str(record["service"]), moment
 
 
 def _needle(keyword: str | None) -> tuple[bytes | None, bool]:

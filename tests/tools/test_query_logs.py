@@ -230,3 +230,23 @@ async def test_extra_fields_are_kept_and_shown(data_dir: Path) -> None:
         '2026-07-08 15:00:00.250 WARN a m | pod=a-1; attempt=3; tags={"k":"v"}'
     )
     assert_refs_cover_items(result, "logs")
+
+
+async def test_level_aliases_in_files_and_windows_outside_a_file(data_dir: Path) -> None:
+    write_logs(
+        data_dir,
+        "a.ndjson",
+        [
+            line("2026-07-08T22:00:00Z", "warning", "a", "disk 91%"),
+            line("2026-07-08T22:10:00Z", "INFO", "a", "ok"),
+        ],
+    )
+    write_logs(data_dir, "b.ndjson", [line("2026-07-08T23:10:00Z", "WARN", "a", "disk 95%")])
+    h = make_harness(data_dir)
+    warn = await h.call("query_logs", service="a", level="WARN")
+    assert warn.raw_result is not None
+    assert [x["message"] for x in warn.raw_result["logs"]] == ["disk 95%", "disk 91%"]
+    late = await h.call("query_logs", service="a", keyword="disk", since="30m")
+    assert late.raw_result is not None and [x["message"] for x in late.raw_result["logs"]] == ["disk 95%"]
+    early = await h.call("query_logs", service="a", until="2026-07-08T21:00:00Z")
+    assert early.retrieval_details["evidence_status"] == "no_evidence"
