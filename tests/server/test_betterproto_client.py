@@ -37,12 +37,18 @@ async def test_chat_feedback_trace_and_stream(app: App) -> None:
         assert trace.session is not None and trace.session.answer == reply.answer
 
         kinds = []
+        names = (
+            "plan",
+            "tool_invocation",
+            "executor_evidence",
+            "gatekeeper_result",
+            "verdict",
+            "composer_output",
+        )
         async for event in chat.stream_chat(
             bp.StreamChatRequest(query=HIGH_CPU_EN, language="en"), timeout=60
         ):
-            kinds.append(next(name for name in ("plan", "tool_invocation", "executor_evidence", "gatekeeper_result",
-                                                 "verdict", "composer_output", "result")
-                              if getattr(event, name) is not None))  # fmt: skip
+            kinds.append(next(name for name in (*names, "result") if getattr(event, name) is not None))
         assert kinds[0] == "plan" and kinds[-1] == "result"
     finally:
         channel.close()
