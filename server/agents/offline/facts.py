@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from rules import guard
 from rules.text import critical_tokens, tokenize
 
 NEGATIVE_PHRASES_ZH: tuple[str, ...] = (
@@ -45,6 +46,7 @@ OVERSTATEMENTS: tuple[str, ...] = (
 )
 _NEGATION_ZH = ("未检索到", "未发现", "未找到", "没有", "不存在", "未出现", "排除", "无匹配")
 _NEGATION_EN = re.compile(r"\b(?:no|not|none|never|nothing|without|n't)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|「[^」]*」")
 _NO_EVIDENCE_MARKERS = ("returned no evidence", "evidence_status=no_evidence", "no_evidence")
 
 
@@ -99,8 +101,11 @@ def is_no_evidence_text(text: str) -> bool:
 
 
 def is_overstatement(text: str) -> bool:
-    lowered = text.lower()
-    return any(phrase in lowered for phrase in OVERSTATEMENTS)
+    """An over-statement outside quotation marks, by our phrase list or the pipeline's answer guard
+    (a quoted source line is the source's wording, judged against the excerpt instead)."""
+    bare = _QUOTED.sub("", text)
+    lowered = bare.lower()
+    return any(phrase in lowered for phrase in OVERSTATEMENTS) or bool(guard.scan(bare, []))
 
 
 def has_scoped_negative_phrase(text: str) -> bool:
@@ -134,11 +139,11 @@ def fact_supported(fact: Fact, excerpts: Sequence[str], *, negative_claim: bool)
     A bare number is carried by the same number with a percent sign ("92" by "current=92%").
     """
     if fact.kind == "negation":
+        if _phrase_in(fact.text, excerpts):
+            return True  # the source says it (a quoted "is not available")
         if is_overstatement(fact.text):
             return False
-        if negative_claim and any(is_no_evidence_text(excerpt) for excerpt in excerpts):
-            return True
-        return _phrase_in(fact.text, excerpts)
+        return negative_claim and any(is_no_evidence_text(excerpt) for excerpt in excerpts)
     tokens = _tokens(excerpts)
     token = fact.text.lower()
     return token in tokens or (fact.kind == "number" and f"{token}%" in tokens)

@@ -313,3 +313,23 @@ def test_adversarial_shapes_do_not_crash() -> None:
 async def test_stage_wrapper() -> None:
     output = await OfflineVerifier().verify(_input([GOOD]), Deadline.none())
     assert output.data["verdict"] == "PASS" and output.prompt_version == "offline-verifier-v1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "当前查询未检索到 inventory-service 的 HikariCP 连接池耗尽日志，连接池运行正常。",
+        "This query found no matching evidence for inventory-service; we confirmed there is no issue.",
+    ],
+)
+def test_overstatements_the_answer_guard_knows_are_rejected(text: str) -> None:
+    claim = _claim("claim-9", text, NONE, "negative_observation", "$.no_evidence")
+    result = verify(_input([claim]))
+    assert result["verdict"] == "REJECT"
+    assert result["claim_checks"][0]["supported"] is False
+
+
+def test_a_quoted_source_line_is_not_an_overstatement() -> None:
+    excerpt = "2026-07-08 23:10:00 INFO order-service Pool check: leak ruled out for HikariPool-1"
+    claim = _claim("claim-1", f"order-service 日志中检索到匹配记录：“{excerpt}”。", excerpt, path="$.logs[0]")
+    assert verify(_input([claim]))["verdict"] == "PASS"
