@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from server.agents.offline.entities import Entities, LogTerm
@@ -22,7 +22,6 @@ class PlannedCall:
     term: LogTerm | None = None
     level: str | None = None
     window_minutes: int | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _since(entities: Entities) -> str | None:
@@ -30,13 +29,11 @@ def _since(entities: Entities) -> str | None:
     if entities.window_minutes is None:
         return None
     minutes = entities.window_minutes
-    return (
-        f"{minutes // 1440}d"
-        if minutes % 1440 == 0
-        else f"{minutes // 60}h"
-        if minutes % 60 == 0
-        else f"{minutes}m"
-    )
+    if minutes % 1440 == 0:
+        return f"{minutes // 1440}d"
+    if minutes % 60 == 0:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
 
 
 def knowledge_query(entities: Entities, question: str) -> str:
