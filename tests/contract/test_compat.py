@@ -346,5 +346,5 @@ def test_negative_zero_double_comes_back_as_zero() -> None:
     """betterproto2 treats -0.0 as the default and does not write it."""
     message = google_class(MESSAGES["StageLatency"])(latency_ms=-0.0)
     back = round_trip(message)
-    assert back.latency_ms == 0.0
-    assert str(back.latency_ms) == "0.0"
+    assert back.latency_ms == 0.0  # type: ignore[attr-defined]
+    assert str(back.latency_ms) == "0.0"  # type: ignore[attr-defined]
