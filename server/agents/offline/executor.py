@@ -18,6 +18,7 @@ from server.agents.offline.calls import PlannedCall, describe_call, plan_calls
 from server.agents.offline.entities import KNOWN_SERVICES, extract
 
 PROMPT_VERSION = "offline-executor-v1"
+MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2
 
 
 class OfflineExecutor:
@@ -109,7 +110,25 @@ def build_evidence(
                     else "the tool call failed, so its result is unknown",
                 }
             )
-    return c.evidence(claims, missing, actions)
+    return c.evidence(cap_claims(claims, language), missing, actions)
+
+
+def cap_claims(claims: list[JSON], language: str) -> list[JSON]:
+    """At most MAX_CLAIMS claims (DESIGN §2): beyond that, claims of one type become one claim
+    with all their bindings (the cap limits claims, never bindings)."""
+    if len(claims) <= MAX_CLAIMS:
+        return claims
+    merged: dict[str, JSON] = {}
+    for claim in claims:
+        kind = claim["claim_type"]
+        if kind not in merged:
+            merged[kind] = {**claim, "evidence_bindings": list(claim["evidence_bindings"])}
+            continue
+        into = merged[kind]
+        joiner = "" if language == "zh" else " "
+        into["claim_text"] = f"{into['claim_text']}{joiner}{claim['claim_text']}"
+        into["evidence_bindings"].extend(claim["evidence_bindings"])
+    return [{**claim, "claim_id": f"claim-{i}"} for i, claim in enumerate(merged.values(), start=1)]
 
 
 def _recorded_results(retry_context: JSON | None) -> list[ToolCallResult]:

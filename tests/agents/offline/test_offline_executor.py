@@ -393,3 +393,20 @@ async def test_question_table(row: Row) -> None:
 def test_table_has_twenty_questions_in_both_languages() -> None:
     chinese = [r for r in ROWS if not r.question.isascii()]
     assert len(ROWS) >= 20 and len(chinese) >= 8 and len(ROWS) - len(chinese) >= 8
+
+
+async def test_more_than_two_results_are_capped_at_two_claims_keeping_every_binding() -> None:
+    data, tools = await run(
+        "order-service and inventory-service: HikariCP logs, and is HighErrorRate or PodRestart firing now?",
+        "en",
+    )
+    assert len(tools.calls) == 6  # 2 services x 2 alerts + 2 log queries
+    assert len(data["claims"]) == 2
+    assert sorted(types(data)) == ["negative_observation", "observation"]
+    cited = [
+        (b["source_invocation_id"], b["raw_path"])
+        for claim in data["claims"]
+        for b in claim["evidence_bindings"]
+    ]
+    assert len(cited) == len(set(cited))
+    assert {invocation_id for invocation_id, _ in cited} == {r.invocation_id for r in tools.results}

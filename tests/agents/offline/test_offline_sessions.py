@@ -166,6 +166,11 @@ async def test_reference_session_negative_in_english() -> None:
             ["observation", "negative_observation"],
         ),
         ("HikariCP 连接池耗尽怎么处理？", "PASS", ["observation"]),
+        (
+            "order-service and inventory-service: HikariCP logs, is HighErrorRate or PodRestart firing now?",
+            "PASS",
+            ["negative_observation", "observation"],  # six calls capped at two claims
+        ),
         ("What is the weather today?", "REJECT", []),
     ],
 )
