@@ -319,6 +319,16 @@ def _alert_names(question: str, lowered: str, log_terms: tuple[LogTerm, ...]) ->
     return _unique(name for _, name in sorted(found))
 
 
+def _chinese_number(text: str) -> int:
+    """一 → 1, 十 → 10, 十五 → 15, 三十 → 30, 二十四 → 24 (windows need no more)."""
+    if "十" not in text:
+        return _CN_DIGITS.get(text[-1], 1)
+    tens_text, _, ones_text = text.partition("十")
+    tens = _CN_DIGITS.get(tens_text[-1], 1) if tens_text else 1
+    ones = _CN_DIGITS.get(ones_text[0], 0) if ones_text else 0
+    return tens * 10 + ones
+
+
 def _window_minutes(question: str) -> int | None:
     zh = _ZH_WINDOW.search(question)
     if zh is not None:
@@ -330,7 +340,7 @@ def _window_minutes(question: str) -> int | None:
         elif amount_text == "半":
             return _UNIT_MINUTES[zh.group(2)] // 2
         else:
-            amount = sum(_CN_DIGITS.get(char, 0) for char in amount_text) or 1
+            amount = _chinese_number(amount_text)
         return amount * _UNIT_MINUTES[zh.group(2)]
     en = _EN_WINDOW.search(question)
     if en is not None:

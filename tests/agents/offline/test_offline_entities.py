@@ -222,3 +222,18 @@ def test_concept_terms_search_by_pattern_and_literals_by_keyword() -> None:
 
 def test_known_service_list_is_extensible() -> None:
     assert extract("billing 有告警吗", known_services=("billing",)).services == ("billing",)
+
+
+@pytest.mark.parametrize(
+    "phrase,minutes",
+    [
+        ("最近十分钟", 10),
+        ("最近十五分钟", 15),
+        ("最近三十分钟", 30),
+        ("过去二十四小时", 1440),
+        ("近两天", 2880),
+        ("最近半小时", 30),
+    ],
+)
+def test_chinese_numeral_windows(phrase: str, minutes: int) -> None:
+    assert extract(f"order-service {phrase}有 ERROR 日志吗").window_minutes == minutes
