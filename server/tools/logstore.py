@@ -1,9 +1,11 @@
-"""query_logs over NDJSON files, streamed, with a per-service partition cache built on first use.
+"""query_logs over NDJSON files, streamed, with a partition cache built on first use.
 
 Files are never loaded whole. The first query reads each file once, checks every line, and copies
-the lines into one cache file per service (a temporary directory), so a service query reads only
-that service's lines. Within them a keyword is searched as bytes (C speed) before any line is
-parsed; only candidate lines are decoded. A file whose size or mtime changed is re-indexed.
+the lines into one cache file per (service, level) in a temporary directory, keeping a timestamp
+and a byte offset per line (16 bytes a line). A service or level query then reads only its
+partitions; a keyword is searched as bytes (C speed) before any line is parsed, and a query without
+keyword or pattern is answered from the timestamps alone, reading only the lines it returns. A file
+whose size or mtime changed is re-indexed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import json
 import re
 import tempfile
 import threading
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,22 +58,56 @@ def _scalar(value: Any) -> Any:
 
 @dataclass
 class _Partition:
+    """One service's lines of one level, copied from one file, with a timestamp and offset per line."""
+
     path: Path
-    lines: int = 0
+    order: int  # creation order: ties on timestamp go to the later line
+    stamps: array[float] = field(default_factory=lambda: array("d"))
+    offsets: array[int] = field(default_factory=lambda: array("Q"))
+    size: int = 0
+    ascending: bool = True
     has_escapes: bool = False
-    first: float = float("inf")  # earliest and latest timestamp (epoch seconds): skip whole partitions
-    last: float = float("-inf")
 
     def outside(self, window: TimeWindow) -> bool:
-        return (window.since is not None and self.last < window.since.timestamp()) or (
-            window.until is not None and self.first > window.until.timestamp()
+        if not self.stamps:
+            return True
+        first, last = (
+            (self.stamps[0], self.stamps[-1]) if self.ascending else (min(self.stamps), max(self.stamps))
         )
+        return (window.since is not None and last < window.since.timestamp()) or (
+            window.until is not None and first > window.until.timestamp()
+        )
+
+    def select(self, window: TimeWindow, limit: int) -> tuple[int, list[int]]:
+        """Without text filters: how many lines fall in the window, and the newest `limit` of them."""
+        since = window.since.timestamp() if window.since is not None else float("-inf")
+        until = window.until.timestamp() if window.until is not None else float("inf")
+        if self.ascending:
+            lo, hi = bisect_left(self.stamps, since), bisect_right(self.stamps, until)
+            return hi - lo, list(range(max(lo, hi - limit), hi))
+        inside = [i for i, t in enumerate(self.stamps) if since <= t <= until]
+        return len(inside), heapq.nlargest(limit, inside, key=lambda i: (self.stamps[i], i))
+
+    def read(self, line_numbers: list[int]) -> dict[int, JSON]:
+        out: dict[int, JSON] = {}
+        try:
+            with self.path.open("rb") as handle:
+                for i in sorted(line_numbers):
+                    handle.seek(self.offsets[i])
+                    out[i] = json.loads(handle.readline())
+        except OSError as exc:
+            raise ToolError(f"log cache unreadable: {exc}") from exc
+        return out
 
 
 @dataclass
 class _FileIndex:
     stamp: tuple[int, int]
-    partitions: dict[str, _Partition] = field(default_factory=dict)
+    partitions: dict[tuple[str, str], _Partition] = field(default_factory=dict)  # (service, level)
+
+
+# A heap entry: (timestamp, partition order, line order, the record or (partition, line number)).
+_Entry = tuple[float, int, int, "JSON | tuple[_Partition, int]"]
 
 
 class LogStore:
@@ -78,45 +116,50 @@ class LogStore:
         self._lock = threading.Lock()
         self._indexes: dict[Path, _FileIndex] = {}
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self._built = 0
+        self._parts = 0
 
     def query(self, q: LogsQuery) -> Page:
         needle, lowered = _needle(q.keyword)
         keyword = q.keyword.casefold() if q.keyword else None
         regex = re.compile(q.pattern) if q.pattern else None
         service = q.service.lower() if q.service else None
-        heap: list[tuple[float, int, JSON]] = []
+        heap: list[_Entry] = []
         total = 0
-        seq = 0
+
+        def offer(entry: _Entry) -> None:
+            if len(heap) < q.limit:
+                heapq.heappush(heap, entry)
+            elif entry[:3] > heap[0][:3]:
+                heapq.heapreplace(heap, entry)
+
         for index in self._current_indexes():
-            for key, part in index.partitions.items():
-                if (service is not None and key != service) or part.outside(q.window):
+            for (part_service, part_level), part in index.partitions.items():
+                if service is not None and part_service != service:
+                    continue
+                if (q.level is not None and part_level != q.level) or part.outside(q.window):
+                    continue
+                if keyword is None and regex is None:
+                    count, newest = part.select(q.window, q.limit)
+                    total += count
+                    for i in newest:
+                        offer((part.stamps[i], part.order, i, (part, i)))
                     continue
                 use = (
                     needle if needle is not None and not (part.has_escapes and not needle.isascii()) else None
                 )
-                for raw in _candidates(part.path, use, lowered):
+                for seq, raw in enumerate(_candidates(part.path, use, lowered)):
                     record = json.loads(raw)
-                    if q.level is not None and normalize_level(record["level"]) != q.level:
-                        continue
                     moment = parse_timestamp(record["timestamp"])
                     if not q.window.contains(moment):
                         continue
-                    if keyword is not None or regex is not None:
-                        text = _search_text(record)
-                        if keyword is not None and keyword not in text.casefold():
-                            continue
-                        if regex is not None and not regex.search(text):
-                            continue
+                    text = _search_text(record)
+                    if keyword is not None and keyword not in text.casefold():
+                        continue
+                    if regex is not None and not regex.search(text):
+                        continue
                     total += 1
-                    seq += 1
-                    entry = (moment.timestamp(), seq, record)
-                    if len(heap) < q.limit:
-                        heapq.heappush(heap, entry)
-                    elif entry[:2] > heap[0][:2]:
-                        heapq.heapreplace(heap, entry)
-        newest_first = sorted(heap, key=lambda e: (e[0], e[1]), reverse=True)
-        return Page([shape_log(rec) for _, _, rec in newest_first], total)
+                    offer((moment.timestamp(), part.order, seq, record))
+        return Page([shape_log(record) for record in _materialize(heap)], total)
 
     def _current_indexes(self) -> list[_FileIndex]:
         if not self._dir.is_dir():
@@ -140,25 +183,29 @@ class LogStore:
     def _build(self, path: Path, stamp: tuple[int, int]) -> _FileIndex:
         if self._tmp is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="evigate-logs-")
-        self._built += 1
         index = _FileIndex(stamp)
-        handles: dict[str, BinaryIO] = {}
+        handles: dict[tuple[str, str], BinaryIO] = {}
         try:
             with path.open("rb") as source:
                 for number, line in enumerate(source, start=1):
                     if not line.strip():
                         continue
-                    service, moment = _check_line(path.name, number, line)
-                    key = service.lower()
+                    service, level, moment = _check_line(path.name, number, line)
+                    key = (service.lower(), level)
                     part = index.partitions.get(key)
                     if part is None:
-                        part = _Partition(Path(self._tmp.name) / f"{self._built}-{len(handles)}.ndjson")
+                        self._parts += 1
+                        part = _Partition(Path(self._tmp.name) / f"{self._parts}.ndjson", self._parts)
                         index.partitions[key] = part
                         handles[key] = part.path.open("wb")
-                    handles[key].write(line if line.endswith(b"\n") else line + b"\n")
-                    part.lines += 1
+                    data = line if line.endswith(b"\n") else line + b"\n"
+                    handles[key].write(data)
+                    if part.stamps and moment < part.stamps[-1]:
+                        part.ascending = False
+                    part.stamps.append(moment)
+                    part.offsets.append(part.size)
+                    part.size += len(data)
                     part.has_escapes = part.has_escapes or b"\\u" in line
-                    part.first, part.last = min(part.first, moment), max(part.last, moment)
         except OSError as exc:
             raise ToolError(f"cannot read {path.name}: {exc}") from exc
         finally:
@@ -167,8 +214,19 @@ class LogStore:
         return index
 
 
-def _check_line(name: str, number: int, line: bytes) -> tuple[str, float]:
-    """The line's service and epoch timestamp; ToolError naming file and line when it is corrupt."""
+def _materialize(heap: list[_Entry]) -> list[JSON]:
+    """Newest first; lines chosen from the arrays alone are read from their partition now."""
+    entries = sorted(heap, key=lambda e: e[:3], reverse=True)
+    wanted: dict[int, tuple[_Partition, list[int]]] = {}
+    for *_, ref in entries:
+        if isinstance(ref, tuple):
+            wanted.setdefault(id(ref[0]), (ref[0], []))[1].append(ref[1])
+    loaded = {(key, i): rec for key, (part, lines) in wanted.items() for i, rec in part.read(lines).items()}
+    return [ref if isinstance(ref, dict) else loaded[(id(ref[0]), ref[1])] for *_, ref in entries]
+
+
+def _check_line(name: str, number: int, line: bytes) -> tuple[str, str, float]:
+    """The line's service, level and epoch timestamp; ToolError naming file and line when corrupt."""
     where = f"{name} line {number}"
     try:
         record = json.loads(line)
@@ -183,7 +241,7 @@ def _check_line(name: str, number: int, line: bytes) -> tuple[str, float]:
         moment = parse_timestamp(record["timestamp"]).timestamp()
     except ValueError as exc:
         raise ToolError(f"corrupt log data: {where}: bad timestamp ({exc})") from exc
-    return str(record["service"]), moment
+    return str(record["service"]), normalize_level(record["level"]), moment
 
 
 def _needle(keyword: str | None) -> tuple[bytes | None, bool]:

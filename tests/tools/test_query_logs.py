@@ -250,3 +250,30 @@ async def test_level_aliases_in_files_and_windows_outside_a_file(data_dir: Path)
     assert late.raw_result is not None and [x["message"] for x in late.raw_result["logs"]] == ["disk 95%"]
     early = await h.call("query_logs", service="a", until="2026-07-08T21:00:00Z")
     assert early.retrieval_details["evidence_status"] == "no_evidence"
+
+
+async def test_queries_without_text_filters_use_the_index_sorted_or_not(data_dir: Path) -> None:
+    minutes = [5, 1, 9, 3, 7, 7, 2]  # out of order, with a tie
+    write_logs(
+        data_dir,
+        "u.ndjson",
+        [line(f"2026-07-08T23:0{m}:00Z", "INFO", "a", f"m{i}") for i, m in enumerate(minutes)],
+    )
+    write_logs(
+        data_dir, "s.ndjson", [line(f"2026-07-08T22:0{m}:00Z", "INFO", "b", f"s{m}") for m in range(10)]
+    )
+    h = make_harness(data_dir)
+    unsorted = await h.call("query_logs", service="a", limit=3, since="2026-07-08T23:02:00Z")
+    assert unsorted.raw_result is not None
+    # Newest first; on equal timestamps the later line first.
+    assert [x["message"] for x in unsorted.raw_result["logs"]] == ["m2", "m5", "m4"]
+    assert unsorted.raw_result["total"] == 6
+    ordered = await h.call(
+        "query_logs", service="b", since="2026-07-08T22:03:00Z", until="2026-07-08T22:06:00Z"
+    )
+    assert ordered.raw_result is not None
+    assert [x["message"] for x in ordered.raw_result["logs"]] == ["s6", "s5", "s4", "s3"]
+    both = await h.call("query_logs", level="INFO", limit=2)
+    assert both.raw_result is not None and both.raw_result["total"] == 17
+    assert [x["message"] for x in both.raw_result["logs"]] == ["m2", "m5"]
+    assert_refs_cover_items(both, "logs")
