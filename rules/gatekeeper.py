@@ -37,9 +37,6 @@ def check(
     return run.outcome()
 
 
-_BINDING_KEYS = ("tool_name", "evidence_excerpt", "source_invocation_id", "raw_path")
-
-
 class _Site:
     """Where a binding sits (claim, index) and what it claims, for the checks and their messages."""
 
@@ -85,7 +82,6 @@ class _Run:
                 for ref in inv.evidence_refs:
                     paths.setdefault(ref.raw_path, ref.text)
                 self.refs[inv.id] = paths
-        self._source_tokens: dict[str, frozenset[str]] = {}
         self._by_tool: dict[str, list[InvocationFacts]] | None = None
         self.errors: list[GatekeeperIssue] = []
         self.warnings: list[GatekeeperIssue] = []
@@ -160,12 +156,12 @@ class _Run:
             self.check_claim(i, claim, seen_ids)
 
     def check_forbidden(self, obj: Mapping[Any, Any], claim_id: str, index: int | None, where: str) -> None:
-        present = [k for k in obj if k in self.forbidden] if self.forbidden else []
-        if present:
-            names = ", ".join(sorted(map(str, present)))
-            self.fail_at(
-                "contract.forbidden_fields", claim_id, index, f"{where} carries forbidden field(s) {names}"
-            )
+        if self.forbidden.isdisjoint(obj):
+            return
+        names = ", ".join(sorted(str(k) for k in obj if k in self.forbidden))
+        self.fail_at(
+            "contract.forbidden_fields", claim_id, index, f"{where} carries forbidden field(s) {names}"
+        )
 
     def check_claim(self, i: int, claim: Any, seen_ids: set[str]) -> None:
         label = f"claims[{i}]"
@@ -215,7 +211,10 @@ class _Run:
             )
             self.record(site, None, "", "", failed=failed)
             return
-        tool, excerpt, inv_id, path = (b.get(k) for k in _BINDING_KEYS)
+        tool = b.get("tool_name")
+        excerpt = b.get("evidence_excerpt")
+        inv_id = b.get("source_invocation_id")
+        path = b.get("raw_path")
         site.tool = tool if isinstance(tool, str) else ""
         problems = []
         if not isinstance(tool, str) or not tool:
@@ -331,19 +330,12 @@ class _Run:
         site.bound.add(key)
         return False
 
-    def source_tokens(self, text: str) -> frozenset[str]:
-        tokens = self._source_tokens.get(text)
-        if tokens is None:
-            tokens = frozenset(txt.tokenize(text))
-            self._source_tokens[text] = tokens
-        return tokens
-
     def supports(self, excerpt: str, text: str) -> tuple[float, list[str]]:
         """(overlap, missing critical tokens) of an excerpt against a ref text."""
         if txt.quotes_cleanly(excerpt, text):
             return 1.0, []
-        tokens, critical = txt.scan(excerpt)
-        source = self.source_tokens(text)
+        tokens, critical = txt.excerpt_view(excerpt)
+        source = txt.Source(text)
         return txt.overlap(tokens, source), txt.missing_critical(critical, source)
 
     # --- back-fill --------------------------------------------------------------------------

@@ -18,24 +18,25 @@ from collections.abc import Iterable
 # An ASCII token is alphanumerics joined by -_.:/ (never leading or trailing), with an optional '%';
 # a CJK token is a run of ideographs. Everything else separates tokens.
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*%?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_HAS_DIGIT = re.compile(r"\d")
-_IDENTIFIER_JOIN = re.compile(r"[-_.]")
-_CAMEL = re.compile(r"^[A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z]|^[A-Z]{2,}[a-z]")
-_ALL_CAPS = re.compile(r"^[A-Z]{2,}$")
+_ASCII = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*%?")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Critical: a digit, an identifier joiner, camelCase (hC, iC), or a leading run of capitals
+# (ERROR, HTTP, SQLException).
+_CRITICAL = re.compile(r"[0-9\-_.]|[a-z][A-Z]|^[A-Z]{2,}(?:[a-z]|$)")
 _CJK_START = "\u3400"
+_JOINERS = frozenset("-_.:/")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 # Characters that can continue an ASCII token across a cut point (see `quotes_cleanly`).
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:/%")
 
 
-def _is_critical(token: str, text: str, start: int) -> bool:
-    return bool(
-        _HAS_DIGIT.search(token)
-        or _IDENTIFIER_JOIN.search(token)
-        or (start > 0 and text[start - 1] == "=")
-        or _ALL_CAPS.match(token)
-        or _CAMEL.match(token)
-    )
+def _critical_word(token: str) -> bool:
+    if token.isalpha():
+        # Letters only: critical when a capital follows the first letter (HighCPUUsage, ERROR,
+        # SQLException) - the same as _CRITICAL, without a regex call for plain words.
+        return len(token) > 1 and not token[1:].islower()
+    return _CRITICAL.search(token) is not None
 
 
 def _bigrams(run: str) -> Iterable[str]:
@@ -64,10 +65,72 @@ def scan(text: str) -> tuple[list[str], list[str]]:
             pair = f"{prev}={tok}"
             tokens.append(pair.lower())
             critical.append(pair)
-        elif _is_critical(tok, text, start):
+        elif _critical_word(tok):
             critical.append(tok)
         prev, prev_end = tok, m.end()
     return tokens, critical
+
+
+def excerpt_view(text: str) -> tuple[set[str], list[str]]:
+    """The same tokens and critical tokens as `scan`, unordered, computed with C-level regex scans
+    (the Gatekeeper's hot path). The critical list may also name a `key=value` pair's bare value,
+    which the pair's presence implies anyway."""
+    words = _ASCII.findall(text)
+    tokens = set(map(str.lower, words))
+    if not text.isascii():
+        for run in _CJK_RUN.findall(text):
+            tokens.update(_bigrams(run))
+    pairs = _pairs(text) if "=" in text else []
+    tokens.update(p.lower() for p in pairs)
+    critical = [t for t in words if _critical_word(t)]
+    critical.extend(pairs)
+    return tokens, critical
+
+
+def _pairs(text: str) -> list[str]:
+    """Every `key=value` with both sides whole ASCII tokens, as `scan` pairs them."""
+    pairs = []
+    at = text.find("=")
+    while at >= 0:
+        value = _ASCII.match(text, at + 1)
+        if value is not None and at > 0:
+            start = at
+            while start > 0 and text[start - 1] in _TOKEN_CHARS:
+                start -= 1
+            # The run of token characters before '=' is tokenized exactly as in the whole text,
+            # since the character before it can belong to no token.
+            key = None
+            for key in _ASCII.finditer(text, start, at):  # noqa: B007 - the last match is the key
+                pass
+            if key is not None and key.end() == at:
+                pairs.append(f"{key.group()}={value.group()}")
+        at = text.find("=", at + 1)
+    return pairs
+
+
+class Source:
+    """A ref text prepared for token look-ups: lowercased once, its ASCII tokens in a set."""
+
+    __slots__ = ("lower", "words")
+
+    def __init__(self, text: str) -> None:
+        self.lower = text.lower()
+        self.words = frozenset(_ASCII.findall(self.lower))
+
+    def has(self, token: str) -> bool:
+        """Whether the lowercase `token` (from `scan`/`excerpt_view`) is a token of this text."""
+        return token in self.words or self._has_other(token)
+
+    def _has_other(self, token: str) -> bool:
+        # CJK bigrams and key=value pairs are never in `words`.
+        if token[0] >= _CJK_START:
+            return token in self.lower
+        return "=" in token and contains_token(self.lower, token)
+
+    def count(self, tokens: set[str]) -> int:
+        """How many of the distinct lowercase tokens occur (a set intersection for plain words)."""
+        rest = tokens - self.words
+        return len(tokens) - len(rest) + sum(map(self._has_other, rest))
 
 
 def tokenize(text: str) -> list[str]:
@@ -100,14 +163,49 @@ def quotes_cleanly(excerpt: str, source: str) -> bool:
     return not (end < len(source) and source[end - 1] in _TOKEN_CHARS and source[end] in _TOKEN_CHARS)
 
 
-def overlap(excerpt_tokens: Iterable[str], source_tokens: frozenset[str] | set[str]) -> float:
+def _clean_start(source: str, i: int) -> bool:
+    if i == 0:
+        return True
+    before = source[i - 1]
+    if before in _ALNUM:
+        return False
+    return not (before in _JOINERS and i >= 2 and source[i - 2] in _ALNUM)
+
+
+def _clean_end(source: str, j: int) -> bool:
+    if j >= len(source) or source[j - 1] == "%":  # '%' always ends a token
+        return True
+    after = source[j]
+    if after in _ALNUM or after == "%":
+        return False
+    return not (after in _JOINERS and j + 1 < len(source) and source[j + 1] in _ALNUM)
+
+
+def contains_token(source_lower: str, token: str) -> bool:
+    """True when the lowercase `token` (as produced by `scan`) is a whole token of the lowercased source.
+
+    Searching the source instead of tokenizing it keeps the check at C speed: an occurrence counts
+    only when no token character continues it on either side, as `scan` would have split it.
+    """
+    if token[0] >= _CJK_START:
+        return token in source_lower
+    n = len(token)
+    at = source_lower.find(token)
+    while at >= 0:
+        if _clean_start(source_lower, at) and _clean_end(source_lower, at + n):
+            return True
+        at = source_lower.find(token, at + 1)
+    return False
+
+
+def overlap(excerpt_tokens: Iterable[str], source: Source) -> float:
     """Share of the distinct excerpt tokens found in the source; 0.0 for an excerpt without tokens."""
     distinct = set(excerpt_tokens)
     if not distinct:
         return 0.0
-    return len(distinct & source_tokens) / len(distinct)
+    return source.count(distinct) / len(distinct)
 
 
-def missing_critical(excerpt_critical: Iterable[str], source_tokens: frozenset[str] | set[str]) -> list[str]:
-    """The excerpt's critical tokens absent from the source tokens (compared case-insensitively)."""
-    return [t for t in excerpt_critical if t.lower() not in source_tokens]
+def missing_critical(excerpt_critical: Iterable[str], source: Source) -> list[str]:
+    """The excerpt's critical tokens absent from the source (compared case-insensitively), deduplicated."""
+    return [t for t in dict.fromkeys(excerpt_critical) if not source.has(t.lower())]

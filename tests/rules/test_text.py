@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rules.text import critical_tokens, overlap, quotes_cleanly, tokenize
+from rules.text import (
+    _CRITICAL,
+    Source,
+    _critical_word,
+    contains_token,
+    critical_tokens,
+    excerpt_view,
+    overlap,
+    quotes_cleanly,
+    scan,
+    tokenize,
+)
 
 
 def test_chinese_without_spaces_becomes_bigrams() -> None:
@@ -43,10 +56,31 @@ def test_critical_tokens(text: str, expected: list[str]) -> None:
 
 
 def test_overlap_counts_distinct_excerpt_tokens() -> None:
-    source = frozenset(tokenize("知识库：HikariCP 连接池耗尽时日志出现 Connection is not available"))
+    source = Source("知识库：HikariCP 连接池耗尽时日志出现 Connection is not available")
     assert overlap(tokenize("HikariCP 连接池耗尽"), source) == 1.0
     assert overlap(tokenize("磁盘写满"), source) == 0.0
     assert overlap([], source) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("token", "found"),
+    [
+        ("service", True),  # service=payment-service has a whole "service"
+        ("payment", False),  # only inside payment-service
+        ("92%", True),
+        ("92", False),  # 92% is a different token
+        ("30000ms", True),  # the sentence's final '.' does not join
+        ("current=92%", True),
+        ("current=85%", False),
+        ("threshold=85%", True),
+        ("连接", True),
+    ],
+)
+def test_contains_token_respects_token_boundaries(token: str, found: bool) -> None:
+    source = "service=payment-service, current=92%, threshold=85%, 连接池 timed out after 30000ms."
+    assert contains_token(source.lower(), token) is found
+    assert Source(source).has(token) is found
+    assert (token in tokenize(source)) is found
 
 
 @pytest.mark.parametrize(
@@ -65,3 +99,38 @@ def test_quotes_cleanly(excerpt: str, clean: bool) -> None:
         "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=critical"
     )
     assert quotes_cleanly(excerpt, source) is clean
+
+
+ALPHABET = "aZ09-_.:/%= ,;连接池耗尽"
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=ALPHABET, max_size=40))
+def test_excerpt_view_agrees_with_scan(text: str) -> None:
+    tokens, critical = scan(text)
+    fast_tokens, fast_critical = excerpt_view(text)
+    assert fast_tokens == set(tokens)
+    assert set(critical) <= set(fast_critical)
+    source = Source(text)
+    assert all(source.has(t) for t in tokens)
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["a", "A", "ab", "Ab", "aB", "AB", "ABc", "AbC", "abC", "HighCPUUsage", "ERROR", "Connection", "x1"],
+)
+def test_critical_word_shortcut_matches_the_regex(word: str) -> None:
+    assert _critical_word(word) is bool(_CRITICAL.search(word))
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=ALPHABET, max_size=40), st.data())
+def test_a_clean_quote_keeps_every_token(source: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(source)))
+    end = data.draw(st.integers(start, len(source)))
+    quote = source[start:end]
+    if quotes_cleanly(quote, source):
+        tokens, critical = scan(quote)
+        prepared = Source(source)
+        assert all(prepared.has(c.lower()) for c in critical)
+        assert all(prepared.has(t) for t in tokens if t[0].isascii())
