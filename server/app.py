@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -38,7 +39,7 @@ from server.grpc.validation import Limits
 from server.pipeline import Pipeline
 from server.pipeline.orchestrator import PipelineSettings
 from server.tools import build_backend
-from server.worker import EvaluationWorker, WorkerSettings
+from server.worker import EvaluationWorker, worker_settings
 from storage import Database
 
 log = logging.getLogger("evigate.app")
@@ -141,10 +142,10 @@ class App:
             agents,
             load_skills(),
             catalog,
-            PipelineSettings(max_rounds=s.max_rounds, owner=s.instance_name),
+            PipelineSettings(max_rounds=s.max_rounds, owner=s.owner),
         )
         orphaned = await repo.fail_orphaned_sessions(
-            s.instance_name, "the server restarted while it was running"
+            s.owner, "the server restarted while it was running"
         )
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
@@ -180,11 +181,8 @@ class App:
         self.server = server
         self.worker = EvaluationWorker(
             repo,
-            WorkerSettings(
-                enabled=s.worker_enabled,
-                poll_interval=s.worker_poll_interval_s,
-                lease_seconds=s.worker_lease_s,
-            ),
+            worker_settings(s),
+            worker_id=f"{s.owner}/{uuid.uuid4().hex[:8]}",
         )
         self.worker.start()
         if s.metrics_port:

@@ -55,7 +55,7 @@ class Settings:
     tool_backend: str = "fixture"
     data_dir: Path | None = None  # None: the bundled demo world
     max_rounds: int = 2
-    instance_name: str = field(default_factory=socket.gethostname)
+    instance_name: str = ""  # empty: <hostname>:<listen port>; owns this process's RUNNING sessions
     # security
     auth_tokens: tuple[str, ...] = ()
     auth_tokens_file: Path | None = None
@@ -76,12 +76,23 @@ class Settings:
     worker_enabled: bool = True
     worker_lease_s: float = 30.0
     worker_poll_interval_s: float = 0.5
+    worker_batch_size: int = 16
+    worker_max_attempts: int = 5
+    worker_retry_delay_s: float = 2.0  # doubled after every failed attempt
 
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{self.state_dir / 'evigate.db'}"
+
+    @property
+    def owner(self) -> str:
+        """This process's identity for orphaned-session recovery: stable across restarts, distinct
+        for two processes on one host (a shared hostname alone would let one fail the other's)."""
+        if self.instance_name:
+            return self.instance_name
+        return f"{socket.gethostname()}:{split_host_port(self.listen)[1]}"
 
     @property
     def auth_enabled(self) -> bool:
@@ -214,7 +225,8 @@ def validate(settings: Settings) -> None:
         raise ConfigError("tls_client_ca (mutual TLS) needs tls_cert and tls_key")
     if settings.log_format not in {"json", "text"}:
         raise ConfigError(f"log_format: expected json or text, got {settings.log_format!r}")
-    for name in ("max_message_bytes", "max_query_chars", "max_claims", "max_bindings", "max_rounds"):
+    positive = ("max_message_bytes", "max_query_chars", "max_claims", "max_bindings", "max_rounds")
+    for name in (*positive, "worker_batch_size", "worker_max_attempts"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"{name} must be positive")
     if not 0 <= settings.metrics_port <= 65535:

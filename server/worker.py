@@ -2,7 +2,13 @@
 
 It runs inside every server process (and alone as `evigate worker`). Jobs are claimed with a lease,
 so a job held by a crashed worker is claimed again once its lease ends, and several replicas never
-run the same job at once. The answer is never delayed by it: jobs are enqueued with the SUCCESS.
+run the same job at once (the claim is `SELECT … FOR UPDATE SKIP LOCKED` on MariaDB, `BEGIN
+IMMEDIATE` on SQLite). The answer is never delayed by it: the job is enqueued in the same transaction
+as the SUCCESS and runs afterwards, here.
+
+A failed evaluation goes back to the queue after an exponential backoff (storage doubles the base
+delay per attempt) and is marked failed, its last error kept, after `max_attempts` claims. An
+unreachable database is not the job's fault: the worker waits and the lease brings the job back.
 """
 
 from __future__ import annotations
@@ -12,12 +18,16 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rules import score
 from rules.types import ScoreFacts
 from storage.errors import DatabaseUnavailable
-from storage.records import JobRecord
+from storage.records import JobRecord, JobStats
 from storage.repository import Repository
+
+if TYPE_CHECKING:
+    from server.config import Settings
 
 log = logging.getLogger("evigate.worker")
 EVIDENCE_SCORE = "evidence_score"
@@ -30,26 +40,39 @@ class WorkerSettings:
     lease_seconds: float = 30.0
     batch_size: int = 16
     max_attempts: int = 5
-    retry_delay_seconds: float = 2.0
+    retry_delay_seconds: float = 2.0  # base delay; storage doubles it per attempt
 
 
-async def evaluate_session(repo: Repository, session_id: str) -> dict[str, object] | None:
-    """Computes and writes one session's evidence score; None when the session is gone."""
+def worker_settings(settings: Settings) -> WorkerSettings:
+    return WorkerSettings(
+        enabled=settings.worker_enabled,
+        poll_interval=settings.worker_poll_interval_s,
+        lease_seconds=settings.worker_lease_s,
+        batch_size=settings.worker_batch_size,
+        max_attempts=settings.worker_max_attempts,
+        retry_delay_seconds=settings.worker_retry_delay_s,
+    )
+
+
+async def evaluate_session(repo: Repository, session_id: str) -> dict[str, Any] | None:
+    """Computes and writes one session's evidence score; None when the session is gone.
+
+    A session that already has its score (a worker died between the write and completing the
+    job) keeps it: the score is a pure function of the stored invocations, so it is written once."""
     session = await repo.get_session(session_id)
     if session is None:
         return None
+    current = session.self_evaluation or {}
+    if "evidence_score" in current:
+        return {k: v for k, v in current.items() if not k.startswith("verifier_evaluation")}
     invocations = await repo.list_invocations(session_id)
-    facts = [
-        ScoreFacts(
-            tool_name=inv.tool_name,
-            status=inv.status,
-            evidence_status=str((inv.retrieval_details or {}).get("evidence_status", "")),
-            match_level=str((inv.retrieval_details or {}).get("match_level") or "none"),
-        )
-        for inv in invocations
-    ]
-    result = score.evaluate(session.status, facts).to_seed()
+    facts = [ScoreFacts.from_seed(inv.tool_name, inv.status, inv.retrieval_details) for inv in invocations]
+    result: dict[str, Any] = score.evaluate(session.status, facts).to_seed()
     await repo.write_evidence_score(session_id, result)
+    log.info(
+        "evidence score written",
+        extra={"session_id": session_id, "evidence_score": result.get("evidence_score")},
+    )
     return result
 
 
@@ -76,20 +99,27 @@ class EvaluationWorker:
 
     async def _handle(self, job: JobRecord) -> None:
         try:
-            await evaluate_session(self._repo, job.session_id)
+            if job.session_id is not None:
+                await evaluate_session(self._repo, job.session_id)
         except DatabaseUnavailable:
-            raise  # the lease will expire and the job be claimed again
+            raise  # not the job's fault: the lease will expire and the job be claimed again
         except Exception as error:
-            log.exception("evaluation failed", extra={"session_id": job.session_id, "job_id": job.id})
+            log.exception(
+                "evaluation failed",
+                extra={"session_id": job.session_id, "job_id": job.id, "attempt": job.attempts},
+            )
             await self._repo.fail_job(
                 job.id,
                 self.worker_id,
                 f"{type(error).__name__}: {error}",
                 self._settings.max_attempts,
-                self._settings.retry_delay_seconds * (2 ** max(0, job.attempts - 1)),
+                self._settings.retry_delay_seconds,
             )
-        else:
-            await self._repo.complete_job(job.id, self.worker_id)
+            return
+        if not await self._repo.complete_job(job.id, self.worker_id):
+            log.warning(
+                "job lease lost before completion", extra={"session_id": job.session_id, "job_id": job.id}
+            )
 
     async def run_forever(self) -> None:
         while True:
@@ -98,6 +128,9 @@ class EvaluationWorker:
             except DatabaseUnavailable:
                 handled = 0
                 log.warning("database unavailable; evaluation worker waiting")
+            except Exception:  # a bug here must not end evaluation for the process's lifetime
+                handled = 0
+                log.exception("evaluation worker poll failed")
             if handled:
                 continue
             self._wake.clear()
@@ -114,3 +147,14 @@ class EvaluationWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+
+def format_stats(stats: JobStats) -> str:
+    """`evigate jobs` readable output."""
+    return (
+        f"pending  {stats.pending}\n"
+        f"running  {stats.running}\n"
+        f"failed   {stats.failed}\n"
+        f"done     {stats.done}\n"
+        f"oldest pending age  {stats.oldest_pending_age_seconds:.1f}s"
+    )
