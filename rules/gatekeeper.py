@@ -25,6 +25,8 @@ from rules.types import (
 
 NO_EVIDENCE = "$.no_evidence"
 NEGATIVE = "negative_observation"
+# Ids, tool names and paths are short; longer ones are rejected before they reach any message.
+_MAX_NAME = 200
 _PATH = re.compile(r"\$\.([a-z_]+)\[(0|[1-9][0-9]{0,8})\]")
 
 
@@ -169,8 +171,9 @@ class _Run:
             self.fail_at("contract.shape", label, None, f"{label} must be an object, got {_describe(claim)}")
             return
         claim_id = claim.get("claim_id")
-        if not isinstance(claim_id, str) or not claim_id:
-            self.fail_at("contract.shape", label, None, f"{label} needs a non-empty string claim_id")
+        if not isinstance(claim_id, str) or not claim_id or len(claim_id) > _MAX_NAME:
+            msg = f"{label} needs a non-empty string claim_id of at most {_MAX_NAME} characters"
+            self.fail_at("contract.shape", label, None, msg)
             claim_id = label
         elif claim_id in seen_ids:
             self.fail_at(
@@ -215,10 +218,13 @@ class _Run:
         excerpt = b.get("evidence_excerpt")
         inv_id = b.get("source_invocation_id")
         path = b.get("raw_path")
-        site.tool = tool if isinstance(tool, str) else ""
         problems = []
-        if not isinstance(tool, str) or not tool:
-            problems.append(f"tool_name must be a non-empty string, got {_describe(tool)}")
+        if isinstance(tool, str) and 0 < len(tool) <= _MAX_NAME:
+            site.tool = tool
+        else:
+            problems.append(
+                f"tool_name must be a non-empty string (<= {_MAX_NAME} chars), got {_describe(tool)}"
+            )
         if not isinstance(excerpt, str) or not txt.has_token(excerpt):
             problems.append(f"evidence_excerpt must be a non-empty text, got {_describe(excerpt)}")
         elif len(excerpt) > self.max_excerpt:
@@ -228,8 +234,10 @@ class _Run:
         if inv_id is not None and type(inv_id) is not int:
             problems.append(f"source_invocation_id must be an integer or null, got {_describe(inv_id)}")
             inv_id = None
-        if path is not None and not isinstance(path, str):
-            problems.append(f"raw_path must be a string or null, got {_describe(path)}")
+        if path is not None and (not isinstance(path, str) or len(path) > _MAX_NAME):
+            problems.append(
+                f"raw_path must be a string (<= {_MAX_NAME} chars) or null, got {_describe(path)}"
+            )
             path = None
         self.check_forbidden(b, site.claim_id, site.index, f"binding {site.index} of claim {site.claim_id}")
         if problems:

@@ -331,3 +331,14 @@ def test_threshold_comes_from_the_catalog(tmp_path: Path) -> None:
     assert check(evidence, INVOCATIONS).failed_rules == ("excerpt.overlap",)
     lenient = _catalog_with(tmp_path, "excerpt.overlap", params={"min_overlap": 0.3})
     assert check(evidence, INVOCATIONS, load_catalog(lenient)).severity == "none"
+
+
+def test_oversized_names_never_reach_the_result() -> None:
+    huge = "x" * 1_000_000
+    evidence = output(
+        claim(huge, "observation", cpu_binding()),
+        claim("claim-2", "observation", cpu_binding(tool_name=huge), cpu_binding(raw_path=huge)),
+    )
+    result = check(evidence, INVOCATIONS)
+    assert result.severity == "reject"
+    assert len(json.dumps(result.to_seed())) < 20_000
