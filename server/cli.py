@@ -32,6 +32,7 @@ from google.protobuf.message import Message
 
 from server import cli_render as render
 from server.codec import CodecError, from_seed, to_seed
+from server.config import mask_url
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 
@@ -86,6 +87,40 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     from server.config import mask_url
 
     print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
+    return 0
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from server.config import ConfigError, load_settings
+    from server.grpc import logs
+    from server.worker import run_standalone
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    logs.configure(settings.log_level, settings.log_format)
+    print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
+    asyncio.run(run_standalone(settings))
+    return 0
+
+
+def _cmd_jobs(args: argparse.Namespace) -> int:
+    """Reads the queue straight from the database (`--database-url`): it works with no server up."""
+    import dataclasses
+
+    from server.config import ConfigError, load_settings
+    from server.worker import format_stats, read_stats
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    stats = asyncio.run(read_stats(settings))
+    if args.json:
+        print(json.dumps(dataclasses.asdict(stats)))
+    else:
+        print(format_stats(stats))
     return 0
 
 
@@ -240,6 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(serve)
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     add_flags(migrate)
+    worker = commands.add_parser("worker", help="run only the evidence-score worker (no gRPC server)")
+    add_flags(worker)
+    jobs = commands.add_parser("jobs", help="show the evaluation queue, read from --database-url")
+    add_flags(jobs)
+    jobs.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     chat = commands.add_parser("chat", help="ask a question")
     chat.add_argument("query")
@@ -273,6 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_serve(args)
         if args.command == "migrate":
             return _cmd_migrate(args)
+        if args.command == "worker":
+            return _cmd_worker(args)
+        if args.command == "jobs":
+            return _cmd_jobs(args)
         with _channel(args) as channel:
             return CLIENT_COMMANDS[args.command](args, channel)
     except CliError as error:

@@ -158,3 +158,39 @@ def format_stats(stats: JobStats) -> str:
         f"done     {stats.done}\n"
         f"oldest pending age  {stats.oldest_pending_age_seconds:.1f}s"
     )
+
+
+async def run_standalone(settings: Settings) -> None:
+    """`evigate worker`: the evaluation worker alone, until SIGTERM or SIGINT."""
+    import signal
+
+    from storage import Database
+
+    database = await Database.open(settings.resolved_database_url, pool_size=settings.db_pool_size)
+    worker = EvaluationWorker(
+        database.repo, worker_settings(settings), worker_id=f"{settings.owner}/worker-{uuid.uuid4().hex[:8]}"
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signum, stop.set)
+    worker.start()
+    log.info("worker running", extra={"worker_id": worker.worker_id})
+    try:
+        await stop.wait()
+    finally:
+        await worker.stop()
+        await database.close()
+        log.info("worker stopped", extra={"worker_id": worker.worker_id})
+
+
+async def read_stats(settings: Settings) -> JobStats:
+    """`evigate jobs`: the queue, read straight from the database (no server needed)."""
+    from storage import Database
+
+    database = await Database.open(settings.resolved_database_url, pool_size=1)
+    try:
+        return await database.repo.job_stats()
+    finally:
+        await database.close()
