@@ -125,7 +125,8 @@ async def child(kind: str, root: Path, runs: int) -> dict[str, Any]:
                 "service": "payment-service",
                 "keyword": "支付回调处理超时",
             },
-            "service+level, no keyword (parses every line of the service)": {
+            "service only, newest 20 (timestamps index)": {"service": "gateway"},
+            "service+level, no keyword (timestamps index)": {
                 "service": "order-service",
                 "level": "ERROR",
             },
