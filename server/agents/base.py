@@ -6,7 +6,7 @@ database and mapped to proto messages by server.codec. A backend implements the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,7 +35,9 @@ class ToolBox(Protocol):
         """OpenAI function-calling schemas of the available tools."""
         ...
 
-    async def call(self, tool_name: str, arguments: Mapping[str, Any], deadline: Deadline) -> ToolCallResult: ...
+    async def call(
+        self, tool_name: str, arguments: Mapping[str, Any], deadline: Deadline
+    ) -> ToolCallResult: ...
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,9 @@ class ExecutorTask:
 
 
 class Planner(Protocol):
-    async def plan(self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline) -> StageOutput:
+    async def plan(
+        self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
+    ) -> StageOutput:
         """Returns planner_plan: selected_skill (or None), selection_reason, plan, reasoning."""
         ...
 
@@ -116,3 +120,10 @@ class AgentBackend:
     executor: Executor
     verifier: Verifier
     composer: Composer
+    # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.
+    closer: Callable[[], Awaitable[None]] | None = None
+
+    async def aclose(self) -> None:
+        """Call once at shutdown; the stages must not be used afterwards."""
+        if self.closer is not None:
+            await self.closer()

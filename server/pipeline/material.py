@@ -50,27 +50,65 @@ def tool_trace_summary(invocations: Sequence[InvocationRecord]) -> list[JSON]:
 
 
 def retry_context(round_number: int, gatekeeper_result: JSON, verdict: JSON, parse_status: JSON) -> JSON:
-    """What the next Executor round is told about a rejected round."""
-    errors = list(gatekeeper_result.get("errors", []))
+    """What the next Executor round is told about a rejected round: the failed rules, and one issue
+    per failure naming the claim and the binding (tool, invocation id, raw_path) it concerns. The
+    shape is the contract's RetryContext (previous_round, failed_rules, errors, rationale)."""
+    bindings = {
+        (b.get("claim_id"), b.get("binding_index")): b
+        for b in gatekeeper_result.get("checked_bindings", [])
+        if isinstance(b, dict)
+    }
+    errors: list[JSON] = []
+    for error in gatekeeper_result.get("errors", []):
+        if not isinstance(error, dict):
+            continue
+        binding = bindings.get((error.get("claim_id"), error.get("binding_index")))
+        message = str(error.get("message", ""))
+        if binding is not None:
+            message += (
+                f" [binding: tool_name={binding.get('tool_name')}, "
+                f"source_invocation_id={binding.get('source_invocation_id')}, "
+                f"raw_path={binding.get('raw_path')}]"
+            )
+        errors.append({**error, "message": message})
+    failed_rules = [str(rule) for rule in gatekeeper_result.get("failed_rules", [])]
     if parse_status.get("status") != "valid":
-        errors.append(
-            {
-                "claim_id": "",
-                "binding_index": None,
-                "rule_id": "contract.parse",
-                "severity": "reject",
-                "message": str(parse_status.get("detail", "")),
-            }
-        )
+        failed_rules.append(PARSE_RULE)
+        errors.append(_issue("", PARSE_RULE, str(parse_status.get("detail", ""))))
+    for check in verdict.get("claim_checks", []):
+        if isinstance(check, dict) and check.get("supported") is False:
+            facts = ", ".join(str(f) for f in check.get("unsupported_facts") or [])
+            reason = str(check.get("reason", ""))
+            message = f"the Verifier found the claim unsupported: {reason}" + (
+                f" (facts: {facts})" if facts else ""
+            )
+            errors.append(_issue(str(check.get("claim_id", "")), UNSUPPORTED_RULE, message))
+    if any(e["rule_id"] == UNSUPPORTED_RULE for e in errors) and UNSUPPORTED_RULE not in failed_rules:
+        failed_rules.append(UNSUPPORTED_RULE)
     return {
         "previous_round": round_number,
-        "failed_rules": list(gatekeeper_result.get("failed_rules", [])),
+        "failed_rules": failed_rules,
         "errors": errors,
         "rationale": str(verdict.get("rationale", "")),
     }
 
 
-def _claims(structured: JSON) -> list[JSON]:
+PARSE_RULE = "contract.parse"
+UNSUPPORTED_RULE = "verifier.unsupported_claim"
+
+
+def _issue(claim_id: str, rule_id: str, message: str) -> JSON:
+    return {
+        "claim_id": claim_id,
+        "binding_index": None,
+        "rule_id": rule_id,
+        "severity": "reject",
+        "message": message,
+    }
+
+
+def claims_of(structured: JSON) -> list[JSON]:
+    """The claim objects of an executor output (which may be adversarial: any types)."""
     claims = structured.get("claims")
     return [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else []
 
@@ -90,10 +128,14 @@ def allowed_claims(structured: JSON, gatekeeper_result: JSON, verdict: JSON) -> 
         for binding in gatekeeper_result.get("checked_bindings", [])
         if isinstance(binding, dict) and binding.get("status") != "pass"
     }
-    return [c for c in _claims(structured) if c.get("claim_id") in supported and c.get("claim_id") not in failed]
+    return [
+        c for c in claims_of(structured) if c.get("claim_id") in supported and c.get("claim_id") not in failed
+    ]
 
 
-def composer_input(query: str, language: str, structured: JSON, gatekeeper_result: JSON, verdict: JSON) -> JSON:
+def composer_input(
+    query: str, language: str, structured: JSON, gatekeeper_result: JSON, verdict: JSON
+) -> JSON:
     allowed = allowed_claims(structured, gatekeeper_result, verdict)
     hypotheses = structured.get("hypotheses") if verdict.get("verdict") != "REJECT" else []
     actions = structured.get("recommended_actions") if verdict.get("verdict") != "REJECT" else []
@@ -114,7 +156,7 @@ def negative_claims(claims: Sequence[JSON]) -> list[JSON]:
     return [c for c in claims if c.get("claim_type") == "negative_observation"]
 
 
-def verifier_evaluation(
+def verifier_evaluation(  # noqa: PLR0917 - one field per part of the record
     round_number: int,
     verdict: JSON,
     parse_status: JSON,

@@ -12,16 +12,16 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rules import gatekeeper, guard
+from rules import gatekeeper
 from rules import verdict as verdict_rules
 from rules.catalog import Catalog
 from server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
 from server.deadline import Deadline, DeadlineExceeded
-from server.pipeline import material
+from server.pipeline import answer_guard, material
 from server.pipeline.events import ChatResult, StageEvent
 from server.pipeline.parse import parse_executor_output
 from server.tools import SessionToolBox, ToolBackend
@@ -34,7 +34,7 @@ Emit = Callable[[StageEvent], None]
 log = logging.getLogger("evigate.pipeline")
 
 
-class SessionRunning(Exception):
+class SessionRunning(Exception):  # noqa: N818 - the name the server already maps
     """A session with this id is still running (Chat with a client-chosen id repeated too early)."""
 
 
@@ -44,12 +44,19 @@ class PipelineSettings:
     owner: str = "evigate"  # this process's identity, for orphaned-session recovery
 
 
-class _StageTimer:
-    def __init__(self) -> None:
-        self.latencies: list[JSON] = []
+@dataclass
+class _Progress:
+    """What a session has done so far: recorded on SUCCESS and on FAILED alike."""
+
+    latencies: list[JSON] = field(default_factory=list)
+    prompt_versions: dict[str, str] = field(default_factory=dict)
+    rounds: list[JSON] = field(default_factory=list)
+    stage: str = "start"
+    round: int = 0
 
     @contextlib.contextmanager
-    def stage(self, name: str, round_number: int = 0) -> Any:
+    def stage_of(self, name: str, round_number: int = 0) -> Iterator[None]:
+        self.stage, self.round = name, round_number
         start = time.perf_counter()
         try:
             yield
@@ -57,9 +64,23 @@ class _StageTimer:
             elapsed = (time.perf_counter() - start) * 1000
             self.latencies.append({"stage": name, "round": round_number, "latency_ms": round(elapsed, 3)})
 
+    def where(self) -> str:
+        return f"{self.stage} (round {self.round})" if self.round else self.stage
+
+    def version(self, stage: str, prompt_version: str | None) -> None:
+        if prompt_version:
+            self.prompt_versions[stage] = prompt_version
+
+    def extras(self) -> JSON:
+        return {
+            "stage_latencies": self.latencies,
+            "prompt_versions": self.prompt_versions,
+            "verifier_evaluation_rounds": self.rounds,
+        }
+
 
 class Pipeline:
-    def __init__(
+    def __init__(  # noqa: PLR0917 - the composition root passes them positionally
         self,
         repo: Repository,
         tools: ToolBackend,
@@ -74,6 +95,10 @@ class Pipeline:
         self._skills = tuple(skills)
         self._catalog = catalog
         self._settings = settings or PipelineSettings()
+
+    async def aclose(self) -> None:
+        """Releases what the agent backend holds (the llm backend's HTTP client); call at shutdown."""
+        await self._agents.aclose()
 
     async def run(self, query: str, session_id: str | None, language: str, deadline: Deadline) -> ChatResult:
         """Runs a session to its end; a finished session with this id returns its stored result."""
@@ -141,35 +166,53 @@ class Pipeline:
             if emit is not None:
                 emit(StageEvent(session_id, "result", 0, existing))
             return existing
-        timer = _StageTimer()
+        progress = _Progress()
         try:
             async with asyncio.timeout(deadline.remaining()):
-                result = await self._stages(query, session_id, language, deadline, timer, emit)
-        except (DeadlineExceeded, TimeoutError):
-            result = await self._fail(session_id, "deadline exceeded before the pipeline finished", timer)
+                result = await self._stages(
+                    query=query,
+                    session_id=session_id,
+                    language=language,
+                    deadline=deadline,
+                    progress=progress,
+                    emit=emit,
+                )
+        except (DeadlineExceeded, TimeoutError) as error:
+            if isinstance(error, DeadlineExceeded) or deadline.expired():
+                reason = f"deadline exceeded during {progress.where()}"
+            else:  # a timeout of its own (e.g. a database connect), not the caller's deadline
+                reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
+            result = await self._fail(session_id, reason, progress)
         except asyncio.CancelledError:
-            await asyncio.shield(self._fail(session_id, "cancelled by the client", timer))
+            # shielded: the FAILED row is written even though this task is being cancelled
+            await asyncio.shield(self._fail(session_id, f"cancelled during {progress.where()}", progress))
             raise
         except DatabaseUnavailable:
             raise
         except Exception as error:
-            log.exception("session failed", extra={"session_id": session_id})
-            result = await self._fail(session_id, f"{type(error).__name__}: {error}", timer)
+            log.exception("session failed", extra={"session_id": session_id, "stage": progress.where()})
+            reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
+            result = await self._fail(session_id, reason, progress)
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result
 
-    async def _fail(self, session_id: str, reason: str, timer: _StageTimer) -> ChatResult:
-        await self._repo.finish_failed(session_id, reason, {"stage_latencies": timer.latencies})
+    async def _fail(self, session_id: str, reason: str, progress: _Progress) -> ChatResult:
+        """FAILED with the reason; the plan, rounds and invocations are already stored, the extras
+        keep the latencies, prompt versions and the rounds' evaluations."""
+        await self._repo.finish_failed(
+            session_id, reason, {**progress.extras(), "failed_stage": progress.stage}
+        )
         return ChatResult(session_id, "FAILED", "", None, None, None, None, reason)
 
     async def _stages(
         self,
+        *,
         query: str,
         session_id: str,
         language: str,
         deadline: Deadline,
-        timer: _StageTimer,
+        progress: _Progress,
         emit: Emit | None,
     ) -> ChatResult:
         def send(kind: str, round_number: int, data: JSON) -> None:
@@ -177,106 +220,138 @@ class Pipeline:
                 emit(StageEvent(session_id, kind, round_number, data))
 
         agents = self._agents
-        with timer.stage("planner"):
+        with progress.stage_of("planner"):
             planned = await agents.planner.plan(query, language, self._skills, deadline)
-        prompt_versions = {"planner": planned.prompt_version} if planned.prompt_version else {}
+        progress.version("planner", planned.prompt_version)
         await self._repo.save_plan(
-            session_id, planned.data, {"agent_backend": agents.name, "prompt_versions": prompt_versions}
+            session_id,
+            planned.data,
+            {"agent_backend": agents.name, "prompt_versions": progress.prompt_versions},
         )
         send("plan", 0, planned.data)
 
-        round_number = 0
-        current_round = 0
-
         async def on_call(call: ToolCallResult) -> None:
-            send("tool_invocation", current_round, _invocation_event(session_id, call))
+            send("tool_invocation", progress.round, _invocation_event(session_id, call))
 
         toolbox = SessionToolBox(self._tools, self._repo, session_id, on_call)
         retry: JSON | None = None
-        rounds: list[JSON] = []
-        structured: JSON = {}
-        gate: JSON = {}
-        verdict: JSON = {}
-        summary: list[JSON] = []
-        parse_status: JSON = {}
-        for round_number in range(1, self._settings.max_rounds + 1):
-            current_round = round_number
+        last: _Round | None = None
+        for round_number in range(1, max(1, self._settings.max_rounds) + 1):
             task = ExecutorTask(query, language, planned.data, round_number, retry, toolbox, deadline)
-            with timer.stage("executor", round_number):
-                executed = await agents.executor.execute(task)
-            if executed.prompt_version:
-                prompt_versions["executor"] = executed.prompt_version
-            structured, parse_status = parse_executor_output(executed.raw_text)
-            send("executor_evidence", round_number, structured)
-
-            invocations = await self._repo.list_invocations(session_id)
-            with timer.stage("gatekeeper", round_number):
-                outcome = gatekeeper.check(structured, material.invocation_facts(invocations), self._catalog)
-            gate = outcome.to_seed()
-            send("gatekeeper_result", round_number, gate)
-
-            summary = material.tool_trace_summary(invocations)
-            verifier_input = {
-                "original_query": query,
-                "executor_final_answer": executed.raw_text,
-                "executor_structured_output": structured,
-                "executor_output_parse_status": parse_status,
-                "tool_trace_summary": summary,
-                "gatekeeper_result": gate,
-                "retry_context": retry,
-            }
-            with timer.stage("verifier", round_number):
-                verified = await agents.verifier.verify(verifier_input, deadline)
-            if verified.prompt_version:
-                prompt_versions["verifier"] = verified.prompt_version
-            verdict, proposed, override = _constrained(verified.data, gate, parse_status)
-            send("verdict", round_number, verdict)
-            await self._repo.save_round(
-                session_id,
-                RoundRecord(
-                    round=round_number,
-                    executor_raw_text=executed.raw_text,
-                    executor_output=structured,
-                    parse_status=parse_status,
-                    gatekeeper_result=gate,
-                    verdict=verdict,
-                    proposed_verdict=proposed,
-                    verdict_override_reason=override,
-                    retry_context=retry,
-                ),
-            )
-            rounds.append(
-                material.verifier_evaluation(round_number, verdict, parse_status, structured, gate, summary, None)
-            )
-            if verdict.get("verdict") != "REJECT":
+            last = await self._round(session_id, task, progress, send)
+            if last.verdict.get("verdict") != "REJECT":
                 break
-            retry = material.retry_context(round_number, gate, verdict, parse_status)
+            retry = material.retry_context(round_number, last.gate, last.verdict, last.parse_status)
+        assert last is not None  # at least one round ran
 
-        with timer.stage("composer"):
+        with progress.stage_of("composer"):
             composed = await agents.composer.compose(
-                material.composer_input(query, language, structured, gate, verdict), deadline
+                material.composer_input(query, language, last.structured, last.gate, last.verdict), deadline
             )
-        if composed.prompt_version:
-            prompt_versions["composer"] = composed.prompt_version
-        with timer.stage("guard"):
-            composer_output, findings = _guarded(composed.data, structured, language)
+        progress.version("composer", composed.prompt_version)
+        with progress.stage_of("guard"):
+            guarded = answer_guard.apply(
+                composed.data, material.negative_claims(material.claims_of(last.structured)), language
+            )
+        composer_output = guarded.composer_output
+        if guarded.lower_verdict and last.verdict.get("verdict") == "PASS":
+            # the rewrite could not make the answer safe: it must not go out as PASS
+            last.verdict = {
+                **last.verdict,
+                "verdict": "LOW_CONFID",
+                "rationale": f"{last.verdict.get('rationale', '')} [constraint: {_GUARD_LOWERED}]".strip(),
+            }
+            last.record = replace(
+                last.record,
+                verdict=last.verdict,
+                verdict_override_reason=_joined(last.record.verdict_override_reason, _GUARD_LOWERED),
+            )
+            await self._repo.save_round(session_id, last.record)
+            progress.rounds[-1].update(verdict="LOW_CONFID", rationale=last.verdict["rationale"])
         send("composer_output", 0, composer_output)
 
-        rounds[-1]["composer_output"] = composer_output
+        progress.rounds[-1]["composer_output"] = composer_output
         answer = str(composer_output.get("user_facing_answer", ""))
         await self._repo.finish_success(
             session_id,
             answer,
             composer_output,
-            rounds[-1],
-            rounds,
+            progress.rounds[-1],
+            progress.rounds,
             {
-                "answer_guard_findings": findings,
-                "stage_latencies": timer.latencies,
-                "prompt_versions": prompt_versions,
+                "answer_guard_findings": guarded.findings,
+                "stage_latencies": progress.latencies,
+                "prompt_versions": progress.prompt_versions,
             },
         )
-        return ChatResult(session_id, "SUCCESS", answer, composer_output, verdict, gate, structured, "")
+        return ChatResult(
+            session_id, "SUCCESS", answer, composer_output, last.verdict, last.gate, last.structured, ""
+        )
+
+    async def _round(
+        self, session_id: str, task: ExecutorTask, progress: _Progress, send: Callable[[str, int, JSON], None]
+    ) -> _Round:
+        """Executor → Gatekeeper → Verifier → verdict constraints, saved as one round."""
+        agents, round_number = self._agents, task.round
+        with progress.stage_of("executor", round_number):
+            executed = await agents.executor.execute(task)
+        progress.version("executor", executed.prompt_version)
+        structured, parse_status = parse_executor_output(executed.raw_text)
+        send("executor_evidence", round_number, structured)
+
+        invocations = await self._repo.list_invocations(session_id)
+        with progress.stage_of("gatekeeper", round_number):
+            outcome = gatekeeper.check(structured, material.invocation_facts(invocations), self._catalog)
+        gate = outcome.to_seed()
+        send("gatekeeper_result", round_number, gate)
+
+        summary = material.tool_trace_summary(invocations)
+        verifier_input = {
+            "original_query": task.query,
+            "executor_final_answer": executed.raw_text,
+            "executor_structured_output": structured,
+            "executor_output_parse_status": parse_status,
+            "tool_trace_summary": summary,
+            "gatekeeper_result": gate,
+            "retry_context": task.retry_context,
+        }
+        with progress.stage_of("verifier", round_number):
+            verified = await agents.verifier.verify(verifier_input, task.deadline)
+        progress.version("verifier", verified.prompt_version)
+        verdict, proposed, override = _constrained(verified.data, gate, parse_status)
+        send("verdict", round_number, verdict)
+        record = RoundRecord(
+            round=round_number,
+            executor_raw_text=executed.raw_text,
+            executor_output=structured,
+            parse_status=parse_status,
+            gatekeeper_result=gate,
+            verdict=verdict,
+            proposed_verdict=proposed,
+            verdict_override_reason=override,
+            retry_context=task.retry_context,
+        )
+        await self._repo.save_round(session_id, record)
+        progress.rounds.append(
+            material.verifier_evaluation(round_number, verdict, parse_status, structured, gate, summary, None)
+        )
+        return _Round(record, structured, parse_status, gate, verdict)
+
+
+_GUARD_LOWERED = "the answer guard found an over-statement the rewrite could not remove"
+
+
+@dataclass
+class _Round:
+    record: RoundRecord
+    structured: JSON
+    parse_status: JSON
+    gate: JSON
+    verdict: JSON
+
+
+def _joined(first: str, second: str) -> str:
+    return f"{first}; {second}" if first else second
 
 
 def _constrained(proposed: JSON, gate: JSON, parse_status: JSON) -> tuple[JSON, str | None, str]:
@@ -290,22 +365,6 @@ def _constrained(proposed: JSON, gate: JSON, parse_status: JSON) -> tuple[JSON, 
     if reason:
         verdict["rationale"] = f"{proposed.get('rationale', '')} [constraint: {reason}]".strip()
     return verdict, label, reason
-
-
-def _guarded(output: JSON, structured: JSON, language: str) -> tuple[JSON, list[JSON]]:
-    """Runs the answer guard over every text field of the Composer's output and rewrites
-    over-statements of negative evidence into the safe phrasing."""
-    claims = structured.get("claims")
-    negatives = material.negative_claims([c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else [])
-    guarded = dict(output)
-    recorded: list[JSON] = []
-    for field in ("user_facing_answer", "answer_summary"):
-        text = str(guarded.get(field, ""))
-        found = guard.scan(text, negatives)
-        if found:
-            guarded[field] = guard.rewrite(text, found, language)
-            recorded.extend({**finding.to_seed(), "action": "rewritten"} for finding in found)
-    return guarded, recorded
 
 
 def _invocation_event(session_id: str, call: ToolCallResult) -> JSON:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from evigate.v1 import evidence_pb2
+
 from server.codec import CodecError, from_seed
 
 JSON = dict[str, Any]

@@ -206,7 +206,9 @@ class LLMComposer:
 
 
 def build_llm_backend(settings: LLMSettings, *, client: LLMClient | None = None) -> AgentBackend:
-    """The llm backend. Pass your own `client` to close it at shutdown (`await client.aclose()`)."""
+    """The llm backend. `backend.aclose()` closes the client it created; a `client` passed in stays
+    the caller's to close (`await client.aclose()`)."""
+    owned = client is None
     client = client or LLMClient(settings)
     return AgentBackend(
         name="llm",
@@ -214,6 +216,7 @@ def build_llm_backend(settings: LLMSettings, *, client: LLMClient | None = None)
         executor=LLMExecutor(client),
         verifier=LLMVerifier(client),
         composer=LLMComposer(client),
+        closer=client.aclose if owned else None,
     )
 
 

@@ -1,0 +1,60 @@
+"""The answer guard after the Composer (DESIGN §4): over-statements of negative evidence in any text
+the user sees are rewritten into the safe phrasing; if the rewritten text still over-states, the
+verdict is lowered. Either way every finding is recorded with the action taken."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rules import guard
+
+JSON = dict[str, Any]
+REWRITTEN = "rewritten"
+VERDICT_LOWERED = "verdict_lowered"
+_TEXT_FIELDS = ("user_facing_answer", "answer_summary")
+_ACTION_FIELDS = ("action_text", "reason")
+
+
+@dataclass(frozen=True)
+class GuardOutcome:
+    composer_output: JSON  # after rewriting
+    findings: list[JSON]  # every finding, with "field" and "action"
+    lower_verdict: bool  # an over-statement survived the rewrite
+
+
+def apply(output: JSON, negative_claims: Sequence[JSON], language: str) -> GuardOutcome:
+    guarded = dict(output)
+    findings: list[JSON] = []
+    residual = False
+
+    def check(text: str, where: str) -> str:
+        nonlocal residual
+        found = guard.scan(text, negative_claims)
+        if not found:
+            return text
+        rewritten = guard.rewrite(text, found, language)
+        left = guard.scan(rewritten, negative_claims)
+        action = VERDICT_LOWERED if left else REWRITTEN
+        residual = residual or bool(left)
+        findings.extend({**f.to_seed(), "field": where, "action": action} for f in found)
+        return rewritten
+
+    for field in _TEXT_FIELDS:
+        value = guarded.get(field)
+        if isinstance(value, str):
+            guarded[field] = check(value, field)
+    actions = guarded.get("recommended_actions")
+    if isinstance(actions, list):
+        checked = []
+        for index, item in enumerate(actions):
+            action = dict(item) if isinstance(item, dict) else item
+            if isinstance(action, dict):
+                for field in _ACTION_FIELDS:
+                    value = action.get(field)
+                    if isinstance(value, str):
+                        action[field] = check(value, f"recommended_actions[{index}].{field}")
+            checked.append(action)
+        guarded["recommended_actions"] = checked
+    return GuardOutcome(guarded, findings, residual)
