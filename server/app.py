@@ -35,6 +35,7 @@ from server.grpc.health import HealthChecker
 from server.grpc.interceptors import AuthInterceptor, CallInterceptor
 from server.grpc.metrics import Metrics
 from server.grpc.servicers import ChatServicer, FeedbackServicer, GatekeeperServicer, TraceServicer
+from server.grpc.trace_cache import TraceCache
 from server.grpc.validation import Limits
 from server.pipeline import Pipeline
 from server.pipeline.orchestrator import PipelineSettings
@@ -144,9 +145,7 @@ class App:
             catalog,
             PipelineSettings(max_rounds=s.max_rounds, owner=s.owner),
         )
-        orphaned = await repo.fail_orphaned_sessions(
-            s.owner, "the server restarted while it was running"
-        )
+        orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
 
@@ -158,8 +157,11 @@ class App:
         chat_service_pb2_grpc.add_ChatServiceServicer_to_server(
             ChatServicer(pipeline, repo, limits, self.metrics), server
         )
-        feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(FeedbackServicer(repo), server)
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(repo), server)
+        traces = TraceCache(s.trace_cache_ttl_s)
+        feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(
+            FeedbackServicer(repo, traces), server
+        )
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(repo, traces), server)
         gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(
             GatekeeperServicer(repo, catalog, limits), server
         )

@@ -40,6 +40,7 @@ class Settings:
     database_url: str = ""  # empty: a SQLite file in state_dir, migrated automatically
     db_pool_size: int = 10
     health_check_interval_s: float = 2.0
+    trace_cache_ttl_s: float = 1.0  # finished sessions' GetTrace replies; 0: off (see grpc/trace_cache.py)
     # pipeline
     agent_backend: str = "offline"  # offline | llm
     llm_base_url: str = ""
@@ -231,6 +232,8 @@ def validate(settings: Settings) -> None:
             raise ConfigError(f"{name} must be positive")
     if not 0 <= settings.metrics_port <= 65535:
         raise ConfigError("metrics_port must be 0..65535")
+    if settings.trace_cache_ttl_s < 0:
+        raise ConfigError("trace_cache_ttl_s must be ≥ 0")
     if settings.grace_period_s < 0 or settings.health_check_interval_s <= 0:
         raise ConfigError("grace_period_s must be ≥ 0 and health_check_interval_s > 0")
 

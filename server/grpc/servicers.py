@@ -26,6 +26,7 @@ from server.deadline import Deadline, DeadlineExceeded
 from server.gatecheck import check_session_evidence
 from server.grpc import convert, validation
 from server.grpc.metrics import Metrics
+from server.grpc.trace_cache import TraceCache
 from server.pipeline import ChatResult, Pipeline, StageEvent
 from storage.errors import SessionNotFound
 from storage.repository import Repository
@@ -101,8 +102,9 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
 
 
 class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, traces: TraceCache) -> None:
         self._repo = repo
+        self._traces = traces
 
     async def SubmitFeedback(  # noqa: N802
         self, request: feedback_service_pb2.SubmitFeedbackRequest, context: grpc.aio.ServicerContext
@@ -110,24 +112,34 @@ class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
         violations = validation.session_id(request.session_id)
         validation.require("INVALID_FEEDBACK_REQUEST", violations)
         word = validation.feedback(request.feedback)
-        outcome = await self._repo.submit_feedback(request.session_id, word)
+        try:
+            outcome = await self._repo.submit_feedback(request.session_id, word)
+        finally:
+            self._traces.invalidate(request.session_id)
         return feedback_service_pb2.SubmitFeedbackResponse(
             success=True, message=FEEDBACK_RECORDED, case_id=outcome.case_id or ""
         )
 
 
 class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, traces: TraceCache) -> None:
         self._repo = repo
+        self._traces = traces
 
     async def GetTrace(  # noqa: N802
         self, request: trace_service_pb2.GetTraceRequest, context: grpc.aio.ServicerContext
     ) -> trace_service_pb2.GetTraceResponse:
         validation.require("INVALID_TRACE_REQUEST", validation.session_id(request.session_id))
+        cached = self._traces.get(request.session_id)
+        if cached is not None:
+            return cached
         record = await self._repo.get_trace(request.session_id)
         if record is None:
             raise SessionNotFound(request.session_id)
-        return trace_service_pb2.GetTraceResponse(trace=convert.trace(record))
+        reply = trace_service_pb2.GetTraceResponse(trace=convert.trace(record))
+        if record.session.status != "RUNNING":
+            self._traces.put(request.session_id, reply)
+        return reply
 
     async def ListSessions(  # noqa: N802
         self, request: trace_service_pb2.ListSessionsRequest, context: grpc.aio.ServicerContext

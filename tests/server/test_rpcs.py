@@ -340,3 +340,26 @@ async def test_check_errors(app_factory: AppFactory) -> None:
         )
         assert unknown_enum.code == grpc.StatusCode.INVALID_ARGUMENT
         assert any(path.startswith("evidence.claims[0].claim_type") for path in unknown_enum.violations)
+
+
+async def test_cached_traces_see_local_feedback_at_once_and_others_after_the_ttl(
+    app_factory: AppFactory,
+) -> None:
+    app = await app_factory(trace_cache_ttl_s=0.5)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        session_id = await _finished_session(channel)
+        stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+        request = trace_service_pb2.GetTraceRequest(session_id=session_id)
+        before = (await stub.GetTrace(request)).trace
+        assert before.feedback == session_pb2.FEEDBACK_UNSPECIFIED
+        await feedback_service_pb2_grpc.FeedbackServiceStub(channel).SubmitFeedback(
+            feedback_service_pb2.SubmitFeedbackRequest(
+                session_id=session_id, feedback=session_pb2.FEEDBACK_USEFUL
+            )
+        )
+        assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_USEFUL
+        assert app.database is not None  # a change this process did not make (another replica's)
+        await app.database.repo.submit_feedback(session_id, "not_useful")
+        assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_USEFUL
+        await asyncio.sleep(0.6)
+        assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_NOT_USEFUL

@@ -1,0 +1,291 @@
+"""Unary gRPC throughput and latency of GetTrace (SQLite) and SubmitFeedback (MariaDB), beside a
+bare grpc.aio echo server measured in the same run.
+
+Load comes from h2load (Debian package nghttp2-client): it costs the 2 cores far less than a Python
+client. Each request is one length-prefixed gRPC message sent with `content-type: application/grpc`
+and `te: trailers`. h2load only sees HTTP statuses, so the grpc-status of the same request bytes is
+verified separately with a real gRPC client before each measurement.
+
+    .venv/bin/python bench/bench_grpc.py [--duration 5] [--concurrency 1 8 64] [--log-level INFO]
+
+Prints one table: requests/s, p50 and p99 per RPC and concurrency, and each RPC's ratio to the echo
+server at the same concurrency. Targets: GetTrace on SQLite ≥ 0.5 of echo; SubmitFeedback on MariaDB
+≥ 0.3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+ECHO_METHOD = "/bench.Echo/Echo"
+QUERY = "payment-service 现在有 HighCPUUsage 告警吗？"
+TARGETS = {"GetTrace": 0.5, "SubmitFeedback": 0.3}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# ------------------------------------------------------------------------------------------------
+# the echo server (run as `bench_grpc.py --echo-server PORT`)
+
+
+async def _echo_server(port: int) -> None:
+    async def echo(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        return request
+
+    server = grpc.aio.server()
+    handler = grpc.unary_unary_rpc_method_handler(echo)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", {"Echo": handler}),))
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print("ready", flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+    await server.stop(0)
+
+
+# ------------------------------------------------------------------------------------------------
+# servers under test
+
+
+class Served:
+    def __init__(self, command: list[str], env: dict[str, str], ready: str, cwd: Path) -> None:
+        self.log = (cwd / f"server-{uuid.uuid4().hex[:6]}.log").open("w")
+        self.proc = subprocess.Popen(
+            command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=self.log, text=True
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if ready not in line:
+            self.stop()
+            raise RuntimeError(f"server did not start: {command}: {line!r}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.log.close()
+
+
+def start_evigate(port: int, database_url: str, state: Path, log_level: str) -> Served:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EVIGATE_")}
+    env.update(
+        {
+            "EVIGATE_LISTEN": f"127.0.0.1:{port}",
+            "EVIGATE_DATABASE_URL": database_url,
+            "EVIGATE_STATE_DIR": str(state),
+            "EVIGATE_LOG_LEVEL": log_level,
+        }
+    )
+    return Served([str(BIN / "evigate"), "serve"], env, "serving on", state)
+
+
+def start_echo(port: int, cwd: Path) -> Served:
+    return Served([sys.executable, __file__, "--echo-server", str(port)], dict(os.environ), "ready", cwd)
+
+
+# ------------------------------------------------------------------------------------------------
+# requests
+
+
+def framed(message: bytes) -> bytes:
+    """A gRPC length-prefixed message: uncompressed flag, 4-byte big-endian length, payload."""
+    return b"\x00" + struct.pack(">I", len(message)) + message
+
+
+def verify(address: str, method: str, payload: bytes) -> None:
+    """The grpc-status of one real call with exactly the bytes h2load will send must be OK."""
+    with grpc.insecure_channel(address) as channel:
+        call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+        try:
+            call(payload, timeout=30)
+        except grpc.RpcError as error:
+            raise SystemExit(f"{method}: grpc-status {error.code().name}: {error.details()}") from None
+
+
+def prepare_session(address: str) -> str:
+    from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stub = chat_service_pb2_grpc.ChatServiceStub(channel)
+        reply = stub.Chat(chat_service_pb2.ChatRequest(query=QUERY), timeout=60)
+    return str(reply.session_id)
+
+
+# ------------------------------------------------------------------------------------------------
+# load
+
+
+@dataclass(frozen=True)
+class Result:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    ok: int
+    failed: int
+
+
+def h2load(
+    address: str, method: str, payload: bytes, concurrency: int, duration: float, work: Path
+) -> Result:
+    body = work / "body.bin"
+    body.write_bytes(framed(payload))
+    log = work / "h2load.log"
+    log.unlink(missing_ok=True)
+    connections = min(concurrency, 8)
+    streams = max(1, concurrency // connections)
+    command = [
+        "h2load", "-D", f"{duration:g}", "--warm-up-time", "1", "-c", str(connections), "-m", str(streams),
+        "-t", "1", "-d", str(body), "-H", "content-type: application/grpc", "-H", "te: trailers",
+        f"--log-file={log}", f"http://{address}{method}",
+    ]  # fmt: skip
+    out = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60, check=True).stdout
+    rps = float(re.search(r"finished in [\d.]+\w*s, ([\d.]+) req/s", out).group(1))  # type: ignore[union-attr]
+    status = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
+    assert status is not None, out
+    ok, failed = int(status.group(1)), sum(int(status.group(i)) for i in (2, 3, 4))
+    latencies = sorted(int(line.split()[2]) for line in log.read_text().splitlines() if line.strip())
+    if not latencies:
+        raise SystemExit(f"h2load recorded no requests:\n{out}")
+    return Result(rps, _pct(latencies, 50) / 1000, _pct(latencies, 99) / 1000, ok, failed)
+
+
+def _pct(sorted_us: list[int], pct: float) -> float:
+    index = min(len(sorted_us) - 1, max(0, round(pct / 100 * len(sorted_us)) - 1))
+    return float(sorted_us[index])
+
+
+# ------------------------------------------------------------------------------------------------
+# MariaDB scratch database
+
+
+def mariadb_database() -> tuple[str, str]:
+    import pymysql
+
+    name = f"evigate_bench_{uuid.uuid4().hex[:12]}"
+    admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+    with admin.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    admin.close()
+    return name, f"mysql+aiomysql://root:@127.0.0.1:3306/{name}?charset=utf8mb4"
+
+
+def drop_mariadb(name: str) -> None:
+    import pymysql
+
+    admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+    with admin.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    admin.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--echo-server", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--duration", type=int, default=5, help="seconds per measurement (default 5)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--log-level", default="INFO", help="the evigate servers' log level (default INFO)")
+    args = parser.parse_args()
+    if args.echo_server:
+        asyncio.run(_echo_server(args.echo_server))
+        return
+
+    from evigate.v1 import feedback_service_pb2, session_pb2, trace_service_pb2
+
+    from storage import migrate
+
+    work = Path(tempfile.mkdtemp(prefix="evigate-bench-"))
+    db_name, mysql_url = mariadb_database()
+    servers: list[Served] = []
+    try:
+        asyncio.run(migrate(mysql_url))
+        echo_addr = f"127.0.0.1:{free_port()}"
+        sqlite_addr = f"127.0.0.1:{free_port()}"
+        mysql_addr = f"127.0.0.1:{free_port()}"
+        servers.append(start_echo(int(echo_addr.rsplit(":", 1)[1]), work))
+        sqlite_url = f"sqlite+aiosqlite:///{work / 'bench.db'}"
+        servers.append(start_evigate(int(sqlite_addr.rsplit(":", 1)[1]), sqlite_url, work, args.log_level))
+        servers.append(start_evigate(int(mysql_addr.rsplit(":", 1)[1]), mysql_url, work, args.log_level))
+
+        trace_request = trace_service_pb2.GetTraceRequest(session_id=prepare_session(sqlite_addr))
+        feedback_request = feedback_service_pb2.SubmitFeedbackRequest(
+            session_id=prepare_session(mysql_addr), feedback=session_pb2.FEEDBACK_USEFUL
+        )
+        echo_payload = trace_request.SerializeToString()
+        cases = [
+            ("echo", echo_addr, ECHO_METHOD, echo_payload),
+            ("GetTrace", sqlite_addr, "/evigate.v1.TraceService/GetTrace", trace_request.SerializeToString()),
+            (
+                "SubmitFeedback",
+                mysql_addr,
+                "/evigate.v1.FeedbackService/SubmitFeedback",
+                feedback_request.SerializeToString(),
+            ),
+        ]
+        for _, address, method, payload in cases:
+            verify(address, method, payload)
+        time.sleep(1)  # let the evaluation worker finish the two sessions' jobs
+
+        print(f"h2load, {args.duration:g}s per cell after 1s warm-up; evigate log level {args.log_level}")
+        header = (
+            f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}{'target':>8}"
+        )
+        print(header)
+        print("-" * len(header))
+        verdicts = []
+        for concurrency in args.concurrency:
+            echo_rps = 0.0
+            for name, address, method, payload in cases:
+                result = h2load(address, method, payload, concurrency, args.duration, work)
+                verify(address, method, payload)  # still OK after the load
+                if result.failed:
+                    raise SystemExit(f"{name}: {result.failed} non-2xx responses")
+                db = {"echo": "-", "GetTrace": "sqlite", "SubmitFeedback": "mariadb"}[name]
+                if name == "echo":
+                    echo_rps = result.rps
+                    ratio, target = "", ""
+                else:
+                    share = result.rps / echo_rps if echo_rps else 0.0
+                    ratio, target = f"{share:.2f}", f"≥{TARGETS[name]}"
+                    verdicts.append((name, concurrency, share >= TARGETS[name]))
+                print(
+                    f"{name:<16}{db:<9}{concurrency:>5}{result.rps:>10.0f}{result.p50_ms:>9.2f}"
+                    f"{result.p99_ms:>9.2f}{ratio:>8}{target:>8}",
+                    flush=True,
+                )
+        missed = [f"{name}@{c}" for name, c, met in verdicts if not met]
+        print("targets met" if not missed else f"targets missed: {', '.join(missed)}")
+    finally:
+        for server in servers:
+            server.stop()
+        drop_mariadb(db_name)
+
+
+if __name__ == "__main__":
+    main()
