@@ -342,9 +342,7 @@ class _Run:
         """(overlap, missing critical tokens) of an excerpt against a ref text."""
         if txt.quotes_cleanly(excerpt, text):
             return 1.0, []
-        tokens, critical = txt.excerpt_view(excerpt)
-        source = txt.Source(text)
-        return txt.overlap(tokens, source), txt.missing_critical(critical, source)
+        return txt.compare(excerpt, txt.Source(text))
 
     # --- back-fill --------------------------------------------------------------------------
 

@@ -71,20 +71,26 @@ def scan(text: str) -> tuple[list[str], list[str]]:
     return tokens, critical
 
 
-def excerpt_view(text: str) -> tuple[set[str], list[str]]:
-    """The same tokens and critical tokens as `scan`, unordered, computed with C-level regex scans
-    (the Gatekeeper's hot path). The critical list may also name a `key=value` pair's bare value,
-    which the pair's presence implies anyway."""
-    words = _ASCII.findall(text)
+def compare(excerpt: str, source: Source) -> tuple[float, list[str]]:
+    """(overlap, missing critical tokens) of an excerpt against a prepared source — the same answer
+    as comparing `scan` of both sides, computed with C-level regex scans and set operations (the
+    Gatekeeper's hot path). Critical tokens are classified only when some token is missing, and a
+    pair's bare value may be named besides the pair."""
+    words = _ASCII.findall(excerpt)
     tokens = set(map(str.lower, words))
-    if not text.isascii():
-        for run in _CJK_RUN.findall(text):
+    if not excerpt.isascii():
+        for run in _CJK_RUN.findall(excerpt):
             tokens.update(_bigrams(run))
-    pairs = _pairs(text) if "=" in text else []
+    pairs = _pairs(excerpt) if "=" in excerpt else []
     tokens.update(p.lower() for p in pairs)
-    critical = [t for t in words if _critical_word(t)]
-    critical.extend(pairs)
-    return tokens, critical
+    if not tokens:
+        return 0.0, []
+    missing = source.missing(tokens)
+    if not missing:
+        return 1.0, []
+    lost = [w for w in dict.fromkeys(words) if w.lower() in missing and _critical_word(w)]
+    lost.extend(p for p in dict.fromkeys(pairs) if p.lower() in missing)
+    return 1.0 - len(missing) / len(tokens), lost
 
 
 def _pairs(text: str) -> list[str]:
@@ -118,7 +124,7 @@ class Source:
         self.words = frozenset(_ASCII.findall(self.lower))
 
     def has(self, token: str) -> bool:
-        """Whether the lowercase `token` (from `scan`/`excerpt_view`) is a token of this text."""
+        """Whether the lowercase `token` (from `scan`) is a token of this text."""
         return token in self.words or self._has_other(token)
 
     def _has_other(self, token: str) -> bool:
@@ -127,10 +133,14 @@ class Source:
             return token in self.lower
         return "=" in token and contains_token(self.lower, token)
 
-    def count(self, tokens: set[str]) -> int:
-        """How many of the distinct lowercase tokens occur (a set intersection for plain words)."""
+    def missing(self, tokens: set[str]) -> set[str]:
+        """The distinct lowercase tokens that do not occur (a set difference for plain words)."""
         rest = tokens - self.words
-        return len(tokens) - len(rest) + sum(map(self._has_other, rest))
+        return {t for t in rest if not self._has_other(t)} if rest else rest
+
+    def count(self, tokens: set[str]) -> int:
+        """How many of the distinct lowercase tokens occur."""
+        return len(tokens) - len(self.missing(tokens))
 
 
 def tokenize(text: str) -> list[str]:

@@ -10,9 +10,9 @@ from rules.text import (
     _CRITICAL,
     Source,
     _critical_word,
+    compare,
     contains_token,
     critical_tokens,
-    excerpt_view,
     overlap,
     quotes_cleanly,
     scan,
@@ -104,15 +104,39 @@ def test_quotes_cleanly(excerpt: str, clean: bool) -> None:
 ALPHABET = "aZ09-_.:/%= ,;连接池耗尽"
 
 
+def _reference(excerpt: str, source: str) -> tuple[float, set[str]]:
+    """The specification: compare the scan() tokens of both sides."""
+    tokens, critical = scan(excerpt)
+    known = set(scan(source)[0])
+    # A lone CJK character (a unigram) matches wherever the character occurs.
+    found = {t for t in tokens if t in known or (t >= "\u3400" and len(t) == 1 and t in source)}
+    distinct = set(tokens)
+    ratio = len(found) / len(distinct) if distinct else 0.0
+    return ratio, {c.lower() for c in critical if c.lower() not in known}
+
+
 @settings(max_examples=500)
-@given(st.text(alphabet=ALPHABET, max_size=40))
-def test_excerpt_view_agrees_with_scan(text: str) -> None:
-    tokens, critical = scan(text)
-    fast_tokens, fast_critical = excerpt_view(text)
-    assert fast_tokens == set(tokens)
-    assert set(critical) <= set(fast_critical)
-    source = Source(text)
-    assert all(source.has(t) for t in tokens)
+@given(st.text(alphabet=ALPHABET, max_size=40), st.text(alphabet=ALPHABET, max_size=60))
+def test_compare_agrees_with_scan(excerpt: str, source: str) -> None:
+    ratio, lost = compare(excerpt, Source(source))
+    expected_ratio, expected_lost = _reference(excerpt, source)
+    assert abs(ratio - expected_ratio) < 1e-9
+    # compare may also name the bare value of a lost key=value pair
+    assert expected_lost <= {t.lower() for t in lost}
+    assert all(t.lower() not in set(scan(source)[0]) for t in lost)
+    assert all(Source(source).has(t) for t in scan(source)[0])
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=ALPHABET, min_size=1, max_size=60), st.data())
+def test_compare_agrees_with_scan_on_mutated_quotes(source: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(source) - 1))
+    end = data.draw(st.integers(start, len(source)))
+    excerpt = source[start:end] + data.draw(st.text(alphabet=ALPHABET, max_size=5))
+    ratio, lost = compare(excerpt, Source(source))
+    expected_ratio, expected_lost = _reference(excerpt, source)
+    assert abs(ratio - expected_ratio) < 1e-9
+    assert expected_lost <= {t.lower() for t in lost}
 
 
 @pytest.mark.parametrize(
