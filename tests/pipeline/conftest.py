@@ -1,0 +1,58 @@
+"""Fixtures of the pipeline tests: the real storage (SQLite and MariaDB through tests/conftest.py's
+`db`), the real fixture tool backend on the bundled demo world (or a copy of it), and a helper that
+builds a Pipeline around any agent backend."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rules.catalog import load_catalog
+from server.agents.base import AgentBackend
+from server.agents.offline import build_offline_backend
+from server.pipeline import Pipeline
+from server.pipeline.orchestrator import PipelineSettings
+from server.skills import load_skills
+from server.tools import build_backend
+from storage import Database
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "server" / "demo"
+BuildPipeline = Callable[..., Pipeline]
+
+
+@pytest.fixture
+def build_pipeline(db: Database) -> BuildPipeline:
+    """`build_pipeline(agents=None, data_dir=None, max_rounds=2)`: offline agents and the bundled demo
+    world by default."""
+
+    def build(
+        agents: AgentBackend | None = None, data_dir: Path | None = None, max_rounds: int = 2
+    ) -> Pipeline:
+        return Pipeline(
+            db.repo,
+            build_backend("fixture", data_dir, db.repo),
+            agents or build_offline_backend(),
+            load_skills(),
+            load_catalog(),
+            PipelineSettings(max_rounds=max_rounds, owner="tests"),
+        )
+
+    return build
+
+
+@pytest.fixture
+def pipeline(build_pipeline: BuildPipeline) -> Pipeline:
+    return build_pipeline()
+
+
+@pytest.fixture
+def corrupt_world(tmp_path: Path) -> Path:
+    """A copy of the demo world whose inventory-service log file ends in a truncated JSON line."""
+    world = tmp_path / "world"
+    shutil.copytree(DEMO_DIR, world, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    with (world / "logs" / "inventory-service.ndjson").open("a", encoding="utf-8") as handle:
+        handle.write('{"timestamp": "2026-07-08T23:00:00Z", "level": "ERROR", \n')
+    return world
