@@ -63,7 +63,7 @@ _PARAMS: Mapping[str, Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "excerpt.overlap": {"min_overlap": (_ratio, "a number in (0, 1]")},
     "excerpt.critical_tokens": {},
     "negative.no_evidence_only": {},
-    "backfill.unique_match": {},
+    "backfill.unique_match": {"max_comparisons": (_positive_int, "a positive integer")},
     "backfill.refs_missing": {},
 }
 KNOWN_RULES: tuple[str, ...] = tuple(_PARAMS)
@@ -78,6 +78,7 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
         "arrays": {"query_metrics": "alerts", "query_logs": "logs", "lookup_knowledge": "evidence_blocks"}
     },
     "excerpt.overlap": {"min_overlap": 0.8},
+    "backfill.unique_match": {"max_comparisons": 20000},
 }
 
 

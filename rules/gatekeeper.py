@@ -71,6 +71,8 @@ class _Run:
         self.max_claims = int(catalog.param("contract.shape", "max_claims"))
         self.max_bindings = int(catalog.param("contract.shape", "max_bindings"))
         self.max_excerpt = int(catalog.param("contract.shape", "max_excerpt_chars"))
+        # Back-fill compares an excerpt with many refs; a budget keeps adversarial input linear.
+        self.backfill_budget = int(catalog.param("backfill.unique_match", "max_comparisons"))
         self.by_id: dict[int, InvocationFacts] = {}
         self.refs: dict[int, dict[str, str] | None] = {}
         for inv in invocations:
@@ -275,6 +277,9 @@ class _Run:
             if path is not None:
                 self.check_ref(site, inv_id, path, refs, failed=failed, path_ok=path_ok)
                 return
+        if not path_ok:
+            self.record(site, inv_id, path or "", "", failed=failed)
+            return
         filled, backfill_failed = self.backfill(site, inv_id, path)
         if filled is None:
             self.record(site, inv_id, path or "", "", failed=failed or backfill_failed)
@@ -357,6 +362,7 @@ class _Run:
         )
         candidates: list[tuple[int, str, str]] = []
         without_refs = 0
+        exhausted = False
         pool = [self.by_id[inv_id]] if inv_id is not None else self.tool_index().get(site.tool, [])
         for inv in pool:
             refs = self.refs[inv.id]
@@ -368,13 +374,17 @@ class _Run:
             else:
                 found_text = refs.get(path)
                 items = [] if found_text is None else [(path, found_text)]
+            if len(items) > self.backfill_budget:
+                exhausted = True
+                break
+            self.backfill_budget -= len(items)
             for ref_path, text in items:
                 ratio, lost = self.supports(site.excerpt, text)
                 if ratio >= self.min_overlap and not lost:
                     candidates.append((inv.id, ref_path, text))
             if len(candidates) > 1:
                 break
-        if len(candidates) == 1:
+        if len(candidates) == 1 and not exhausted:
             found = candidates[0]
             if "backfill.unique_match" in self.severity:
                 msg = f"{missing} missing; back-filled from the only match, invocation {found[0]} {found[1]}"
@@ -382,7 +392,10 @@ class _Run:
                     GatekeeperIssue(site.claim_id, site.index, "backfill.unique_match", "none", msg)
                 )
             return found, False
-        why = "no invocation ref" if not candidates else "several invocation refs"
+        if exhausted:
+            why = "(the back-fill comparison budget being spent) no unique invocation ref"
+        else:
+            why = "no invocation ref" if not candidates else "several invocation refs"
         extra = f" ({without_refs} {site.tool} invocation(s) have no evidence_refs)" if without_refs else ""
         where = f", raw_path {path!r}" if path else ""
         msg = (

@@ -4,6 +4,7 @@ back-fill, adversarial input and catalog-driven behaviour."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -342,3 +343,19 @@ def test_oversized_names_never_reach_the_result() -> None:
     result = check(evidence, INVOCATIONS)
     assert result.severity == "reject"
     assert len(json.dumps(result.to_seed())) < 20_000
+
+
+def test_backfill_work_is_bounded_on_adversarial_input() -> None:
+    refs = tuple(
+        EvidenceRef(f"$.logs[{i}]", f"2026-07-08 23:05:{i % 60:02d} ERROR order-service line {i}")
+        for i in range(50)
+    )
+    invocations = [InvocationFacts(i, "query_logs", refs) for i in range(2_000)]
+    evidence = _positive(
+        *[binding("query_logs", None, None, f"order-service line {i}") for i in range(2_000)]
+    )
+    start = time.perf_counter()
+    result = check(evidence, invocations)
+    assert time.perf_counter() - start < 10
+    assert result.severity == "low_confid"
+    assert any("budget" in e.message for e in result.errors)
