@@ -50,6 +50,13 @@ _EN = re.compile("|".join(f"(?:{p})" for p in _EN_OVERSTATEMENTS), re.IGNORECASE
 _EN_NEGATED = re.compile(
     r"(?:\bnot|n't|\bcannot|\bunable\s+to|\bnever|\bwithout)\s+(?:\w+\s+){0,2}$", re.IGNORECASE
 )
+# "未检索到不代表问题不存在" / "no hit does not mean the issue does not exist" state the limit honestly.
+_HEDGE = re.compile(
+    r"不代表|不意味着|不等于|不能说明|并不说明|不说明|不能证明|无法证明|不足以证明|不能断定|无法断定|并非"
+    r"|\b(?:does\s+not|doesn't|do\s+not|don't)\s+(?:mean|imply|prove|show|indicate)\b"
+    r"|\bnot\s+necessarily\b|\bcannot\s+conclude\b|\bcan't\s+conclude\b|\bis\s+not\s+proof\b",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _QUERY = re.compile(r"\bquery=([^;\n]+)")
@@ -99,11 +106,12 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 
 def _overstatement(sentence: str) -> str | None:
-    m = _ZH.search(sentence)
-    if m:
-        return m.group()
+    for m in _ZH.finditer(sentence):
+        if not _HEDGE.search(sentence, 0, m.start()):
+            return m.group()
     for m in _EN.finditer(sentence):
-        if not _EN_NEGATED.search(sentence[max(0, m.start() - 40) : m.start()]):
+        before = sentence[max(0, m.start() - 40) : m.start()]
+        if not _EN_NEGATED.search(before) and not _HEDGE.search(sentence, 0, m.start()):
             return m.group()
     return None
 
