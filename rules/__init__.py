@@ -1,1 +1,14 @@
-"""evigate rules package."""
+"""evigate rules: pure, deterministic rule engines over plain data (DESIGN §3-§5).
+
+No I/O besides reading the JSON rule catalog, no asyncio, no database, no LLM; nothing here
+imports server, storage or the generated contract.
+
+- `rules.gatekeeper.check(evidence, invocations, catalog=None) -> GatekeeperOutcome`
+- `rules.catalog.load_catalog(path=None) -> Catalog` (rules/gatekeeper-rules.json, gatekeeper-rules-v1)
+- `rules.score.evaluate(session_status, invocations) -> EvidenceScoreResult`
+- `rules.verdict.constrain(proposed, severity) -> VerdictDecision`
+- `rules.guard.scan(text, negative_claims) -> list[GuardFinding]`
+- `rules.guard.rewrite(text, findings, language=None) -> str`
+- `rules.text.tokenize(text)`, `rules.text.critical_tokens(text)`
+Inputs and results are the frozen dataclasses of `rules.types`; every result has `to_seed()`.
+"""
