@@ -91,8 +91,9 @@ class Served:
         self.log.close()
 
 
-def start_evigate(port: int, database_url: str, state: Path, log_level: str) -> Served:
+def start_evigate(port: int, database_url: str, state: Path, log_level: str, extra: dict[str, str]) -> Served:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVIGATE_")}
+    env.update(extra)
     env.update(
         {
             "EVIGATE_LISTEN": f"127.0.0.1:{port}",
@@ -149,9 +150,17 @@ class Result:
     failed: int
 
 
-def h2load(
-    address: str, method: str, payload: bytes, concurrency: int, duration: float, work: Path
-) -> Result:
+@dataclass(frozen=True)
+class Case:
+    name: str
+    db: str
+    address: str
+    method: str
+    payload: bytes
+
+
+def h2load(case: Case, concurrency: int, duration: int, work: Path) -> Result:
+    address, method, payload = case.address, case.method, case.payload
     body = work / "body.bin"
     body.write_bytes(framed(payload))
     log = work / "h2load.log"
@@ -203,6 +212,63 @@ def drop_mariadb(name: str) -> None:
     admin.close()
 
 
+def measure(cases: list[Case], concurrencies: list[int], duration: int, work: Path) -> list[str]:
+    """Prints the table; returns the cells that missed their target."""
+    header = (
+        f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}{'target':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    missed = []
+    for concurrency in concurrencies:
+        echo_rps = 0.0
+        for case in cases:
+            result = h2load(case, concurrency, duration, work)
+            verify(case.address, case.method, case.payload)  # still OK after the load
+            if result.failed:
+                raise SystemExit(f"{case.name}: {result.failed} non-2xx responses")
+            ratio = target = ""
+            if case.name == "echo":
+                echo_rps = result.rps
+            else:
+                share = result.rps / echo_rps if echo_rps else 0.0
+                ratio, target = f"{share:.2f}", f"≥{TARGETS[case.name]}"
+                if share < TARGETS[case.name]:
+                    missed.append(f"{case.name}@{concurrency}")
+            print(
+                f"{case.name:<16}{case.db:<9}{concurrency:>5}{result.rps:>10.0f}{result.p50_ms:>9.2f}"
+                f"{result.p99_ms:>9.2f}{ratio:>8}{target:>8}",
+                flush=True,
+            )
+    return missed
+
+
+def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: list[Served]) -> list[Case]:
+    from evigate.v1 import feedback_service_pb2, session_pb2, trace_service_pb2
+
+    echo, sqlite, mysql = (f"127.0.0.1:{free_port()}" for _ in range(3))
+    extra = {"EVIGATE_TRACE_CACHE_TTL_S": str(args.trace_cache_ttl)}
+    servers.append(start_echo(int(echo.rsplit(":", 1)[1]), work))
+    sqlite_url = f"sqlite+aiosqlite:///{work / 'bench.db'}"
+    servers.append(start_evigate(int(sqlite.rsplit(":", 1)[1]), sqlite_url, work, args.log_level, extra))
+    servers.append(start_evigate(int(mysql.rsplit(":", 1)[1]), mysql_url, work, args.log_level, extra))
+    trace = trace_service_pb2.GetTraceRequest(session_id=prepare_session(sqlite))
+    feedback = feedback_service_pb2.SubmitFeedbackRequest(
+        session_id=prepare_session(mysql), feedback=session_pb2.FEEDBACK_USEFUL
+    )
+    return [
+        Case("echo", "-", echo, ECHO_METHOD, trace.SerializeToString()),
+        Case("GetTrace", "sqlite", sqlite, "/evigate.v1.TraceService/GetTrace", trace.SerializeToString()),
+        Case(
+            "SubmitFeedback",
+            "mariadb",
+            mysql,
+            "/evigate.v1.FeedbackService/SubmitFeedback",
+            feedback.SerializeToString(),
+        ),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -211,13 +277,11 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=5, help="seconds per measurement (default 5)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--log-level", default="INFO", help="the evigate servers' log level (default INFO)")
+    parser.add_argument("--trace-cache-ttl", type=float, default=1.0, help="trace_cache_ttl_s (0: off)")
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(_echo_server(args.echo_server))
         return
-
-    from evigate.v1 import feedback_service_pb2, session_pb2, trace_service_pb2
-
     from storage import migrate
 
     work = Path(tempfile.mkdtemp(prefix="evigate-bench-"))
@@ -225,61 +289,15 @@ def main() -> None:
     servers: list[Served] = []
     try:
         asyncio.run(migrate(mysql_url))
-        echo_addr = f"127.0.0.1:{free_port()}"
-        sqlite_addr = f"127.0.0.1:{free_port()}"
-        mysql_addr = f"127.0.0.1:{free_port()}"
-        servers.append(start_echo(int(echo_addr.rsplit(":", 1)[1]), work))
-        sqlite_url = f"sqlite+aiosqlite:///{work / 'bench.db'}"
-        servers.append(start_evigate(int(sqlite_addr.rsplit(":", 1)[1]), sqlite_url, work, args.log_level))
-        servers.append(start_evigate(int(mysql_addr.rsplit(":", 1)[1]), mysql_url, work, args.log_level))
-
-        trace_request = trace_service_pb2.GetTraceRequest(session_id=prepare_session(sqlite_addr))
-        feedback_request = feedback_service_pb2.SubmitFeedbackRequest(
-            session_id=prepare_session(mysql_addr), feedback=session_pb2.FEEDBACK_USEFUL
-        )
-        echo_payload = trace_request.SerializeToString()
-        cases = [
-            ("echo", echo_addr, ECHO_METHOD, echo_payload),
-            ("GetTrace", sqlite_addr, "/evigate.v1.TraceService/GetTrace", trace_request.SerializeToString()),
-            (
-                "SubmitFeedback",
-                mysql_addr,
-                "/evigate.v1.FeedbackService/SubmitFeedback",
-                feedback_request.SerializeToString(),
-            ),
-        ]
-        for _, address, method, payload in cases:
-            verify(address, method, payload)
+        cases = start_all(args, work, mysql_url, servers)
+        for case in cases:
+            verify(case.address, case.method, case.payload)
         time.sleep(1)  # let the evaluation worker finish the two sessions' jobs
-
-        print(f"h2load, {args.duration:g}s per cell after 1s warm-up; evigate log level {args.log_level}")
-        header = (
-            f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}{'target':>8}"
+        print(
+            f"h2load, {args.duration}s per cell after 1s warm-up; evigate log level {args.log_level}, "
+            f"trace cache ttl {args.trace_cache_ttl:g}s"
         )
-        print(header)
-        print("-" * len(header))
-        verdicts = []
-        for concurrency in args.concurrency:
-            echo_rps = 0.0
-            for name, address, method, payload in cases:
-                result = h2load(address, method, payload, concurrency, args.duration, work)
-                verify(address, method, payload)  # still OK after the load
-                if result.failed:
-                    raise SystemExit(f"{name}: {result.failed} non-2xx responses")
-                db = {"echo": "-", "GetTrace": "sqlite", "SubmitFeedback": "mariadb"}[name]
-                if name == "echo":
-                    echo_rps = result.rps
-                    ratio, target = "", ""
-                else:
-                    share = result.rps / echo_rps if echo_rps else 0.0
-                    ratio, target = f"{share:.2f}", f"≥{TARGETS[name]}"
-                    verdicts.append((name, concurrency, share >= TARGETS[name]))
-                print(
-                    f"{name:<16}{db:<9}{concurrency:>5}{result.rps:>10.0f}{result.p50_ms:>9.2f}"
-                    f"{result.p99_ms:>9.2f}{ratio:>8}{target:>8}",
-                    flush=True,
-                )
-        missed = [f"{name}@{c}" for name, c, met in verdicts if not met]
+        missed = measure(cases, args.concurrency, args.duration, work)
         print("targets met" if not missed else f"targets missed: {', '.join(missed)}")
     finally:
         for server in servers:
