@@ -183,7 +183,7 @@ def db_rows(url: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, .
     )
     try:
         with conn.cursor() as cursor:
-            cursor.execute(sql, params)
+            cursor.execute(sql, tuple(params) or None)
             return [tuple(row) for row in cursor.fetchall()]
     finally:
         conn.close()
