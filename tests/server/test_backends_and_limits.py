@@ -1,0 +1,146 @@
+"""The llm agent backend wired through the server (against the scripted OpenAI-compatible server),
+client cancellation of a stream, and the message-size limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from evigate.v1 import (
+    chat_service_pb2,
+    chat_service_pb2_grpc,
+    session_pb2,
+    trace_service_pb2,
+    trace_service_pb2_grpc,
+    verdict_pb2,
+)
+
+from tests.server.conftest import HIGH_CPU_ZH, AppFactory, slow_agents
+from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply, tool_call, tool_calls
+
+PLAN = {
+    "selected_skill": "diagnose-high-cpu",
+    "selection_reason": "alert",
+    "plan": ["query_metrics"],
+    "reasoning": "",
+}
+
+
+def _evidence_from(request: RecordedRequest) -> Reply:
+    [result] = request.tool_results()
+    ref = result["evidence_refs"][0]
+    return json_reply(
+        {
+            "answer_version": "executor_evidence_v2",
+            "claims": [
+                {
+                    "claim_id": "claim-1",
+                    "claim_type": "observation",
+                    "claim_text": "payment-service 当前存在 HighCPUUsage 告警，CPU 使用率为 92%。",
+                    "support_level": "direct",
+                    "evidence_bindings": [
+                        {
+                            "tool_name": result["tool_name"],
+                            "source_invocation_id": result["source_invocation_id"],
+                            "raw_path": ref["raw_path"],
+                            "evidence_excerpt": ref["text"],
+                        }
+                    ],
+                }
+            ],
+            "hypotheses": [],
+            "recommended_actions": [],
+            "missing_info": [],
+        }
+    )
+
+
+VERDICT: dict[str, Any] = {
+    "verdict": "PASS",
+    "groundedness_score": 1.0,
+    "critical_fact_count": 1,
+    "claim_checks": [
+        {"claim_id": "claim-1", "supported": True, "reason": "matches", "unsupported_facts": []}
+    ],
+    "facts_checked": [],
+    "rationale": "the excerpt states it",
+}
+COMPOSED = {
+    "answer_summary": "payment-service 有 HighCPUUsage 告警",
+    "recommended_actions": [],
+    "user_facing_answer": "payment-service 当前存在 HighCPUUsage 告警（current=92%）。",
+}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+async def test_llm_backend_answers_through_the_server(app_factory: AppFactory, fake: FakeOpenAI) -> None:
+    fake.script(
+        [
+            json_reply(PLAN),
+            tool_calls(
+                tool_call("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
+            ),
+            _evidence_from,
+            json_reply(VERDICT),
+            json_reply(COMPOSED),
+        ]
+    )
+    app = await app_factory(
+        agent_backend="llm", llm_base_url=fake.base_url, llm_model="test-model", llm_api_key="sk-test-secret"
+    )
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        reply = await chat_service_pb2_grpc.ChatServiceStub(channel).Chat(
+            chat_service_pb2.ChatRequest(query=HIGH_CPU_ZH), timeout=60
+        )
+        trace = (
+            await trace_service_pb2_grpc.TraceServiceStub(channel).GetTrace(
+                trace_service_pb2.GetTraceRequest(session_id=reply.session_id)
+            )
+        ).trace
+    assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
+    assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
+    assert reply.answer == COMPOSED["user_facing_answer"]
+    assert trace.agent_backend == "llm" and trace.prompt_versions
+    assert {r.model for r in fake.requests} == {"test-model"}
+    assert "sk-test-secret" not in json.dumps(app.settings.describe())
+
+
+async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -> None:
+    gate = asyncio.Event()
+    agents, planner = slow_agents(gate=gate)
+    app = await app_factory(agents=agents)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        call = chat_service_pb2_grpc.ChatServiceStub(channel).StreamChat(
+            chat_service_pb2.StreamChatRequest(query=HIGH_CPU_ZH, session_id="cancel-1"), timeout=60
+        )
+        await asyncio.wait_for(planner.started.wait(), 10)
+        call.cancel()
+        trace_stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+        request = trace_service_pb2.GetTraceRequest(session_id="cancel-1")
+        async with asyncio.timeout(10):
+            while (
+                await trace_stub.GetTrace(request)
+            ).trace.session.status == session_pb2.SESSION_STATUS_RUNNING:
+                await asyncio.sleep(0.05)
+        trace = (await trace_stub.GetTrace(request)).trace
+    assert trace.session.status == session_pb2.SESSION_STATUS_FAILED
+    assert "cancel" in trace.session.failure_reason
+    assert not trace.tool_invocations  # the planner never finished, no tool ran
+
+
+async def test_messages_over_the_limit_are_resource_exhausted(app_factory: AppFactory) -> None:
+    app = await app_factory(max_message_bytes=2048)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        stub = chat_service_pb2_grpc.ChatServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await stub.Chat(chat_service_pb2.ChatRequest(query="x" * 4096), timeout=10)
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
