@@ -127,10 +127,10 @@ async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -
         trace_stub = trace_service_pb2_grpc.TraceServiceStub(channel)
         request = trace_service_pb2.GetTraceRequest(session_id="cancel-1")
         async with asyncio.timeout(10):
-            while (
-                await trace_stub.GetTrace(request)
-            ).trace.session.status == session_pb2.SESSION_STATUS_RUNNING:
+            status = session_pb2.SESSION_STATUS_RUNNING
+            while status == session_pb2.SESSION_STATUS_RUNNING:  # noqa: ASYNC110 - polling a remote status
                 await asyncio.sleep(0.05)
+                status = (await trace_stub.GetTrace(request)).trace.session.status
         trace = (await trace_stub.GetTrace(request)).trace
     assert trace.session.status == session_pb2.SESSION_STATUS_FAILED
     assert "cancel" in trace.session.failure_reason
