@@ -128,7 +128,7 @@ async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -
         request = trace_service_pb2.GetTraceRequest(session_id="cancel-1")
         async with asyncio.timeout(10):
             status = session_pb2.SESSION_STATUS_RUNNING
-            while status == session_pb2.SESSION_STATUS_RUNNING:  # noqa: ASYNC110 - polling a remote status
+            while status == session_pb2.SESSION_STATUS_RUNNING:
                 await asyncio.sleep(0.05)
                 status = (await trace_stub.GetTrace(request)).trace.session.status
         trace = (await trace_stub.GetTrace(request)).trace
