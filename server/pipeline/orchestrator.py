@@ -21,7 +21,7 @@ from rules import verdict as verdict_rules
 from rules.catalog import Catalog
 from server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
 from server.deadline import Deadline, DeadlineExceeded
-from server.pipeline import answer_guard, material
+from server.pipeline import answer_guard, derivation, material
 from server.pipeline.events import ChatResult, StageEvent
 from server.pipeline.parse import parse_executor_output
 from server.tools import SessionToolBox, ToolBackend
@@ -318,7 +318,7 @@ class Pipeline:
         with progress.stage_of("verifier", round_number):
             verified = await agents.verifier.verify(verifier_input, task.deadline)
         progress.version("verifier", verified.prompt_version)
-        verdict, proposed, override = _constrained(verified.data, gate, parse_status)
+        verdict, proposed, override = _constrained(verified.data, gate, parse_status, structured)
         send("verdict", round_number, verdict)
         record = RoundRecord(
             round=round_number,
@@ -354,17 +354,53 @@ def _joined(first: str, second: str) -> str:
     return f"{first}; {second}" if first else second
 
 
-def _constrained(proposed: JSON, gate: JSON, parse_status: JSON) -> tuple[JSON, str | None, str]:
-    """Applies the code-enforced verdict constraints, whatever the Verifier said."""
+def _constrained(
+    proposed: JSON, gate: JSON, parse_status: JSON, structured: JSON
+) -> tuple[JSON, str | None, str]:
+    """Applies the code-enforced verdict constraints, whatever the Verifier said: the Gatekeeper
+    severity ceiling, no PASS over an unparsed output, and no claim stating facts its verified
+    excerpts lack."""
     label = str(proposed.get("verdict", "REJECT"))
     decision = verdict_rules.constrain(label, str(gate.get("severity", "reject")))
     final, reason = decision.verdict, decision.reason if decision.overridden else ""
     if parse_status.get("status") != "valid" and final != "REJECT":
         final, reason = "REJECT", "the executor output did not parse into executor_evidence_v2"
     verdict = {**proposed, "verdict": final}
+    underived = derivation.check_claims(material.claims_of(structured), gate)
+    if underived:
+        verdict["claim_checks"] = _unsupported(verdict.get("claim_checks"), underived)
+        if final != "REJECT":
+            listed = "; ".join(f"{claim_id}: {', '.join(facts)}" for claim_id, facts in underived.items())
+            final, reason = "REJECT", f"claims state facts absent from their verified excerpts ({listed})"
+            verdict["verdict"] = final
     if reason:
         verdict["rationale"] = f"{proposed.get('rationale', '')} [constraint: {reason}]".strip()
     return verdict, label, reason
+
+
+def _unsupported(checks: Any, underived: dict[str, list[str]]) -> list[JSON]:
+    """The claim checks with every claim that has underived facts marked unsupported."""
+    out = [dict(c) for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
+    seen = set()
+    for check in out:
+        facts = underived.get(str(check.get("claim_id")))
+        if facts:
+            seen.add(str(check.get("claim_id")))
+            check["supported"] = False
+            known = [f for f in check.get("unsupported_facts") or [] if f not in facts]
+            check["unsupported_facts"] = [*known, *facts]
+            check["reason"] = f"{check.get('reason', '')} [facts absent from the verified excerpts]".strip()
+    for claim_id, facts in underived.items():
+        if claim_id not in seen:
+            out.append(
+                {
+                    "claim_id": claim_id,
+                    "supported": False,
+                    "reason": "facts absent from the verified excerpts",
+                    "unsupported_facts": facts,
+                }
+            )
+    return out
 
 
 def _invocation_event(session_id: str, call: ToolCallResult) -> JSON:
