@@ -64,12 +64,13 @@ async def test_two_replicas_share_one_database_without_duplicates_or_lost_sessio
 
         async def one_session(n: int, sid: str) -> list[str]:
             query = QUESTIONS[n % len(QUESTIONS)]
-            first, second = rng.sample(clients, 2)
-            # The same client-chosen id on both replicas at once: one runs it, never two.
+            first, second = clients[n % 2], clients[1 - n % 2]
+            # Every other id on both replicas at once: one runs it, never two.
+            racing = n % 4 < 2
             outcomes = await asyncio.gather(
                 _chat_either(first, query, sid),
-                _chat_either(second, query, sid),
-                _trace_any(second, ids[(n + 1) % SESSIONS]),
+                _chat_either(second, query, sid) if racing else _trace_any(second, sid),
+                _trace_any(rng.choice(clients), ids[(n + 1) % SESSIONS]),
             )
             assert "answered" in outcomes[:2]  # the replica that created the session ran it
             feedbacks = await asyncio.gather(*(c.feedback(sid, useful=sid in useful) for c in clients))
@@ -77,7 +78,7 @@ async def test_two_replicas_share_one_database_without_duplicates_or_lost_sessio
             for reply in feedbacks:
                 assert reply.success and reply.message == "反馈已记录"
                 case_ids[sid].add(reply.case_id)
-            return list(outcomes[:2])
+            return [o for o in outcomes[:2] if o]
 
         results = await asyncio.gather(*(one_session(n, sid) for n, sid in enumerate(ids)))
     answered = sum(r.count("answered") for r in results)
