@@ -14,6 +14,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from server.grpc.errors import FieldViolation, InvalidArgumentError, RpcStatus, to_status
+from server.grpc.logs import call_context
 from server.grpc.metrics import Metrics
 
 log = logging.getLogger("evigate.rpc")
@@ -155,6 +156,7 @@ def _unary_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) 
         try:
             request = await _parse(handler, raw, context)
             session = getattr(request, "session_id", "")
+            call_context.set({"rpc": method, "session_id": session})
             response = await behavior(request, context)
             session = session or getattr(response, "session_id", "")
             return response
@@ -182,6 +184,7 @@ def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish)
         try:
             request = await _parse(handler, raw, context)
             session = getattr(request, "session_id", "")
+            call_context.set({"rpc": method, "session_id": session})
             async for item in behavior(request, context):
                 session = session or getattr(item, "session_id", "")
                 yield item

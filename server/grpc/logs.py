@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import sys
@@ -9,6 +10,22 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 _STANDARD = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
+
+# The RPC a task serves ({"rpc": ..., "session_id": ...}); tasks the pipeline starts inherit it, so
+# every line logged while serving a call names the call.
+call_context: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "call_context", default=None
+)
+
+
+class CallContextFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        context = call_context.get()
+        if context:
+            for key, value in context.items():
+                if value and not hasattr(record, key):
+                    setattr(record, key, value)
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -36,6 +53,7 @@ def configure(level: str = "INFO", fmt: str = "json") -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.addFilter(CallContextFilter())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

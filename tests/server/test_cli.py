@@ -138,3 +138,28 @@ def test_migrate(tmp_path: Path) -> None:
     result = evigate("migrate", "--database-url", url)
     assert result.returncode == 0, result.stderr
     assert "migrated" in result.stdout and (tmp_path / "m.db").exists()
+
+
+def test_cli_over_mutual_tls(server_process: Callable[..., ServerProcess], tmp_path: Path) -> None:
+    from tests.server.certs import make_certs
+
+    certs = make_certs(tmp_path / "certs")
+    tls = {
+        "EVIGATE_TLS_CERT": str(certs.server_cert),
+        "EVIGATE_TLS_KEY": str(certs.server_key),
+        "EVIGATE_TLS_CLIENT_CA": str(certs.ca),
+    }
+    server = server_process(env=tls)
+    client = ("--ca", str(certs.ca), "--cert", str(certs.client_cert), "--key", str(certs.client_key))
+    ok = evigate("sessions", *client, server=server, token=None)
+    assert ok.returncode == 0, ok.stderr
+    refused = evigate("sessions", "--ca", str(certs.ca), "--timeout", "5", server=server, token=None)
+    assert refused.returncode == 1
+
+
+def test_tokens_never_reach_the_logs(shared_server: ServerProcess) -> None:
+    evigate("sessions", server=shared_server)
+    evigate("sessions", server=shared_server, token="a-wrong-token")
+    log = shared_server.log.read_text()
+    assert '"rpc": "/evigate.v1.TraceService/ListSessions"' in log
+    assert SHARED_TOKEN not in log and "a-wrong-token" not in log
