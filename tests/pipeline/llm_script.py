@@ -1,0 +1,184 @@
+"""Scripted stages of the llm backend for the pipeline tests and the bench.
+
+Every stage gets its own model name, so one FakeOpenAI default responder (`StageScript`) can answer
+each request by stage: scripted steps first, then the stage's default. The defaults are a plan, a
+*credulous* Verifier (PASS for every claim: what the code constraints must catch is left to them)
+and a Composer that states the allowed claims. Executor steps are scripted by each test; `cite()`
+answers from the tool results the model really received, so the invocation ids are real.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from server.agents.llm import LLMSettings
+from tests.support.fake_openai import (
+    RecordedRequest,
+    Reply,
+    Responder,
+    Step,
+    ToolCall,
+    json_reply,
+    tool_call,
+    tool_calls,
+)
+
+JSON = dict[str, Any]
+STAGES = ("planner", "executor", "verifier", "composer")
+PLAN: JSON = {
+    "selected_skill": None,
+    "selection_reason": "narrow question: one exact query",
+    "plan": ["query the one thing the question names"],
+    "reasoning": "scripted",
+}
+HIGH_CPU_ARGS: JSON = {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"}
+HIKARI_ARGS: JSON = {"service": "inventory-service", "keyword": "HikariCP"}
+CPU_CLAIM = "payment-service 当前存在 HighCPUUsage 告警，CPU 使用率为 92%。"
+
+
+def settings(base_url: str, **overrides: Any) -> LLMSettings:
+    values: JSON = {
+        "base_url": base_url,
+        "api_key": "sk-test",
+        "model": "unused",
+        "planner_model": "planner",
+        "executor_model": "executor",
+        "verifier_model": "verifier",
+        "composer_model": "composer",
+        "timeout": 5.0,
+        "max_retries": 3,
+        "backoff_base": 0.01,
+        "backoff_max": 0.05,
+        "max_tool_steps": 4,
+        "json_mode": "json_object",
+    }
+    values.update(overrides)
+    return LLMSettings(**values)
+
+
+def payload(request: RecordedRequest) -> JSON:
+    """The JSON the stage sent as its user message."""
+    for message in request.messages:
+        if message.get("role") == "user":
+            data = json.loads(message["content"])
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def credulous_verifier(request: RecordedRequest) -> Step:
+    claims = payload(request).get("executor_structured_output", {}).get("claims") or []
+    ids = [c.get("claim_id", "") for c in claims if isinstance(c, dict)]
+    return json_reply(
+        {
+            "verdict": "PASS",
+            "groundedness_score": 1.0,
+            "critical_fact_count": len(ids),
+            "claim_checks": [
+                {"claim_id": i, "supported": True, "reason": "looks fine", "unsupported_facts": []}
+                for i in ids
+            ],
+            "facts_checked": [],
+            "rationale": "every claim looks supported",
+        }
+    )
+
+
+def stating_composer(request: RecordedRequest) -> Step:
+    data = payload(request)
+    texts = [str(c.get("claim_text", "")) for c in data.get("allowed_claims", [])]
+    answer = "\n".join(texts) if texts else "没有通过校验的证据，无法给出可靠结论。"
+    return json_reply(
+        {"answer_summary": answer[:80], "recommended_actions": [], "user_facing_answer": answer}
+    )
+
+
+DEFAULTS: dict[str, Responder] = {
+    "planner": json_reply(PLAN),
+    "verifier": credulous_verifier,
+    "composer": stating_composer,
+}
+
+
+class StageScript:
+    """A FakeOpenAI default responder that dispatches on the request's model (= stage)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.steps: dict[str, deque[Responder]] = {stage: deque() for stage in STAGES}
+        self.delay = delay
+
+    def add(self, stage: str, steps: Iterable[Responder]) -> StageScript:
+        self.steps[stage].extend(steps)
+        return self
+
+    def __call__(self, request: RecordedRequest) -> Step:
+        stage = request.model or ""
+        queue = self.steps.get(stage)
+        responder = queue.popleft() if queue else DEFAULTS.get(stage)
+        if responder is None:
+            raise AssertionError(f"no scripted {stage} step left for request #{request.index}")
+        step = responder(request) if callable(responder) else responder
+        if self.delay and isinstance(step, Reply):
+            step = Reply(step.content, step.tool_calls, step.finish_reason, step.usage, self.delay)
+        return step
+
+
+def call(name: str = "query_metrics", arguments: JSON | None = None) -> Reply:
+    calls: tuple[ToolCall, ...] = (tool_call(name, arguments if arguments is not None else HIGH_CPU_ARGS),)
+    return tool_calls(*calls)
+
+
+def _last_result(request: RecordedRequest) -> JSON:
+    results = [r for r in request.tool_results() if isinstance(r, dict) and r.get("evidence_refs")]
+    if not results:
+        raise AssertionError("the model received no tool result with evidence refs")
+    return results[-1]
+
+
+def first_fields(text: str, count: int = 5) -> str:
+    return ", ".join(text.split(", ")[:count])
+
+
+def cite(
+    *,
+    claim_type: str = "observation",
+    claim_text: str = CPU_CLAIM,
+    invocation_id: Callable[[int], int | None] = lambda real: real,
+    raw_path: str | None = None,
+    excerpt: Callable[[str], str] = first_fields,
+) -> Callable[[RecordedRequest], Step]:
+    """The final executor_evidence_v2 reply, citing the last tool result the model received."""
+
+    def respond(request: RecordedRequest) -> Step:
+        result = _last_result(request)
+        ref = result["evidence_refs"][0]
+        return json_reply(
+            {
+                "answer_version": "executor_evidence_v2",
+                "claims": [
+                    {
+                        "claim_id": "claim-1",
+                        "claim_type": claim_type,
+                        "claim_text": claim_text,
+                        "support_level": "direct",
+                        "evidence_bindings": [
+                            {
+                                "source_type": "tool_trace",
+                                "source_id": "",
+                                "tool_name": result["tool_name"],
+                                "source_invocation_id": invocation_id(int(result["source_invocation_id"])),
+                                "raw_path": raw_path or ref["raw_path"],
+                                "evidence_excerpt": excerpt(ref["text"]),
+                            }
+                        ],
+                    }
+                ],
+                "hypotheses": [],
+                "recommended_actions": [],
+                "missing_info": [],
+            }
+        )
+
+    return respond
