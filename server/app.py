@@ -30,7 +30,7 @@ from grpc_reflection.v1alpha import reflection
 
 from rules.catalog import Catalog, load_catalog
 from server.agents.base import AgentBackend
-from server.config import Settings, split_host_port
+from server.config import ConfigError, Settings, split_host_port
 from server.grpc.health import HealthChecker
 from server.grpc.interceptors import AuthInterceptor, CallInterceptor
 from server.grpc.metrics import Metrics
@@ -134,7 +134,10 @@ class App:
         repo = self.database.repo
         catalog = self._components.catalog or load_catalog()
         agents = self._components.agents or build_agents(s)
-        tools = build_backend(s.tool_backend, s.data_dir, repo)
+        try:
+            tools = build_backend(s.tool_backend, s.data_dir, repo)
+        except ValueError as error:
+            raise ConfigError(f"data_dir: {error}") from None
         from server.skills import load_skills
 
         pipeline = Pipeline(
@@ -171,11 +174,14 @@ class App:
         health_pb2_grpc.add_HealthServicer_to_server(self.health.servicer, server)
         reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
 
-        credentials = server_credentials(s)
-        if credentials is None:
-            self.port = server.add_insecure_port(s.listen)
-        else:
-            self.port = server.add_secure_port(s.listen, credentials)
+        try:
+            credentials = server_credentials(s)
+            if credentials is None:
+                self.port = server.add_insecure_port(s.listen)
+            else:
+                self.port = server.add_secure_port(s.listen, credentials)
+        except RuntimeError as error:  # grpc's "Failed to bind"
+            raise OSError(f"cannot listen on {s.listen}: {error}") from None
         if self.port == 0:
             raise OSError(f"cannot listen on {s.listen}")
         await self.health.start()
@@ -228,7 +234,11 @@ class App:
 async def serve(settings: Settings, on_ready: Callable[[App], None] | None = None) -> None:
     """Runs until SIGTERM or SIGINT, then shuts down gracefully."""
     app = App(settings)
-    await app.start()
+    try:
+        await app.start()
+    except BaseException:
+        await app.stop(grace=0)
+        raise
     loop = asyncio.get_running_loop()
     stopping: list[asyncio.Task[None]] = []
 

@@ -66,9 +66,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     async def main() -> None:
         await serve(settings, announce)
 
+    from storage.errors import StorageError
+
     try:
         asyncio.run(main())
-    except OSError as error:
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    except (OSError, StorageError) as error:
         raise CliError(f"cannot start: {error}") from None
     return 0
 

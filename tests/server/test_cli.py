@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -163,3 +164,22 @@ def test_tokens_never_reach_the_logs(shared_server: ServerProcess) -> None:
     log = shared_server.log.read_text()
     assert '"rpc": "/evigate.v1.TraceService/ListSessions"' in log
     assert SHARED_TOKEN not in log and "a-wrong-token" not in log
+
+
+def test_serve_explains_why_it_cannot_start(
+    tmp_path: Path, mysql_database_factory: Callable[[], str]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = evigate("serve", "--listen", f"127.0.0.1:{port}", "--state-dir", str(tmp_path / "a"))
+    assert busy.returncode == 1 and "cannot listen on" in busy.stderr.splitlines()[-1]
+    unmigrated = evigate("serve", "--listen", "127.0.0.1:0", "--database-url", mysql_database_factory())
+    assert unmigrated.returncode == 1 and "evigate: cannot start" in unmigrated.stderr.splitlines()[-1]
+    no_data = evigate(
+        "serve", "--listen", "127.0.0.1:0", "--state-dir", str(tmp_path / "b"), "--data-dir", "/nope"
+    )
+    assert no_data.returncode == 1 and "configuration: data_dir" in no_data.stderr.splitlines()[-1]
+    bad_flag = evigate("serve", "--agent-backend", "magic")
+    assert bad_flag.returncode == 1 and "agent_backend" in bad_flag.stderr
