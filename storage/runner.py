@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -112,7 +113,7 @@ class Runner:
         try:
             transaction = await conn.begin()
             try:
-                result = await work(conn)
+                result = await self._work(conn, work)
             except asyncio.CancelledError:
                 raise
             except BaseException:
@@ -126,15 +127,30 @@ class Runner:
         finally:
             await conn.close()
 
+    async def _work(self, conn: AsyncConnection, work: Work[T]) -> T:
+        if self.dialect != "sqlite":
+            # Cancelling mid-statement makes SQLAlchemy invalidate the aiomysql connection (its
+            # socket is closed); the pool then replaces it.
+            return await work(conn)
+        # aiosqlite runs the statement in a thread that cancellation cannot stop, and closing the
+        # connection would wait for it: interrupt the statement first, then let the call unwind.
+        driver: Any = conn.sync_connection.connection.driver_connection if conn.sync_connection else None
+        inner = asyncio.ensure_future(work(conn))
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            if driver is not None:
+                await driver.interrupt()
+            with contextlib.suppress(BaseException):
+                await inner
+            raise
+
 
 async def _abandon(conn: AsyncConnection) -> None:
-    """Drop a connection interrupted mid-statement instead of returning it to the pool."""
+    """Drop a connection whose state is unknown after a cancellation instead of reusing it."""
+    if conn.invalidated:
+        return
     try:
-        raw: Any = await conn.get_raw_connection()
-        driver = raw.driver_connection
-        interrupt = getattr(driver, "interrupt", None)  # aiosqlite: stop the statement in its thread
-        if interrupt is not None:
-            await interrupt()
         await conn.invalidate()
     except Exception as exc:  # cleanup must not mask the cancellation
-        log.warning("storage could not invalidate a cancelled connection: %s", exc)
+        log.debug("storage could not invalidate a cancelled connection: %s", exc)

@@ -1,0 +1,136 @@
+"""Connections: unreachable database, retries, cancellation without leaked connections."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pymysql
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
+
+from storage import Database, DatabaseUnavailable, SchemaOutOfDate
+from storage.runner import Runner
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _closed_url() -> str:
+    return f"mysql+aiomysql://root:@127.0.0.1:{_closed_port()}/evigate?charset=utf8mb4"
+
+
+def _lost_connection() -> OperationalError:
+    return OperationalError("SELECT 1", {}, pymysql.err.OperationalError(2013, "Lost connection"))
+
+
+async def test_open_on_closed_port_raises_database_unavailable() -> None:
+    with pytest.raises(DatabaseUnavailable):
+        await Database.open(_closed_url())
+    with pytest.raises(DatabaseUnavailable):
+        await Database.open(_closed_url(), auto_migrate=True)
+
+
+async def test_every_repository_call_maps_unreachable_to_database_unavailable() -> None:
+    db = Database(create_async_engine(_closed_url()))
+    try:
+        assert await db.ping() is False
+        calls: list[Any] = [
+            db.repo.get_session("s"),
+            db.repo.create_session("s", "q", "zh", "o"),
+            db.repo.record_invocation("s", "query_logs", {}, "success", None, None, {}, 1.0),
+            db.repo.submit_feedback("s", "useful"),
+            db.repo.get_trace("s"),
+            db.repo.list_sessions(None, None, 10, None),
+            db.repo.claim_jobs("w", "evidence_score", 1, 10),
+            db.repo.job_stats(),
+        ]
+        for call in calls:
+            with pytest.raises(DatabaseUnavailable):
+                await call
+    finally:
+        await db.close()
+
+
+async def test_mysql_schema_behind_raises_until_migrated(mysql_database_factory: Any) -> None:
+    url = mysql_database_factory()
+    with pytest.raises(SchemaOutOfDate, match="evigate migrate"):
+        await Database.open(url)
+
+
+async def test_ping_is_true_on_a_live_database(db: Database) -> None:
+    assert await db.ping() is True
+
+
+async def test_reads_retry_transient_errors_writes_do_not(db: Database) -> None:
+    runner = Runner(db.engine, db.engine)
+    failures = iter([_lost_connection(), _lost_connection()])
+
+    async def flaky(conn: AsyncConnection) -> int:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        return int((await conn.execute(text("SELECT 7"))).scalar_one())
+
+    assert await runner.read(flaky) == 7
+
+    async def always_lost(conn: AsyncConnection) -> None:
+        raise _lost_connection()
+
+    with pytest.raises(DatabaseUnavailable):
+        await runner.read(always_lost)
+    attempts = 0
+
+    async def write_lost(conn: AsyncConnection) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise _lost_connection()
+
+    with pytest.raises(DatabaseUnavailable):
+        await runner.write(write_lost)
+    assert attempts == 1  # a write may have committed before the connection dropped: no retry
+
+
+def _slow_query(dialect: str) -> str:
+    if dialect == "sqlite":
+        return (
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000000) "
+            "SELECT count(*) FROM n"
+        )
+    return "SELECT SLEEP(30)"
+
+
+async def test_cancelled_query_returns_its_connection(db: Database) -> None:
+    started = asyncio.Event()
+
+    def mark(*_args: Any) -> None:
+        started.set()
+
+    runner = Runner(db.engine, db.engine)
+    slow = _slow_query(db.engine.dialect.name)
+
+    async def work(conn: AsyncConnection) -> None:
+        await conn.execute(text(slow))
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", mark)
+    try:
+        task = asyncio.create_task(runner.read(work))
+        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.sleep(0.05)  # let the statement reach the server
+        assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", mark)
+    assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    # The pool still works afterwards.
+    await db.repo.create_session("after-cancel", "q", "zh", "o")
+    assert await db.repo.get_session("after-cancel") is not None
+    assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
