@@ -21,7 +21,7 @@ MYSQL_SERVER = os.environ.get("EVIGATE_TEST_MYSQL", "mysql+aiomysql://root:@127.
 BACKENDS = ["sqlite", "mariadb"]
 
 
-def _mysql_admin() -> pymysql.connections.Connection:  # type: ignore[type-arg]
+def _mysql_admin() -> pymysql.connections.Connection:
     return pymysql.connect(host="127.0.0.1", port=3306, user="root", password="", charset="utf8mb4")
 
 
@@ -59,9 +59,7 @@ def db_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def database_url(
-    db_backend: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[str]:
+def database_url(db_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
     """An empty database on each backend (SQLite file in tmp_path, or a fresh MariaDB database)."""
     if db_backend == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'evigate-test.db'}"

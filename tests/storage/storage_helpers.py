@@ -25,7 +25,11 @@ def round_record(number: int, **overrides: Any) -> RoundRecord:
         "executor_raw_text": '{"answer_version": "executor_evidence_v2"}',
         "executor_output": {"answer_version": "executor_evidence_v2", "claims": []},
         "parse_status": {"status": "valid", "detail": "parsed executor evidence contract"},
-        "gatekeeper_result": {"status": "pass", "severity": "none", "rule_set_version": "gatekeeper-rules-v1"},
+        "gatekeeper_result": {
+            "status": "pass",
+            "severity": "none",
+            "rule_set_version": "gatekeeper-rules-v1",
+        },
         "verdict": {"verdict": "PASS"},
         "proposed_verdict": "PASS",
         "verdict_override_reason": "",
@@ -43,7 +47,9 @@ async def finished_session(db: Database, session_id: str, query: str = "payment-
 async def _useful_many(url: str, session_id: str, count: int) -> list[str | None]:
     db = await Database.open(url, pool_size=count, auto_migrate=False)
     try:
-        outcomes = await asyncio.gather(*(db.repo.submit_feedback(session_id, "useful") for _ in range(count)))
+        outcomes = await asyncio.gather(
+            *(db.repo.submit_feedback(session_id, "useful") for _ in range(count))
+        )
     finally:
         await db.close()
     return [outcome.case_id for outcome in outcomes]

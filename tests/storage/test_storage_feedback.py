@@ -9,10 +9,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 from sqlalchemy import func, select
-from storage_helpers import finished_session, useful_feedback_worker
 
 from storage import Database, NoAnswer, SessionNotFound
 from storage.rows import CASE
+from tests.storage.storage_helpers import finished_session, useful_feedback_worker
 
 
 async def _case_count(db: Database) -> int:

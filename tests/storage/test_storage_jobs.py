@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from storage_helpers import finished_session
-
 from storage import Database
+from tests.storage.storage_helpers import finished_session
 
 KIND = "evidence_score"
 T0 = datetime(2030, 1, 1, tzinfo=UTC)

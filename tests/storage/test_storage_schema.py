@@ -24,7 +24,9 @@ from storage.models import Base
 DDL = Path(__file__).resolve().parents[2] / "storage" / "schema_mysql.sql"
 
 INFORMATION_SCHEMA = {
-    "tables": "SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s",
+    "tables": (
+        "SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s"
+    ),
     "columns": (
         "SELECT TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA, "
         "CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s"
@@ -44,11 +46,16 @@ INFORMATION_SCHEMA = {
 }
 
 
-def _connect(url: str, **kwargs: Any) -> pymysql.connections.Connection:  # type: ignore[type-arg]
+def _connect(url: str, **kwargs: Any) -> pymysql.connections.Connection:
     parts = urlsplit(url)
     return pymysql.connect(
-        host=parts.hostname, port=parts.port or 3306, user="root", password="",
-        database=parts.path.lstrip("/"), charset="utf8mb4", **kwargs,
+        host=parts.hostname,
+        port=parts.port or 3306,
+        user="root",
+        password="",
+        database=parts.path.lstrip("/"),
+        charset="utf8mb4",
+        **kwargs,
     )
 
 

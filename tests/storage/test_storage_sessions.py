@@ -5,15 +5,17 @@ from __future__ import annotations
 from datetime import UTC
 
 import pytest
-from storage_helpers import VERIFIER, finished_session, round_record
 
 from storage import Database, SessionAlreadyExists, SessionNotFound
+from tests.storage.storage_helpers import VERIFIER, finished_session, round_record
 
 UNICODE = "HikariCP 连接池耗尽 🔥🚀 — ошибка"
 
 
 async def test_create_and_get_session(db: Database) -> None:
-    created = await db.repo.create_session("s-1", "payment-service 是否有 HighCPUUsage 告警？", "zh", "replica-a")
+    created = await db.repo.create_session(
+        "s-1", "payment-service 是否有 HighCPUUsage 告警？", "zh", "replica-a"
+    )
     assert created.status == "RUNNING"
     loaded = await db.repo.get_session("s-1")
     assert loaded is not None
@@ -41,8 +43,19 @@ async def test_record_and_list_invocations_in_order(db: Database) -> None:
         "evidence_refs": [{"raw_path": "$.logs[0]", "text": UNICODE}],
     }
     ids = [
-        await db.repo.record_invocation("s", "query_logs", {"keyword": UNICODE}, "success", None, {"logs": [UNICODE]}, details, 12.5),
-        await db.repo.record_invocation("s", "query_metrics", {}, "failed", "timeout 超时", None, {"evidence_status": "failed", "evidence_refs": []}, 3.0),
+        await db.repo.record_invocation(
+            "s", "query_logs", {"keyword": UNICODE}, "success", None, {"logs": [UNICODE]}, details, 12.5
+        ),
+        await db.repo.record_invocation(
+            "s",
+            "query_metrics",
+            {},
+            "failed",
+            "timeout 超时",
+            None,
+            {"evidence_status": "failed", "evidence_refs": []},
+            3.0,
+        ),
     ]
     assert ids[0] < ids[1]
     invocations = await db.repo.list_invocations("s")
@@ -81,13 +94,18 @@ async def test_plan_and_rounds_upsert(db: Database) -> None:
 
 async def test_finish_success_enqueues_job_atomically(db: Database) -> None:
     await db.repo.create_session("s", "q", "zh", "o")
-    await db.repo.finish_success("s", "答案 ✅", {"answer_summary": "摘要"}, VERIFIER, [VERIFIER], {"stage_ms": {"planner": 1}})
+    await db.repo.finish_success(
+        "s", "答案 ✅", {"answer_summary": "摘要"}, VERIFIER, [VERIFIER], {"stage_ms": {"planner": 1}}
+    )
     session = await db.repo.get_session("s")
     assert session is not None
     assert session.status == "SUCCESS" and session.answer == "答案 ✅"
     assert session.composer_output == {"answer_summary": "摘要"}
     assert session.extras == {"stage_ms": {"planner": 1}}
-    assert session.self_evaluation == {"verifier_evaluation": VERIFIER, "verifier_evaluation_rounds": [VERIFIER]}
+    assert session.self_evaluation == {
+        "verifier_evaluation": VERIFIER,
+        "verifier_evaluation_rounds": [VERIFIER],
+    }
     jobs = await db.repo.claim_jobs("w", "evidence_score", 10, 30)
     assert [(j.kind, j.session_id) for j in jobs] == [("evidence_score", "s")]
     with pytest.raises(SessionNotFound):

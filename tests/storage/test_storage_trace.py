@@ -6,17 +6,25 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event
-from storage_helpers import finished_session, round_record
 
 from storage import Database, InvalidPageToken
+from tests.storage.storage_helpers import finished_session, round_record
 
 
 async def test_trace_reads_everything_in_three_selects(db: Database) -> None:
     await finished_session(db, "s")
     for i in range(100):
         await db.repo.record_invocation(
-            "s", "query_logs", {"i": i}, "success", None, None,
-            {"evidence_status": "supported", "evidence_refs": [{"raw_path": f"$.logs[{i}]", "text": f"行 {i} 🙂"}]},
+            "s",
+            "query_logs",
+            {"i": i},
+            "success",
+            None,
+            None,
+            {
+                "evidence_status": "supported",
+                "evidence_refs": [{"raw_path": f"$.logs[{i}]", "text": f"行 {i} 🙂"}],
+            },
             float(i),
         )
     for n in (1, 2):
