@@ -4,8 +4,9 @@ server.grpc.validation, conversion in server.grpc.convert, error mapping in serv
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import grpc
 from evigate.v1 import (
@@ -60,7 +61,7 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
 
     async def _events(
         self, query: str, session_id: str, language: str, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[StageEvent]:
+    ) -> AsyncGenerator[StageEvent, None]:
         validation.chat(query, session_id, language, self._limits)
         ran = False
         deadline = deadline_of(context)
@@ -89,9 +90,11 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
     async def Chat(  # noqa: N802 - generated method name
         self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext
     ) -> chat_service_pb2.ChatResponse:
-        async for event in self._events(request.query, request.session_id, request.language, context):
-            if isinstance(event.data, ChatResult):
-                return convert.chat_response(event.data)
+        events = self._events(request.query, request.session_id, request.language, context)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event.data, ChatResult):
+                    return convert.chat_response(event.data)
         raise RuntimeError("the pipeline ended without a result")
 
     async def StreamChat(  # noqa: N802
@@ -109,9 +112,7 @@ class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
     async def SubmitFeedback(  # noqa: N802
         self, request: feedback_service_pb2.SubmitFeedbackRequest, context: grpc.aio.ServicerContext
     ) -> feedback_service_pb2.SubmitFeedbackResponse:
-        violations = validation.session_id(request.session_id)
-        validation.require("INVALID_FEEDBACK_REQUEST", violations)
-        word = validation.feedback(request.feedback)
+        word = validation.feedback_request(request.session_id, request.feedback)
         try:
             outcome = await self._repo.submit_feedback(request.session_id, word)
         finally:
@@ -144,9 +145,9 @@ class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
     async def ListSessions(  # noqa: N802
         self, request: trace_service_pb2.ListSessionsRequest, context: grpc.aio.ServicerContext
     ) -> trace_service_pb2.ListSessionsResponse:
-        feedback = validation.feedback_filter(request.feedback)
-        status = validation.status_filter(request.status)
-        size, token = validation.page(request.page_size, request.page_token)
+        feedback, status, size, token = validation.list_request(
+            request.feedback, request.status, request.page_size, request.page_token
+        )
         sessions, next_token = await self._repo.list_sessions(feedback, status, size, token)
         return trace_service_pb2.ListSessionsResponse(
             sessions=[convert.diagnosis_session(s) for s in sessions], next_page_token=next_token or ""
@@ -162,7 +163,8 @@ class GatekeeperServicer(gatekeeper_service_pb2_grpc.GatekeeperServiceServicer):
     async def Check(  # noqa: N802
         self, request: gatekeeper_service_pb2.CheckRequest, context: grpc.aio.ServicerContext
     ) -> gatekeeper_service_pb2.CheckResponse:
-        validation.require("INVALID_CHECK_REQUEST", validation.session_id(request.session_id))
-        evidence = validation.evidence(request.evidence, request.HasField("evidence"), self._limits)
+        evidence = validation.check_request(
+            request.session_id, request.evidence, request.HasField("evidence"), self._limits
+        )
         result = await check_session_evidence(self._repo, self._catalog, request.session_id, evidence)
         return gatekeeper_service_pb2.CheckResponse(result=from_seed(gatekeeper_pb2.GatekeeperResult, result))

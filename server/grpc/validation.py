@@ -63,53 +63,54 @@ def chat(query_text: str, sid: str, lang: str, limits: Limits) -> None:
     )
 
 
-def feedback(value: int) -> str:
-    """The feedback word; UNSPECIFIED and unknown numbers are INVALID_ARGUMENT."""
-    if value == session_pb2.FEEDBACK_USEFUL:
-        return "useful"
-    if value == session_pb2.FEEDBACK_NOT_USEFUL:
-        return "not_useful"
+_FEEDBACK_WORDS: dict[int, str] = {
+    session_pb2.FEEDBACK_USEFUL: "useful",
+    session_pb2.FEEDBACK_NOT_USEFUL: "not_useful",
+}
+_STATUS_WORDS: dict[int, str] = {
+    session_pb2.SESSION_STATUS_RUNNING: "RUNNING",
+    session_pb2.SESSION_STATUS_SUCCESS: "SUCCESS",
+    session_pb2.SESSION_STATUS_FAILED: "FAILED",
+}
+
+
+def _enum_violations(
+    field: str, value: int, words: dict[int, str], *, required: bool
+) -> list[FieldViolation]:
+    if value in words or (value == 0 and not required):
+        return []
     detail = "required" if value == 0 else f"unknown value {value}"
-    raise InvalidArgumentError(
-        "INVALID_FEEDBACK",
-        (FieldViolation("feedback", f"{detail}; expected FEEDBACK_USEFUL or FEEDBACK_NOT_USEFUL"),),
-    )
+    return [FieldViolation(field, f"{detail}; expected one of {', '.join(sorted(words.values()))}")]
 
 
-def feedback_filter(value: int) -> str | None:
-    if value == 0:
-        return None
-    return feedback(value)
+def feedback_request(sid: str, value: int) -> str:
+    """SubmitFeedback: the feedback word; UNSPECIFIED and unknown numbers are INVALID_ARGUMENT."""
+    violations = session_id(sid) + _enum_violations("feedback", value, _FEEDBACK_WORDS, required=True)
+    require("INVALID_FEEDBACK_REQUEST", violations)
+    return _FEEDBACK_WORDS[value]
 
 
-def status_filter(value: int) -> str | None:
-    names: dict[int, str] = {
-        session_pb2.SESSION_STATUS_RUNNING: "RUNNING",
-        session_pb2.SESSION_STATUS_SUCCESS: "SUCCESS",
-        session_pb2.SESSION_STATUS_FAILED: "FAILED",
-    }
-    if value == 0:
-        return None
-    if value not in names:
-        raise InvalidArgumentError("INVALID_STATUS", (FieldViolation("status", f"unknown value {value}"),))
-    return names[value]
-
-
-def page(page_size: int, page_token: str) -> tuple[int, str | None]:
-    """AIP-158: 0 means the default, larger than the maximum is coerced to it, negative is bad."""
-    violations = []
+def list_request(
+    feedback: int, status: int, page_size: int, page_token: str
+) -> tuple[str | None, str | None, int, str | None]:
+    """ListSessions: (feedback word, status word, page size, page token). AIP-158: page size 0
+    means the default, larger than the maximum is coerced to it, negative is bad."""
+    violations = _enum_violations("feedback", feedback, _FEEDBACK_WORDS, required=False)
+    violations += _enum_violations("status", status, _STATUS_WORDS, required=False)
     if page_size < 0:
         violations.append(FieldViolation("page_size", "must not be negative"))
     if len(page_token) > MAX_PAGE_TOKEN:
         violations.append(FieldViolation("page_token", "not a token issued by this service"))
-    require("INVALID_PAGE", violations)
+    require("INVALID_LIST_REQUEST", violations)
     size = DEFAULT_PAGE_SIZE if page_size == 0 else min(page_size, MAX_PAGE_SIZE)
-    return size, page_token or None
+    return _FEEDBACK_WORDS.get(feedback), _STATUS_WORDS.get(status), size, page_token or None
 
 
-def evidence(message: evidence_pb2.ExecutorEvidence, present: bool, limits: Limits) -> dict[str, Any]:
-    """The evidence as the seed-shaped dict the Gatekeeper reads."""
-    violations = []
+def check_request(
+    sid: str, message: evidence_pb2.ExecutorEvidence, present: bool, limits: Limits
+) -> dict[str, Any]:
+    """Check: the evidence as the seed-shaped dict the Gatekeeper reads."""
+    violations = session_id(sid)
     if not present:
         violations.append(FieldViolation("evidence", "required"))
     if len(message.claims) > limits.max_claims:
@@ -119,10 +120,10 @@ def evidence(message: evidence_pb2.ExecutorEvidence, present: bool, limits: Limi
         violations.append(
             FieldViolation("evidence.claims", f"at most {limits.max_bindings} evidence bindings in all")
         )
-    require("INVALID_EVIDENCE", violations)
+    require("INVALID_CHECK_REQUEST", violations)
     try:
         return to_seed(message)
     except CodecError as error:  # e.g. an enum number this contract does not define
         raise InvalidArgumentError(
-            "INVALID_EVIDENCE", (FieldViolation(f"evidence.{error.path}".rstrip("."), error.reason),)
+            "INVALID_CHECK_REQUEST", (FieldViolation(f"evidence.{error.path}".rstrip("."), error.reason),)
         ) from None

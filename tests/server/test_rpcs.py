@@ -186,7 +186,7 @@ async def test_feedback_rejects_unspecified_and_unknown_values(
     error = await _fails(stub.SubmitFeedback(request))
     assert error.code == grpc.StatusCode.INVALID_ARGUMENT
     assert detail in error.violations["feedback"]
-    assert error.reason == "INVALID_FEEDBACK"
+    assert error.reason == "INVALID_FEEDBACK_REQUEST"
 
 
 async def test_feedback_unknown_session_is_not_found(channel: grpc.aio.Channel) -> None:
@@ -363,3 +363,19 @@ async def test_cached_traces_see_local_feedback_at_once_and_others_after_the_ttl
         assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_USEFUL
         await asyncio.sleep(0.6)
         assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_NOT_USEFUL
+
+
+async def test_every_violation_of_a_request_is_reported_at_once(channel: grpc.aio.Channel) -> None:
+    feedback = feedback_service_pb2_grpc.FeedbackServiceStub(channel)
+    error = await _fails(
+        feedback.SubmitFeedback(feedback_service_pb2.SubmitFeedbackRequest(session_id="bad id", feedback=5))  # type: ignore[arg-type]
+    )
+    assert set(error.violations) == {"session_id", "feedback"}
+    trace = trace_service_pb2_grpc.TraceServiceStub(channel)
+    error = await _fails(
+        trace.ListSessions(trace_service_pb2.ListSessionsRequest(feedback=4, status=9, page_size=-2))  # type: ignore[arg-type]
+    )
+    assert set(error.violations) == {"feedback", "status", "page_size"}
+    gate = gatekeeper_service_pb2_grpc.GatekeeperServiceStub(channel)
+    error = await _fails(gate.Check(gatekeeper_service_pb2.CheckRequest(session_id="")))
+    assert set(error.violations) == {"session_id", "evidence"}
