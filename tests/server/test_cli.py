@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.server.conftest import HIGH_CPU_ZH, SHARED_TOKEN, VENV_BIN, ServerProcess, free_port
+from tests.server.conftest import HIGH_CPU_ZH, ROOT, SHARED_TOKEN, VENV_BIN, ServerProcess, free_port
 
 
 def evigate(
@@ -183,3 +183,24 @@ def test_serve_explains_why_it_cannot_start(
     assert no_data.returncode == 1 and "configuration: data_dir" in no_data.stderr.splitlines()[-1]
     bad_flag = evigate("serve", "--agent-backend", "magic")
     assert bad_flag.returncode == 1 and "agent_backend" in bad_flag.stderr
+
+
+def _readme_questions() -> list[tuple[str, ...]]:
+    """The `evigate chat` lines of the README's Run section, as argument lists."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Run\n", 1)[1].split("\n## ", 1)[0]
+    lines = [
+        line.strip() for line in section.splitlines() if line.strip().startswith(".venv/bin/evigate chat ")
+    ]
+    return [tuple(shlex.split(line)[1:]) for line in lines]
+
+
+def test_the_readme_questions_get_grounded_answers(shared_server: ServerProcess) -> None:
+    questions = _readme_questions()
+    assert len(questions) >= 3
+    for args in questions:
+        result = evigate(*args, server=shared_server)
+        assert result.returncode == 0, (args, result.stderr)
+        assert "verdict: PASS" in result.stdout, (args, result.stdout)
