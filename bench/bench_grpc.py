@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -303,6 +304,7 @@ def main() -> None:
         for server in servers:
             server.stop()
         drop_mariadb(db_name)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
