@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import event
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from storage.errors import DatabaseUnavailable
 from storage.runner import is_connection_error
@@ -47,6 +49,8 @@ def run_alembic(connection: Connection, action: str, revision: str) -> None:
 
 async def _apply(url: str, action: str, revision: str) -> None:
     engine = create_async_engine(normalize_url(url), poolclass=NullPool)
+    if engine.dialect.name == "sqlite":
+        _serialize_sqlite_migrations(engine)
     try:
         async with engine.begin() as connection:
             await connection.run_sync(run_alembic, action, revision)
@@ -56,6 +60,24 @@ async def _apply(url: str, action: str, revision: str) -> None:
         raise
     finally:
         await engine.dispose()
+
+
+def _serialize_sqlite_migrations(engine: AsyncEngine) -> None:
+    """Run the whole migration in one BEGIN IMMEDIATE transaction (SQLite DDL is transactional):
+    processes opening the same fresh file at once queue on the write lock, and the later ones
+    find the schema at head. Foreign keys stay off: batch mode drops and recreates tables."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 async def migrate(url: str, revision: str = "head") -> None:

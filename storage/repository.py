@@ -156,8 +156,8 @@ class Repository(JobQueue):
             if row is None:
                 raise SessionNotFound(session_id)
             current = row[0] if isinstance(row[0], dict) else {}
-            merged = {k: v for k, v in score.items() if not k.startswith("verifier_evaluation")}
-            merged.update({k: v for k, v in current.items() if k.startswith("verifier_evaluation")})
+            merged = dict(current)
+            merged.update({k: v for k, v in score.items() if not k.startswith("verifier_evaluation")})
             await conn.execute(
                 update(SESSION)
                 .where(SESSION.c.session_id == session_id)

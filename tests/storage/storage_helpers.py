@@ -58,3 +58,17 @@ async def _useful_many(url: str, session_id: str, count: int) -> list[str | None
 def useful_feedback_worker(url: str, session_id: str, count: int) -> list[str | None]:
     """Runs in its own OS process with its own event loop and engine."""
     return asyncio.run(_useful_many(url, session_id, count))
+
+
+async def _open_and_create(url: str, session_id: str) -> str:
+    db = await Database.open(url)
+    try:
+        await db.repo.create_session(session_id, "q", "zh", "o")
+    finally:
+        await db.close()
+    return session_id
+
+
+def open_fresh_sqlite_worker(url: str, session_id: str) -> str:
+    """Opens (and so auto-migrates) a SQLite file that may not exist yet, in its own process."""
+    return asyncio.run(_open_and_create(url, session_id))

@@ -3,6 +3,9 @@ backends; the models agree with the migrations."""
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +23,7 @@ from sqlalchemy.pool import NullPool
 from storage import Database, migrate
 from storage.migration import current_revision, downgrade, head_revision
 from storage.models import Base
+from tests.storage.storage_helpers import open_fresh_sqlite_worker
 
 DDL = Path(__file__).resolve().parents[2] / "storage" / "schema_mysql.sql"
 
@@ -208,3 +212,14 @@ async def test_v008_adds_answer(database_url: str, revision: str) -> None:
             assert "answer" in await conn.run_sync(columns)
     finally:
         await engine.dispose()
+
+
+async def test_processes_opening_a_fresh_sqlite_file_at_once(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'fresh' / 'evigate.db'}"
+    loop = asyncio.get_running_loop()
+    with ProcessPoolExecutor(max_workers=3, mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = await asyncio.gather(
+            *(loop.run_in_executor(pool, open_fresh_sqlite_worker, url, f"s{i}") for i in range(3))
+        )
+    assert sorted(done) == ["s0", "s1", "s2"]
+    assert await current_revision(url) == head_revision()

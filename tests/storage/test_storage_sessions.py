@@ -139,6 +139,13 @@ async def test_write_evidence_score_keeps_verifier_evaluation(db: Database) -> N
     assert session.self_evaluation["llm_opinion"] is None
     assert session.self_evaluation["verifier_evaluation"] == VERIFIER
     assert session.self_evaluation["verifier_evaluation_rounds"] == [VERIFIER]
+    rescored = {"evidence_score": 30, "source": "rule", "factors": []}
+    await db.repo.write_evidence_score("s", rescored)
+    session = await db.repo.get_session("s")
+    assert session is not None and session.self_evaluation is not None
+    assert session.self_evaluation["evidence_score"] == 30
+    assert session.self_evaluation["llm_opinion"] is None  # merged, not replaced
+    assert session.self_evaluation["verifier_evaluation"] == VERIFIER
     with pytest.raises(SessionNotFound):
         await db.repo.write_evidence_score("nope", score)
 
