@@ -105,9 +105,10 @@ DEFAULTS: dict[str, Responder] = {
 class StageScript:
     """A FakeOpenAI default responder that dispatches on the request's model (= stage)."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, defaults: dict[str, Responder] | None = None) -> None:
         self.steps: dict[str, deque[Responder]] = {stage: deque() for stage in STAGES}
-        self.delay = delay
+        self.delay = delay  # added to every reply (benches)
+        self.defaults = {**DEFAULTS, **(defaults or {})}
 
     def add(self, stage: str, steps: Iterable[Responder]) -> StageScript:
         self.steps[stage].extend(steps)
@@ -116,7 +117,7 @@ class StageScript:
     def __call__(self, request: RecordedRequest) -> Step:
         stage = request.model or ""
         queue = self.steps.get(stage)
-        responder = queue.popleft() if queue else DEFAULTS.get(stage)
+        responder = queue.popleft() if queue else self.defaults.get(stage)
         if responder is None:
             raise AssertionError(f"no scripted {stage} step left for request #{request.index}")
         step = responder(request) if callable(responder) else responder

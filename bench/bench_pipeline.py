@@ -1,0 +1,262 @@
+"""The pipeline's own costs, and whether concurrent LLM sessions overlap.
+
+    .venv/bin/python bench/bench_pipeline.py [--sessions 200] [--delay 0.3] [--offline-sessions 200]
+                                             [--llm-db sqlite|mariadb] [--offline-db sqlite mariadb]
+
+(1) `--sessions` concurrent sessions on the llm backend against FakeOpenAI (tests/support), which
+answers every request after `--delay` seconds: planner, two executor turns (a tool call, then the
+evidence JSON citing the real invocation id), verifier, composer = 5 requests per session. Ideal
+wall time = 5 x delay (every session in parallel); queued = sessions x 5 x delay. Prints wall time,
+per-session p50/p99, the ideal and the ratio, and the most requests the fake server held at once.
+
+(2) The offline pipeline's own cost per session (planner → composer, real fixture tools on the demo
+world, real storage), sessions run one after another over the 26 demo questions of
+tests/pipeline/test_demo_questions.py: p50 / p99 per database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
+
+from rules.catalog import load_catalog  # noqa: E402
+from server.agents.base import AgentBackend  # noqa: E402
+from server.agents.llm import build_llm_backend  # noqa: E402
+from server.agents.offline import build_offline_backend  # noqa: E402
+from server.deadline import Deadline  # noqa: E402
+from server.pipeline import Pipeline  # noqa: E402
+from server.pipeline.orchestrator import PipelineSettings  # noqa: E402
+from server.skills import load_skills  # noqa: E402
+from server.tools import build_backend  # noqa: E402
+from storage import Database, migrate  # noqa: E402
+from tests.pipeline import llm_script  # noqa: E402
+from tests.pipeline.test_demo_questions import CASES  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step  # noqa: E402
+
+QUERY = "payment-service 现在有 HighCPUUsage 告警吗？"
+LLM_REQUESTS_PER_SESSION = 5
+MYSQL_SERVER = "mysql+aiomysql://root:@127.0.0.1:3306"
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
+
+
+class Databases:
+    """Scratch databases: a SQLite file in a temporary directory, MariaDB databases dropped at exit."""
+
+    def __init__(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="bench-pipeline-")
+        self._mysql: list[str] = []
+
+    async def open(self, kind: str, pool_size: int) -> Database:
+        if kind == "sqlite":
+            url = f"sqlite+aiosqlite:///{Path(self._tmp.name) / f'{uuid.uuid4().hex}.db'}"
+        else:
+            import pymysql
+
+            name = f"evigate_bench_{uuid.uuid4().hex[:12]}"
+            admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+            try:
+                with admin.cursor() as cursor:
+                    cursor.execute(
+                        f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+                    )
+            finally:
+                admin.close()
+            self._mysql.append(name)
+            url = f"{MYSQL_SERVER}/{name}?charset=utf8mb4"
+            await migrate(url)
+        return await Database.open(url, pool_size=pool_size)
+
+    def close(self) -> None:
+        if self._mysql:
+            import pymysql
+
+            admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+            try:
+                with admin.cursor() as cursor:
+                    for name in self._mysql:
+                        cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+            finally:
+                admin.close()
+        self._tmp.cleanup()
+
+
+def pipeline(db: Database, agents: AgentBackend) -> Pipeline:
+    return Pipeline(
+        db.repo,
+        build_backend("fixture", None, db.repo),
+        agents,
+        load_skills(),
+        load_catalog(),
+        PipelineSettings(owner="bench"),
+    )
+
+
+def executor_turn(request: RecordedRequest) -> Step:
+    """First turn: call the tool; second turn: cite what the tool returned."""
+    if request.tool_results():
+        return llm_script.cite()(request)
+    return llm_script.call()
+
+
+def most_in_flight(arrived: list[float], delay: float) -> int:
+    """The most requests the fake server held at once (each is held `delay` seconds)."""
+    events = sorted([(t, 1) for t in arrived] + [(t + delay, -1) for t in arrived])
+    current = best = 0
+    for _, step in events:
+        current += step
+        best = max(best, current)
+    return best
+
+
+def serve_fake(delay: float) -> None:
+    """Child process: FakeOpenAI answering every stage after `delay`; prints its base URL, serves
+    until stdin closes, then prints when each request arrived (time.monotonic is system-wide)."""
+    script = llm_script.StageScript(delay=delay, defaults={"executor": executor_turn})
+    with FakeOpenAI(default=script) as fake:
+        print(fake.base_url, flush=True)
+        sys.stdin.read()
+        arrived = [r.received_at for r in fake.requests]
+    print(json.dumps(arrived), flush=True)
+
+
+async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float) -> None:
+    # The fake server runs in its own process so that its threads do not compete with the pipeline
+    # for this process's GIL: what is measured is the pipeline's overlap, not the fake's cost.
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--serve-fake", str(delay),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert child.stdin is not None and child.stdout is not None
+    base_url = (await child.stdout.readline()).decode().strip()
+    settings = llm_script.settings(base_url, timeout=60.0, max_retries=0)
+    agents = build_llm_backend(settings)
+    db = await dbs.open(kind, pool_size=20)
+    runner = pipeline(db, agents)
+    try:
+        await runner.run(QUERY, None, "zh", Deadline.after(60))  # warm-up: imports, caches, connections
+        warm_until = time.monotonic()
+
+        async def one() -> tuple[float, str]:
+            started = time.perf_counter()
+            result = await runner.run(QUERY, None, "zh", Deadline.after(120))
+            return (
+                time.perf_counter() - started,
+                f"{result.status}/{(result.verdict or {}).get('verdict', '')}",
+            )
+
+        started, cpu_started = time.perf_counter(), time.process_time()
+        outcomes = await asyncio.gather(*(one() for _ in range(sessions)))
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    finally:
+        await runner.aclose()
+        await db.close()
+        child.stdin.close()
+        arrived = [t for t in json.loads(await child.stdout.read() or b"[]") if t > warm_until]
+        await child.wait()
+    latencies = [seconds for seconds, _ in outcomes]
+    statuses: dict[str, int] = {}
+    for _, outcome in outcomes:
+        statuses[outcome] = statuses.get(outcome, 0) + 1
+    ideal = LLM_REQUESTS_PER_SESSION * delay
+    print(
+        f"\n(1) {sessions} concurrent llm sessions, FakeOpenAI answering after {delay * 1000:.0f} ms, {kind}"
+    )
+    print(f"    LLM requests              {len(arrived)} ({LLM_REQUESTS_PER_SESSION} per session)")
+    print(f"    outcomes                  {statuses}")
+    print(f"    ideal wall (all overlap)  {ideal:8.2f} s   ({LLM_REQUESTS_PER_SESSION} x {delay} s)")
+    print(f"    queued wall (one by one)  {sessions * ideal:8.2f} s")
+    ratio = f"({wall / ideal:.2f} x ideal)" if ideal else ""
+    print(f"    actual wall               {wall:8.2f} s   {ratio}")
+    p50, p99 = statistics.median(latencies), percentile(latencies, 99)
+    print(f"    session p50 / p99 / max   {p50:.2f} / {p99:.2f} / {max(latencies):.2f} s")
+    print(f"    most requests in flight   {most_in_flight(arrived, delay)}")
+    per_session = cpu / sessions * 1000
+    print(f"    pipeline process CPU      {cpu:8.2f} s   ({per_session:.1f} ms per session; load {_load()})")
+
+
+async def offline_cost(dbs: Databases, kind: str, sessions: int) -> list[float]:
+    db = await dbs.open(kind, pool_size=5)
+    runner = pipeline(db, build_offline_backend())
+    try:
+        for case in CASES:  # warm-up: log caches, knowledge index, connections
+            await runner.run(case.query, None, case.language, Deadline.after(30))
+        latencies = []
+        for i in range(sessions):
+            case = CASES[i % len(CASES)]
+            started = time.perf_counter()
+            result = await runner.run(case.query, None, case.language, Deadline.after(30))
+            latencies.append(time.perf_counter() - started)
+            if result.status != "SUCCESS":
+                raise RuntimeError(f"{case.id}: {result.failure_reason}")
+    finally:
+        await db.close()
+    return latencies
+
+
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f}"
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    dbs = Databases()
+    try:
+        if args.sessions:
+            await llm_concurrency(dbs, args.llm_db, args.sessions, args.delay)
+        if args.offline_sessions:
+            n = args.offline_sessions
+            print(f"\n(2) offline pipeline, {n} sequential sessions over {len(CASES)} demo questions")
+            print(f"    {'database':<10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'sessions/s':>11}")
+            for kind in args.offline_db:
+                lat = await offline_cost(dbs, kind, args.offline_sessions)
+                print(
+                    f"    {kind:<10} {_ms(statistics.median(lat))} {_ms(percentile(lat, 99))} "
+                    f"{_ms(statistics.fmean(lat))} {len(lat) / sum(lat):11.1f}"
+                )
+    finally:
+        dbs.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--serve-fake", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--sessions", type=int, default=200, help="concurrent llm sessions (0: skip)")
+    parser.add_argument("--delay", type=float, default=0.3, help="seconds before FakeOpenAI answers")
+    parser.add_argument("--llm-db", choices=("sqlite", "mariadb"), default="sqlite")
+    parser.add_argument(
+        "--offline-sessions", type=int, default=200, help="sequential offline sessions (0: skip)"
+    )
+    parser.add_argument(
+        "--offline-db", nargs="+", choices=("sqlite", "mariadb"), default=["sqlite", "mariadb"]
+    )
+    args = parser.parse_args()
+    if args.serve_fake is not None:
+        serve_fake(args.serve_fake)
+        return
+    logging.basicConfig(level=logging.ERROR)
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
