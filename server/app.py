@@ -246,6 +246,8 @@ async def serve(settings: Settings, on_ready: Callable[[App], None] | None = Non
         log.info("signal received", extra={"signal": signal.Signals(signum).name})
         if not stopping:
             stopping.append(asyncio.create_task(app.stop()))
+        elif app.server is not None:  # a second signal: cancel the in-flight calls now
+            stopping.append(asyncio.create_task(app.server.stop(0)))
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):

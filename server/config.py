@@ -161,16 +161,37 @@ def _convert(name: str, kind: Any, raw: Any) -> Any:
     return raw
 
 
+HELP = {
+    "listen": "HOST:PORT to serve on (default 127.0.0.1:50051)",
+    "database_url": "SQLAlchemy URL (default: SQLite file in --state-dir, migrated automatically)",
+    "state_dir": "folder of the default SQLite file (default ./.evigate)",
+    "agent_backend": "offline (default) or llm",
+    "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
+    "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
+    "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",
+    "tls_cert": "PEM server certificate (with --tls-key)",
+    "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",
+    "metrics_port": "Prometheus /metrics port (0: off)",
+    "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
+    "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
+    "log_format": "json (default) or text",
+}
+ENV_ONLY = frozenset({"auth_tokens", "llm_api_key"})  # never flags: command lines show in `ps`
+
+
 def add_flags(parser: argparse.ArgumentParser) -> None:
     """One `--name` flag per setting (default None, so unset flags fall back to the environment)."""
     for f in fields(Settings):
         flag = "--" + f.name.replace("_", "-")
+        help_text = HELP.get(f.name, f"(env EVIGATE_{f.name.upper()})")
+        if f.name in ENV_ONLY:
+            continue
         if f.type == "bool":
-            parser.add_argument(flag, dest=f.name, default=None, action=argparse.BooleanOptionalAction)
-        elif f.name == "auth_tokens":
-            continue  # tokens never on the command line: they would show in `ps`
+            parser.add_argument(
+                flag, dest=f.name, default=None, action=argparse.BooleanOptionalAction, help=help_text
+            )
         else:
-            parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper())
+            parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(), help=help_text)
 
 
 def load_settings(
