@@ -44,6 +44,8 @@ FEEDBACK_VALUES = (USEFUL, NOT_USEFUL)
 TITLE_CHARS = 100
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 50
+SESSION_ID_CHARS = 64  # diagnosis_session.session_id VARCHAR(64)
+TEXT_CHARS = 8000  # error texts go to TEXT columns (64 KiB, up to 4 bytes a character)
 
 
 class Repository(JobQueue):
@@ -53,6 +55,8 @@ class Repository(JobQueue):
     # -- sessions -------------------------------------------------------------------------------
 
     async def create_session(self, session_id: str, query: str, language: str, owner: str) -> SessionRecord:
+        if not session_id or len(session_id) > SESSION_ID_CHARS:
+            raise ValueError(f"session_id must be 1..{SESSION_ID_CHARS} characters")
         now = utcnow()
         values: dict[str, Any] = {
             "session_id": session_id,
@@ -140,7 +144,8 @@ class Repository(JobQueue):
         await self._runner.write(work)
 
     async def finish_failed(self, session_id: str, reason: str, extras: JsonDict) -> None:
-        await self._update_session(session_id, {"status": FAILED, "failure_reason": reason, "extras": extras})
+        values = {"status": FAILED, "failure_reason": reason[:TEXT_CHARS], "extras": extras}
+        await self._update_session(session_id, values)
 
     async def write_evidence_score(self, session_id: str, score: JsonDict) -> None:
         """Merge the score into self_evaluation; verifier_evaluation* keys always survive."""
@@ -173,7 +178,7 @@ class Repository(JobQueue):
             result = await conn.execute(
                 update(SESSION)
                 .where(SESSION.c.owner == owner, SESSION.c.status == RUNNING)
-                .values(status=FAILED, failure_reason=reason, updated_at=utcnow())
+                .values(status=FAILED, failure_reason=reason[:TEXT_CHARS], updated_at=utcnow())
             )
             return int(result.rowcount)
 
@@ -235,7 +240,7 @@ class Repository(JobQueue):
             "tool_name": tool_name,
             "arguments": arguments,
             "status": status,
-            "error": error,
+            "error": None if error is None else error[:TEXT_CHARS],
             "raw_result": raw_result,
             "retrieval_details": retrieval_details,
             "latency_ms": latency_ms,

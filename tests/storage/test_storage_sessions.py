@@ -29,6 +29,23 @@ async def test_create_and_get_session(db: Database) -> None:
     assert await db.repo.get_session("missing") is None
 
 
+async def test_session_id_length_is_checked(db: Database) -> None:
+    await db.repo.create_session("x" * 64, "q", "zh", "o")
+    for bad in ("", "x" * 65):
+        with pytest.raises(ValueError, match="session_id"):
+            await db.repo.create_session(bad, "q", "zh", "o")
+
+
+async def test_long_error_texts_are_truncated(db: Database) -> None:
+    await db.repo.create_session("s", "q", "zh", "o")
+    await db.repo.record_invocation("s", "query_logs", {}, "failed", "错" * 20_000, None, {}, 1.0)
+    (invocation,) = await db.repo.list_invocations("s")
+    assert invocation.error == "错" * 8000
+    await db.repo.finish_failed("s", "因" * 20_000, {})
+    session = await db.repo.get_session("s")
+    assert session is not None and session.failure_reason == "因" * 8000
+
+
 async def test_duplicate_session_raises(db: Database) -> None:
     await db.repo.create_session("dup", "q", "en", "o")
     with pytest.raises(SessionAlreadyExists):
