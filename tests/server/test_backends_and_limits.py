@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+import signal
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
@@ -19,7 +21,7 @@ from evigate.v1 import (
     verdict_pb2,
 )
 
-from tests.server.conftest import HIGH_CPU_ZH, AppFactory, slow_agents
+from tests.server.conftest import HIGH_CPU_ZH, AppFactory, ServerProcess, slow_agents
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply, tool_call, tool_calls
 
 PLAN = {
@@ -144,3 +146,43 @@ async def test_messages_over_the_limit_are_resource_exhausted(app_factory: AppFa
         with pytest.raises(grpc.aio.AioRpcError) as info:
             await stub.Chat(chat_service_pb2.ChatRequest(query="x" * 4096), timeout=10)
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_sigterm_lets_the_in_flight_call_finish(
+    fake: FakeOpenAI, server_process: Callable[..., ServerProcess]
+) -> None:
+    """A served process (llm backend against the scripted server, slow planner) gets SIGTERM while
+    a Chat is in flight: the call still succeeds, new calls are refused, the process exits 0."""
+    fake.script(
+        [
+            json_reply(PLAN, delay=1.5),
+            tool_calls(
+                tool_call("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
+            ),
+            _evidence_from,
+            json_reply(VERDICT),
+            json_reply(COMPOSED),
+        ]
+    )
+    server = server_process(
+        env={
+            "EVIGATE_AGENT_BACKEND": "llm",
+            "EVIGATE_LLM_BASE_URL": fake.base_url,
+            "EVIGATE_LLM_MODEL": "test-model",
+            "EVIGATE_GRACE_PERIOD_S": "20",
+        }
+    )
+    with grpc.insecure_channel(server.address) as channel:
+        stub = chat_service_pb2_grpc.ChatServiceStub(channel)
+        future = stub.Chat.future(chat_service_pb2.ChatRequest(query=HIGH_CPU_ZH), timeout=60)
+        assert fake.wait_for_requests(1, 10)  # the planner's request is in flight
+        server.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        with pytest.raises(grpc.RpcError) as refused:
+            trace_service_pb2_grpc.TraceServiceStub(channel).ListSessions(
+                trace_service_pb2.ListSessionsRequest(), timeout=5
+            )
+        reply = future.result(timeout=30)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
+    assert server.stop() == 0
