@@ -184,9 +184,13 @@ def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish)
         try:
             request = await _parse(handler, raw, context)
             session = getattr(request, "session_id", "")
-            call_context.set({"rpc": method, "session_id": session})
+            fields = {"rpc": method, "session_id": session}
+            call_context.set(fields)
             async for item in behavior(request, context):
-                session = session or getattr(item, "session_id", "")
+                if not session:
+                    # The server chose the id: later lines of this call (and of the pipeline task,
+                    # which shares this dict) carry it from now on.
+                    session = fields["session_id"] = getattr(item, "session_id", "")
                 yield item
         except grpc.aio.AbortError:
             code = _code_name(context.code())
