@@ -1,5 +1,5 @@
-"""A throwaway CA with a server and a client certificate, made with `cryptography` when the venv
-has it, otherwise with the `openssl` command."""
+"""A throwaway CA with a server and a client certificate, made with the `openssl` command (the venv
+has no `cryptography` package, and openssl is on every Debian image)."""
 
 from __future__ import annotations
 
