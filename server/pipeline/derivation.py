@@ -1,5 +1,6 @@
 """A code check under the Verifier: every critical fact of a claim's text (number, percentage,
-identifier, error code — rules.text.critical_tokens) must occur in the claim's verified excerpts.
+identifier, error code — rules.text.critical_tokens) must occur in the claim's verified excerpts, and
+the text must not over-state negative evidence (rules.guard).
 
 The Gatekeeper proves each excerpt comes from a real tool result, but it never reads claim_text; an
 LLM Verifier may still wave through "CPU 95%" cited to an excerpt saying "current=92%". Like the
@@ -12,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from rules import guard
 from rules.text import critical_tokens
 
 JSON = dict[str, Any]
@@ -63,11 +65,20 @@ def _occurs(token: str, text: str) -> bool:
     return False
 
 
+def overstatements(claim: JSON) -> list[str]:
+    """Over-statements of negative evidence in claim_text ("问题不存在", "ruled out"): no excerpt can
+    support them, whatever was cited (DESIGN §2: $.no_evidence only means "this query found nothing")."""
+    text = claim.get("claim_text")
+    if not isinstance(text, str):
+        return []
+    return [f"over-statement: {finding.phrase}" for finding in guard.scan(text, [claim])]
+
+
 def check_claims(claims: Sequence[JSON], gatekeeper_result: JSON) -> dict[str, list[str]]:
-    """claim_id → its underived facts, for the claims that have any."""
+    """claim_id → its underived facts and over-statements, for the claims that have any."""
     out: dict[str, list[str]] = {}
     for claim in claims:
-        missing = underived_facts(claim, gatekeeper_result)
+        missing = underived_facts(claim, gatekeeper_result) + overstatements(claim)
         if missing:
             out[str(claim.get("claim_id", ""))] = missing
     return out

@@ -47,3 +47,21 @@ def test_check_claims_names_each_claim() -> None:
     }
     assert check_claims(claims, gate) == {"claim-2": ["95%"]}
     assert check_claims([{"claim_id": "x", "claim_text": None}], gate) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("当前查询未检索到 inventory-service 的 HikariCP 日志。", False),
+        ("This query found no matching evidence of HikariCP logs for inventory-service.", False),
+        ("inventory-service 的 HikariCP 连接池问题不存在。", True),
+        ("HikariCP pool exhaustion is ruled out for inventory-service.", True),
+    ],
+)
+def test_overstating_claim_texts_are_flagged(text: str, flagged: bool) -> None:
+    excerpt = "query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP"
+    claim = {**_claim(text, excerpt), "claim_type": "negative_observation"}
+    found = check_claims([claim], _gate())
+    assert bool(found) == flagged
+    if flagged:
+        assert all(fact.startswith("over-statement: ") for fact in found["claim-1"])

@@ -291,3 +291,61 @@ async def test_pipeline_aclose_closes_the_llm_client(build_pipeline: BuildPipeli
     assert not client._openai.is_closed()
     await build_pipeline(agents=backend).aclose()
     assert client._openai.is_closed()
+
+
+async def test_overstating_claim_text_never_passes(
+    db: Database, build_pipeline: BuildPipeline, agents: AgentBackend, script: s.StageScript
+) -> None:
+    script.add(
+        "executor",
+        [
+            s.call("query_logs", s.HIKARI_ARGS),
+            s.cite(
+                claim_type="negative_observation",
+                claim_text="inventory-service 的 HikariCP 连接池问题不存在。",
+                excerpt=lambda text: text,
+            ),
+        ],
+    )
+    result, trace = await _run(build_pipeline, agents, db, HIKARI_NEGATIVE, max_rounds=1)
+
+    assert result.verdict is not None and result.verdict["verdict"] == "REJECT"
+    (round_1,) = trace.rounds
+    assert round_1.gatekeeper_result is not None and round_1.gatekeeper_result["severity"] == "none"
+    assert round_1.proposed_verdict == "PASS" and "over-statement" in round_1.verdict_override_reason
+    assert "问题不存在" not in result.answer
+
+
+async def test_guard_lowers_the_verdict_when_the_rewrite_cannot_help(
+    db: Database, build_pipeline: BuildPipeline, agents: AgentBackend, script: s.StageScript
+) -> None:
+    # the safe phrasing names the query, and this query itself reads as an over-statement
+    script.add(
+        "executor",
+        [
+            s.call("query_logs", {"service": "inventory-service", "keyword": "一切正常"}),
+            s.cite(
+                claim_type="negative_observation",
+                claim_text="当前查询未检索到 inventory-service 的相关日志。",
+                excerpt=lambda text: text,
+            ),
+        ],
+    )
+    answer = {
+        "answer_summary": "",
+        "recommended_actions": [],
+        "user_facing_answer": "inventory-service 一切正常。",
+    }
+    script.add("composer", [json_reply(answer)])
+    result, trace = await _run(build_pipeline, agents, db, "inventory-service 一切正常吗？")
+
+    assert result.verdict is not None and result.verdict["verdict"] == "LOW_CONFID"
+    (round_1,) = trace.rounds
+    assert round_1.verdict is not None and round_1.verdict["verdict"] == "LOW_CONFID"
+    assert "answer guard" in round_1.verdict_override_reason
+    evaluation = trace.session.self_evaluation
+    assert evaluation is not None and evaluation["verifier_evaluation"]["verdict"] == "LOW_CONFID"
+    assert trace.session.extras is not None
+    (finding,) = trace.session.extras["answer_guard_findings"]
+    assert finding["action"] == "verdict_lowered"
+    assert result.answer.startswith("当前查询未检索到与 inventory-service")
