@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from storage.errors import DatabaseUnavailable, StorageError
@@ -37,6 +38,8 @@ class Failure(Enum):
 
 
 def classify(exc: BaseException) -> Failure:
+    if isinstance(exc, PoolTimeout):  # every pooled connection busy: overloaded, try again later
+        return Failure.UNAVAILABLE
     if isinstance(exc, DBAPIError):
         if exc.connection_invalidated:
             return Failure.UNAVAILABLE

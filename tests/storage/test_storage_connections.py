@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 from typing import Any
 
 import pymysql
 import pytest
 from sqlalchemy import event, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from storage import Database, DatabaseUnavailable, SchemaOutOfDate
-from storage.runner import Runner
+from storage.runner import Failure, Runner, classify
 
 
 def _closed_port() -> int:
@@ -134,3 +136,27 @@ async def test_cancelled_query_returns_its_connection(db: Database) -> None:
     await db.repo.create_session("after-cancel", "q", "zh", "o")
     assert await db.repo.get_session("after-cancel") is not None
     assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+def _dbapi(orig: Exception) -> OperationalError:
+    return OperationalError("SELECT 1", {}, orig)
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (_dbapi(pymysql.err.OperationalError(2003, "Can't connect")), Failure.UNAVAILABLE),
+        (_dbapi(pymysql.err.OperationalError(2006, "gone away")), Failure.UNAVAILABLE),
+        (_dbapi(pymysql.err.OperationalError(1213, "Deadlock found")), Failure.CONFLICT),
+        (_dbapi(pymysql.err.OperationalError(1205, "Lock wait timeout")), Failure.CONFLICT),
+        (_dbapi(pymysql.err.OperationalError(1054, "Unknown column")), Failure.OTHER),
+        (_dbapi(sqlite3.OperationalError("database is locked")), Failure.CONFLICT),
+        (_dbapi(sqlite3.OperationalError("unable to open database file")), Failure.UNAVAILABLE),
+        (IntegrityError("INSERT", {}, sqlite3.IntegrityError("UNIQUE constraint failed")), Failure.OTHER),
+        (ConnectionRefusedError(111, "refused"), Failure.UNAVAILABLE),
+        (PoolTimeout("QueuePool limit reached"), Failure.UNAVAILABLE),
+        (ValueError("x"), Failure.OTHER),
+    ],
+)
+def test_error_classification(error: BaseException, expected: Failure) -> None:
+    assert classify(error) is expected
