@@ -125,9 +125,9 @@ class EvaluationWorker:
         while True:
             try:
                 handled = await self.run_once()
-            except DatabaseUnavailable:
+            except DatabaseUnavailable as error:
                 handled = 0
-                log.warning("database unavailable; evaluation worker waiting")
+                log.warning("database unavailable; evaluation worker waiting", extra={"error": str(error)})
             except Exception:  # a bug here must not end evaluation for the process's lifetime
                 handled = 0
                 log.exception("evaluation worker poll failed")

@@ -32,6 +32,10 @@ from storage.repository import Repository
 JSON = dict[str, Any]
 Emit = Callable[[StageEvent], None]
 log = logging.getLogger("evigate.pipeline")
+# A session interrupted by a database outage is recorded FAILED once the database is back.
+RECOVERY_FIRST_DELAY_S = 0.5
+RECOVERY_MAX_DELAY_S = 10.0
+RECOVERY_WINDOW_S = 600.0
 
 
 class SessionRunning(Exception):  # noqa: N818 - the name the server already maps
@@ -95,9 +99,12 @@ class Pipeline:
         self._skills = tuple(skills)
         self._catalog = catalog
         self._settings = settings or PipelineSettings()
+        self._recoveries: set[asyncio.Task[None]] = set()
 
     async def aclose(self) -> None:
         """Releases what the agent backend holds (the llm backend's HTTP client); call at shutdown."""
+        for task in list(self._recoveries):
+            task.cancel()
         await self._agents.aclose()
 
     async def run(self, query: str, session_id: str | None, language: str, deadline: Deadline) -> ChatResult:
@@ -188,6 +195,9 @@ class Pipeline:
             await asyncio.shield(self._fail(session_id, f"cancelled during {progress.where()}", progress))
             raise
         except DatabaseUnavailable:
+            self._fail_once_reachable(
+                session_id, f"the database became unreachable during {progress.where()}", progress
+            )
             raise
         except Exception as error:
             log.exception("session failed", extra={"session_id": session_id, "stage": progress.where()})
@@ -196,6 +206,29 @@ class Pipeline:
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result
+
+    def _fail_once_reachable(self, session_id: str, reason: str, progress: _Progress) -> None:
+        """The database went away mid-session, so the row would stay RUNNING (start-up recovery only
+        runs after a crash): record it FAILED in the background once the database is back."""
+
+        async def retry() -> None:
+            delay = RECOVERY_FIRST_DELAY_S
+            deadline = time.monotonic() + RECOVERY_WINDOW_S
+            while time.monotonic() < deadline:
+                await asyncio.sleep(delay)
+                try:
+                    session = await self._repo.get_session(session_id)
+                    # Not RUNNING: the row was never written, or the write that failed did commit.
+                    if session is not None and session.status == "RUNNING":
+                        await self._fail(session_id, reason, progress)
+                    return
+                except DatabaseUnavailable:
+                    delay = min(delay * 2, RECOVERY_MAX_DELAY_S)
+            log.warning("session left RUNNING: database unreachable", extra={"session_id": session_id})
+
+        task = asyncio.create_task(retry(), name=f"fail-{session_id}")
+        self._recoveries.add(task)
+        task.add_done_callback(self._recoveries.discard)
 
     async def _fail(self, session_id: str, reason: str, progress: _Progress) -> ChatResult:
         """FAILED with the reason; the plan, rounds and invocations are already stored, the extras
