@@ -11,10 +11,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from evigate.v1 import verdict_pb2
 
 from rules import guard
 from server.agents.base import AgentBackend
 from server.agents.llm import build_llm_backend
+from server.codec import from_seed
 from server.deadline import Deadline
 from server.pipeline import ChatResult, material
 from storage import Database
@@ -124,6 +126,10 @@ async def test_forged_invocation_id_is_rejected_then_the_retry_passes(
     assert [r["round"] for r in evaluation["verifier_evaluation_rounds"]] == [1, 2]
     assert [r["verdict"] for r in evaluation["verifier_evaluation_rounds"]] == ["REJECT", "PASS"]
     assert evaluation["verifier_evaluation"]["round"] == 2
+    # everything persisted fits the contract's typed view (the gRPC trace decodes it)
+    from_seed(verdict_pb2.RetryContext, context)
+    for stored in evaluation["verifier_evaluation_rounds"]:
+        from_seed(verdict_pb2.VerifierEvaluation, stored)
     assert [r.model for r in fake.requests].count("verifier") == 2
 
 

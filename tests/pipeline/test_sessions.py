@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evigate.v1 import verdict_pb2
 
 from rules import guard
 from server.agents.base import AgentBackend, ExecutorOutput, ExecutorTask, StageOutput
 from server.agents.offline import build_offline_backend
+from server.codec import from_seed
 from server.deadline import Deadline
 from server.pipeline import ChatResult, Pipeline, SessionRunning, StageEvent, material
 from storage import Database
@@ -197,6 +199,7 @@ async def test_persisted_trace(db: Database, pipeline: Pipeline) -> None:
     assert all(item["latency_ms"] >= 0 for item in latencies)
     assert {(item["stage"], item["round"]) for item in latencies} >= {("executor", 1), ("verifier", 1)}
 
+    from_seed(verdict_pb2.VerifierEvaluation, final)  # fits the contract's typed view
     jobs = await db.repo.claim_jobs("test-worker", "evidence_score", 10, 30.0)
     assert [(job.kind, job.session_id) for job in jobs] == [("evidence_score", "traced")]
 
