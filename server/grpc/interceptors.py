@@ -51,6 +51,8 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     def __init__(self, tokens: Sequence[str], exempt_health: bool) -> None:
         self._tokens = [t.encode() for t in tokens]
         self._exempt_health = exempt_health
+        # method -> (the handler it denies, the denying handler); built once per method
+        self._denied: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     def _valid(self, header: str | None) -> bool:
         if header is None:
@@ -73,16 +75,22 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(details)
         if handler is None:
             return None
+        denied = self._denied.get(method)
+        if denied is None or denied[0] is not handler:
+            denied = self._denied[method] = (
+                handler,
+                _same_kind(handler, _deny_stream if handler.response_streaming else _deny),
+            )
+        return denied[1]
 
-        async def deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
 
-        async def deny_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
-            yield  # pragma: no cover - makes this an async generator
+async def _deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
 
-        streaming = handler.response_streaming
-        return _same_kind(handler, deny_stream if streaming else deny)
+
+async def _deny_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+    yield  # pragma: no cover - makes this an async generator
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
@@ -91,6 +99,9 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics
+        # (method, inner handler) -> wrapped handler: wrappers are built once, not per call
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._denied: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self, continuation: Continuation, details: grpc.HandlerCallDetails
@@ -99,6 +110,15 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None or handler.request_streaming:
             return handler  # reflection: a bidirectional stream that maps its own errors
         method: str = details.method
+        # The inner handler is either the registered one or the auth interceptor's denial (both
+        # built once per method), so a wrapper per (method, inner) pair suffices.
+        cache = self._wrapped if not _is_denial(handler) else self._denied
+        cached = cache.get(method)
+        if cached is None or cached[0] is not handler:
+            cached = cache[method] = (handler, self._wrap(handler, method))
+        return cached[1]
+
+    def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         if handler.response_streaming:
             return grpc.unary_stream_rpc_method_handler(
                 _stream_wrapper(handler, method, self._finish),
@@ -129,6 +149,10 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
 async def _abort(context: grpc.aio.ServicerContext, status: RpcStatus) -> None:
     await context.abort(status.code, status.message, trailing_metadata=status.trailing_metadata())
+
+
+def _is_denial(handler: grpc.RpcMethodHandler) -> bool:
+    return handler.unary_unary is _deny or handler.unary_stream is _deny_stream
 
 
 def _code_name(code: Any) -> str:
