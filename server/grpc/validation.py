@@ -15,7 +15,7 @@ from evigate.v1 import evidence_pb2, session_pb2
 from server.codec import CodecError, to_seed
 from server.grpc.errors import FieldViolation, InvalidArgumentError
 
-SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 LANGUAGES = ("", "zh", "en")
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -38,7 +38,7 @@ def session_id(value: str, field: str = "session_id", *, required: bool = True) 
     if not value:
         return [FieldViolation(field, "required")] if required else []
     if not SESSION_ID.match(value):
-        return [FieldViolation(field, "must be 1–128 characters of letters, digits, '-', '_', '.', ':'")]
+        return [FieldViolation(field, "must be 1–64 characters of letters, digits, '-', '_', '.', ':'")]
     return []
 
 

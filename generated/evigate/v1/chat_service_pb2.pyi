@@ -33,7 +33,7 @@ class ChatRequest(_message.Message):
     query: _builtins.str
     """The question, e.g. "payment-service 现在有 HighCPUUsage 告警吗？". Required."""
     session_id: _builtins.str
-    """Optional client-chosen session id (letters, digits, '-', '_', '.', ':'; at most 128).
+    """Optional client-chosen session id (letters, digits, '-', '_', '.', ':'; at most 64).
     Empty: the server assigns one.
     """
     language: _builtins.str

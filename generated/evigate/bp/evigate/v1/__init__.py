@@ -600,7 +600,7 @@ class ChatRequest(betterproto2.Message):
 
     session_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
     """
-    Optional client-chosen session id (letters, digits, '-', '_', '.', ':'; at most 128).
+    Optional client-chosen session id (letters, digits, '-', '_', '.', ':'; at most 64).
     Empty: the server assigns one.
     """
 
