@@ -105,10 +105,11 @@ async def test_sessions_left_running_by_a_crash_are_failed_by_their_owner_only(
     sessions on the same database are left alone, also when both processes start at once."""
     with FakeOpenAI(default=Hang()) as fake:
         llm = ["--agent-backend", "llm", "--llm-base-url", fake.base_url, "--llm-model", "m"]
-        llm += ["--llm-api-key", "sk-test", "--llm-max-retries", "0"]
+        llm += ["--llm-max-retries", "0"]
         # Default identity: <hostname>:<port>, the same after a restart on the same port.
-        a = servers(mariadb_url, name="a", args=llm)
-        b = servers(mariadb_url, name="b", args=llm)
+        key = {"EVIGATE_LLM_API_KEY": "sk-test"}
+        a = servers(mariadb_url, name="a", args=llm, env=key)
+        b = servers(mariadb_url, name="b", args=llm, env=key)
         await asyncio.gather(a.start().wait_ready(), b.start().wait_ready())
         async with (
             grpc.aio.insecure_channel(a.address) as ch_a,
