@@ -162,14 +162,14 @@ def feedback(r: feedback_service_pb2.SubmitFeedbackResponse) -> str:
 
 
 def sessions(r: trace_service_pb2.ListSessionsResponse) -> str:
-    lines = []
+    if not r.sessions:
+        return "(no sessions)"
+    width = max(len(s.session_id) for s in r.sessions)
+    lines = [f"{'SESSION':<{width}}  {'STATUS':8} {'VERDICT':10} {'FEEDBACK':10} {'CREATED (UTC)':19}  QUERY"]
     for s in r.sessions:
-        lines.append(
-            f"{s.session_id}  {_enum(s, 'status'):8} {_enum(s, 'verdict'):10} {_enum(s, 'feedback'):10} "
-            f"{s.create_time.ToJsonString()[:19]}  {s.query}"
-        )
-    if not lines:
-        lines.append("(no sessions)")
+        created = s.create_time.ToJsonString()[:19].replace("T", " ")
+        labels = f"{_enum(s, 'status'):8} {_enum(s, 'verdict'):10} {_enum(s, 'feedback'):10}"
+        lines.append(f"{s.session_id:<{width}}  {labels} {created}  {s.query}")
     if r.next_page_token:
         lines.append(f"more: --page-token {r.next_page_token}")
     return "\n".join(lines)
