@@ -1,13 +1,14 @@
 """The pipeline's own costs, and whether concurrent LLM sessions overlap.
 
-    .venv/bin/python bench/bench_pipeline.py [--sessions 200] [--delay 0.3] [--offline-sessions 200]
+    .venv/bin/python bench/bench_pipeline.py [--sessions 1 50 200] [--delay 0.3] [--offline-sessions 200]
                                              [--llm-db sqlite|mariadb] [--offline-db sqlite mariadb]
 
-(1) `--sessions` concurrent sessions on the llm backend against FakeOpenAI (tests/support), which
-answers every request after `--delay` seconds: planner, two executor turns (a tool call, then the
-evidence JSON citing the real invocation id), verifier, composer = 5 requests per session. Ideal
-wall time = 5 x delay (every session in parallel); queued = sessions x 5 x delay. Prints wall time,
-per-session p50/p99, the ideal and the ratio, and the most requests the fake server held at once.
+(1) For each `--sessions` count, that many concurrent sessions on the llm backend against FakeOpenAI
+(tests/support, in its own process), which answers every request after `--delay` seconds: planner,
+two executor turns (a tool call, then the evidence JSON citing the real invocation id), verifier,
+composer = 5 requests per session. Ideal wall time = 5 x delay (every session in parallel); queued =
+sessions x 5 x delay. Prints wall time, per-session p50/p99, the most requests the fake server held
+at once and this process's CPU per session (on a shared 2-core machine, CPU bounds the wall time).
 
 (2) The offline pipeline's own cost per session (planner → composer, real fixture tools on the demo
 world, real storage), sessions run one after another over the 26 demo questions of
@@ -144,6 +145,8 @@ async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float
     )  # fmt: skip
     assert child.stdin is not None and child.stdout is not None
     base_url = (await child.stdout.readline()).decode().strip()
+    if not base_url.startswith("http"):
+        raise RuntimeError(f"the FakeOpenAI process did not start (exit code {await child.wait()})")
     settings = llm_script.settings(base_url, timeout=60.0, max_retries=0)
     agents = build_llm_backend(settings)
     db = await dbs.open(kind, pool_size=20)
@@ -174,20 +177,18 @@ async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float
     for _, outcome in outcomes:
         statuses[outcome] = statuses.get(outcome, 0) + 1
     ideal = LLM_REQUESTS_PER_SESSION * delay
+    ratio = f"{wall / ideal:6.2f}" if ideal else "     -"
     print(
-        f"\n(1) {sessions} concurrent llm sessions, FakeOpenAI answering after {delay * 1000:.0f} ms, {kind}"
+        f"    {sessions:>8} {len(arrived):>8} {ideal:>7.2f} {sessions * ideal:>8.1f} {wall:>7.2f} {ratio} "
+        f"{statistics.median(latencies):>6.2f} {percentile(latencies, 99):>6.2f} "
+        f"{most_in_flight(arrived, delay):>9} {cpu / sessions * 1000:>8.1f}  {statuses}"
     )
-    print(f"    LLM requests              {len(arrived)} ({LLM_REQUESTS_PER_SESSION} per session)")
-    print(f"    outcomes                  {statuses}")
-    print(f"    ideal wall (all overlap)  {ideal:8.2f} s   ({LLM_REQUESTS_PER_SESSION} x {delay} s)")
-    print(f"    queued wall (one by one)  {sessions * ideal:8.2f} s")
-    ratio = f"({wall / ideal:.2f} x ideal)" if ideal else ""
-    print(f"    actual wall               {wall:8.2f} s   {ratio}")
-    p50, p99 = statistics.median(latencies), percentile(latencies, 99)
-    print(f"    session p50 / p99 / max   {p50:.2f} / {p99:.2f} / {max(latencies):.2f} s")
-    print(f"    most requests in flight   {most_in_flight(arrived, delay)}")
-    per_session = cpu / sessions * 1000
-    print(f"    pipeline process CPU      {cpu:8.2f} s   ({per_session:.1f} ms per session; load {_load()})")
+
+
+LLM_HEADER = (
+    f"    {'sessions':>8} {'requests':>8} {'ideal s':>7} {'queued s':>8} {'wall s':>7} {'x ideal':>6} "
+    f"{'p50 s':>6} {'p99 s':>6} {'in flight':>9} {'CPU ms/s':>8}  outcomes"
+)
 
 
 async def offline_cost(dbs: Databases, kind: str, sessions: int) -> list[float]:
@@ -221,7 +222,18 @@ async def main_async(args: argparse.Namespace) -> None:
     dbs = Databases()
     try:
         if args.sessions:
-            await llm_concurrency(dbs, args.llm_db, args.sessions, args.delay)
+            delay_ms = args.delay * 1000
+            print(
+                f"\n(1) concurrent llm sessions, FakeOpenAI (own process) answering after {delay_ms:.0f} ms, "
+                f"{LLM_REQUESTS_PER_SESSION} requests per session, {args.llm_db}"
+            )
+            print(LLM_HEADER)
+            for sessions in args.sessions:
+                await llm_concurrency(dbs, args.llm_db, sessions, args.delay)
+            print(
+                "    ideal = all sessions overlap; queued = one after another; "
+                f"CPU ms/s = this process's CPU per session; load {_load()}"
+            )
         if args.offline_sessions:
             n = args.offline_sessions
             print(f"\n(2) offline pipeline, {n} sequential sessions over {len(CASES)} demo questions")
@@ -241,7 +253,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--serve-fake", type=float, help=argparse.SUPPRESS)
-    parser.add_argument("--sessions", type=int, default=200, help="concurrent llm sessions (0: skip)")
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        nargs="*",
+        default=[1, 50, 200],
+        help="concurrent llm sessions per run (none: skip)",
+    )
     parser.add_argument("--delay", type=float, default=0.3, help="seconds before FakeOpenAI answers")
     parser.add_argument("--llm-db", choices=("sqlite", "mariadb"), default="sqlite")
     parser.add_argument(
