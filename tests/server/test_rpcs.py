@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from typing import Any
 
 import grpc
 import pytest
@@ -379,3 +381,28 @@ async def test_every_violation_of_a_request_is_reported_at_once(channel: grpc.ai
     gate = gatekeeper_service_pb2_grpc.GatekeeperServiceStub(channel)
     error = await _fails(gate.Check(gatekeeper_service_pb2.CheckRequest(session_id="")))
     assert set(error.violations) == {"session_id", "evidence"}
+
+
+class _GatedExecutor:
+    def __init__(self, inner: Any, gate: asyncio.Event) -> None:
+        self.inner, self.gate = inner, gate
+
+    async def execute(self, task: Any) -> Any:
+        await self.gate.wait()
+        return await self.inner.execute(task)
+
+
+async def test_stream_events_arrive_while_later_stages_are_still_running(app_factory: AppFactory) -> None:
+    gate = asyncio.Event()
+    agents, _ = slow_agents()
+    agents = dataclasses.replace(agents, executor=_GatedExecutor(agents.executor, gate))
+    app = await app_factory(agents=agents)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        call = _chat(channel).StreamChat(chat_service_pb2.StreamChatRequest(query=HIGH_CPU_ZH), timeout=60)
+        first = await asyncio.wait_for(call.read(), 10)  # the executor is still blocked
+        assert first.WhichOneof("event") == "plan"
+        gate.set()
+        rest = []
+        while (event := await call.read()) is not grpc.aio.EOF:
+            rest.append(event.WhichOneof("event"))
+    assert rest[-1] == "result"
