@@ -305,6 +305,7 @@ class Pipeline:
 
         progress.rounds[-1]["composer_output"] = composer_output
         answer = str(composer_output.get("user_facing_answer", ""))
+        progress.stage, progress.round = "persist", 0  # a failure from here on is not the guard's
         await self._repo.finish_success(
             session_id,
             answer,
