@@ -255,7 +255,10 @@ def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: lis
     servers.append(start_evigate(int(mysql.rsplit(":", 1)[1]), mysql_url, work, args.log_level, extra))
     trace = trace_service_pb2.GetTraceRequest(session_id=prepare_session(sqlite))
     feedback = feedback_service_pb2.SubmitFeedbackRequest(
-        session_id=prepare_session(mysql), feedback=session_pb2.FEEDBACK_USEFUL
+        session_id=prepare_session(mysql),
+        feedback=session_pb2.FEEDBACK_USEFUL
+        if args.feedback == "useful"
+        else session_pb2.FEEDBACK_NOT_USEFUL,
     )
     return [
         Case("echo", "-", echo, ECHO_METHOD, trace.SerializeToString()),
@@ -279,6 +282,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--log-level", default="INFO", help="the evigate servers' log level (default INFO)")
     parser.add_argument("--trace-cache-ttl", type=float, default=1.0, help="trace_cache_ttl_s (0: off)")
+    parser.add_argument(
+        "--feedback", choices=["useful", "not_useful"], default="useful", help="SubmitFeedback's value"
+    )
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(_echo_server(args.echo_server))
@@ -296,7 +302,7 @@ def main() -> None:
         time.sleep(1)  # let the evaluation worker finish the two sessions' jobs
         print(
             f"h2load, {args.duration}s per cell after 1s warm-up; evigate log level {args.log_level}, "
-            f"trace cache ttl {args.trace_cache_ttl:g}s"
+            f"trace cache ttl {args.trace_cache_ttl:g}s, SubmitFeedback {args.feedback}"
         )
         missed = measure(cases, args.concurrency, args.duration, work)
         print("targets met" if not missed else f"targets missed: {', '.join(missed)}")
