@@ -26,6 +26,7 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
+from grpc_health.v1 import health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from rules.catalog import Catalog, load_catalog
@@ -41,7 +42,7 @@ from server.pipeline import Pipeline
 from server.pipeline.orchestrator import PipelineSettings
 from server.tools import build_backend
 from server.worker import EvaluationWorker, worker_settings
-from storage import Database
+from storage import Database, Repository
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
@@ -152,28 +153,8 @@ class App:
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
 
-        limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings)
-        interceptors: list[grpc.aio.ServerInterceptor] = [CallInterceptor(self.metrics)]
-        if s.auth_enabled:
-            interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health))
-        server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
-        chat_service_pb2_grpc.add_ChatServiceServicer_to_server(
-            ChatServicer(pipeline, repo, limits, self.metrics), server
-        )
-        traces = TraceCache(s.trace_cache_ttl_s)
-        feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(
-            FeedbackServicer(repo, traces), server
-        )
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(repo, traces), server)
-        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(
-            GatekeeperServicer(repo, catalog, limits), server
-        )
         self.health = HealthChecker(self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics)
-        from grpc_health.v1 import health_pb2_grpc
-
-        health_pb2_grpc.add_HealthServicer_to_server(self.health.servicer, server)
-        reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
-
+        server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
             credentials = server_credentials(s)
             if credentials is None:
@@ -204,6 +185,31 @@ class App:
                 "agents": agents.name,
             },
         )
+
+    def _grpc_server(
+        self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
+    ) -> grpc.aio.Server:
+        """The grpc.aio server with every service, health and reflection registered (not bound)."""
+        s = self.settings
+        limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings)
+        interceptors: list[grpc.aio.ServerInterceptor] = [CallInterceptor(self.metrics)]
+        if s.auth_enabled:
+            interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health))
+        server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
+        chat_service_pb2_grpc.add_ChatServiceServicer_to_server(
+            ChatServicer(pipeline, repo, limits, self.metrics), server
+        )
+        traces = TraceCache(s.trace_cache_ttl_s)
+        feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(
+            FeedbackServicer(repo, traces), server
+        )
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(repo, traces), server)
+        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(
+            GatekeeperServicer(repo, catalog, limits), server
+        )
+        health_pb2_grpc.add_HealthServicer_to_server(health.servicer, server)
+        reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
+        return server
 
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown; safe to call twice."""
