@@ -4,7 +4,8 @@ bare grpc.aio echo server measured in the same run.
 Load comes from h2load (Debian package nghttp2-client): it costs the 2 cores far less than a Python
 client. Each request is one length-prefixed gRPC message sent with `content-type: application/grpc`
 and `te: trailers`. h2load only sees HTTP statuses, so the grpc-status of the same request bytes is
-verified separately with a real gRPC client before each measurement.
+verified separately: a real gRPC client calls with the same bytes before and after each measurement,
+and the servers' own per-code RPC counters (Prometheus) must show no status but OK for the run.
 
     .venv/bin/python bench/bench_grpc.py [--duration 5] [--concurrency 1 8 64] [--log-level INFO]
 
@@ -92,12 +93,15 @@ class Served:
         self.log.close()
 
 
-def start_evigate(port: int, database_url: str, state: Path, log_level: str, extra: dict[str, str]) -> Served:
+def start_evigate(
+    port: int, metrics_port: int, database_url: str, state: Path, *, log_level: str, extra: dict[str, str]
+) -> Served:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVIGATE_")}
     env.update(extra)
     env.update(
         {
             "EVIGATE_LISTEN": f"127.0.0.1:{port}",
+            "EVIGATE_METRICS_PORT": str(metrics_port),
             "EVIGATE_DATABASE_URL": database_url,
             "EVIGATE_STATE_DIR": str(state),
             "EVIGATE_LOG_LEVEL": log_level,
@@ -158,6 +162,21 @@ class Case:
     address: str
     method: str
     payload: bytes
+    metrics_port: int = 0  # evigate's Prometheus port: every call's grpc-status is counted there
+
+
+def grpc_codes(case: Case) -> dict[str, float]:
+    """evigate_rpc_total of the case's method, by status code (h2load sees HTTP statuses only)."""
+    if not case.metrics_port:
+        return {}
+    import urllib.request
+
+    url = f"http://127.0.0.1:{case.metrics_port}/metrics"
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    pattern = re.compile(
+        r'^evigate_rpc_total\{code="(\w+)",method="' + re.escape(case.method) + r'"\} ([\d.e+]+)$', re.M
+    )
+    return {code: float(value) for code, value in pattern.findall(text)}
 
 
 def h2load(case: Case, concurrency: int, duration: int, work: Path) -> Result:
@@ -224,10 +243,19 @@ def measure(cases: list[Case], concurrencies: list[int], duration: int, work: Pa
     for concurrency in concurrencies:
         echo_rps = 0.0
         for case in cases:
+            before = grpc_codes(case)
             result = h2load(case, concurrency, duration, work)
-            verify(case.address, case.method, case.payload)  # still OK after the load
-            if result.failed:
-                raise SystemExit(f"{case.name}: {result.failed} non-2xx responses")
+            after = grpc_codes(case)
+            errors = {
+                c: after[c] - before.get(c, 0) for c in after if c != "OK" and after[c] > before.get(c, 0)
+            }
+            if errors.get("CANCELLED", 0) <= concurrency:  # in flight when h2load's timer ran out
+                errors.pop("CANCELLED", None)
+            verify(case.address, case.method, case.payload)  # and a real client still gets OK
+            if result.failed or errors:
+                raise SystemExit(
+                    f"{case.name}: {result.failed} non-2xx responses, grpc-status counts {errors}"
+                )
             ratio = target = ""
             if case.name == "echo":
                 echo_rps = result.rps
@@ -248,11 +276,16 @@ def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: lis
     from evigate.v1 import feedback_service_pb2, session_pb2, trace_service_pb2
 
     echo, sqlite, mysql = (f"127.0.0.1:{free_port()}" for _ in range(3))
+    sqlite_metrics, mysql_metrics = free_port(), free_port()
     extra = {"EVIGATE_TRACE_CACHE_TTL_S": str(args.trace_cache_ttl)}
     servers.append(start_echo(int(echo.rsplit(":", 1)[1]), work))
     sqlite_url = f"sqlite+aiosqlite:///{work / 'bench.db'}"
-    servers.append(start_evigate(int(sqlite.rsplit(":", 1)[1]), sqlite_url, work, args.log_level, extra))
-    servers.append(start_evigate(int(mysql.rsplit(":", 1)[1]), mysql_url, work, args.log_level, extra))
+    for address, metrics, url in ((sqlite, sqlite_metrics, sqlite_url), (mysql, mysql_metrics, mysql_url)):
+        servers.append(
+            start_evigate(
+                int(address.rsplit(":", 1)[1]), metrics, url, work, log_level=args.log_level, extra=extra
+            )
+        )
     trace = trace_service_pb2.GetTraceRequest(session_id=prepare_session(sqlite))
     feedback = feedback_service_pb2.SubmitFeedbackRequest(
         session_id=prepare_session(mysql),
@@ -262,13 +295,21 @@ def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: lis
     )
     return [
         Case("echo", "-", echo, ECHO_METHOD, trace.SerializeToString()),
-        Case("GetTrace", "sqlite", sqlite, "/evigate.v1.TraceService/GetTrace", trace.SerializeToString()),
+        Case(
+            "GetTrace",
+            "sqlite",
+            sqlite,
+            "/evigate.v1.TraceService/GetTrace",
+            trace.SerializeToString(),
+            sqlite_metrics,
+        ),
         Case(
             "SubmitFeedback",
             "mariadb",
             mysql,
             "/evigate.v1.FeedbackService/SubmitFeedback",
             feedback.SerializeToString(),
+            mysql_metrics,
         ),
     ]
 
