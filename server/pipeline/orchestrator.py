@@ -407,6 +407,11 @@ def _constrained(
             listed = "; ".join(f"{claim_id}: {', '.join(facts)}" for claim_id, facts in underived.items())
             final, reason = "REJECT", f"claims state facts absent from their verified excerpts ({listed})"
             verdict["verdict"] = final
+    if final == "PASS" and not material.claims_of(structured):
+        # Nothing was claimed, so nothing was verified: a PASS here would vouch for whatever the
+        # Composer writes (e.g. an injected "the system is healthy").
+        final, reason = "LOW_CONFID", "no claims: a PASS needs at least one claim its citations support"
+        verdict["verdict"] = final
     if reason:
         verdict["rationale"] = f"{proposed.get('rationale', '')} [constraint: {reason}]".strip()
     return verdict, label, reason
