@@ -117,10 +117,16 @@ class App:
         self.database: Database | None = None
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
+        self.pipeline: Pipeline | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
         self._stopped = asyncio.Event()
+
+    def _wake_worker(self, session_id: str) -> None:
+        """A session just committed SUCCESS with its evaluation job: claim it now, not at the next poll."""
+        if self.worker is not None:
+            self.worker.wake()
 
     @property
     def address(self) -> str:
@@ -141,13 +147,13 @@ class App:
             raise ConfigError(f"data_dir: {error}") from None
         from server.skills import load_skills
 
-        pipeline = Pipeline(
+        self.pipeline = pipeline = Pipeline(
             repo,
             tools,
             agents,
             load_skills(),
             catalog,
-            PipelineSettings(max_rounds=s.max_rounds, owner=s.owner),
+            PipelineSettings(max_rounds=s.max_rounds, owner=s.owner, on_success=self._wake_worker),
         )
         orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
         if orphaned:
@@ -224,6 +230,8 @@ class App:
             await self.server.stop(grace)
         if self.worker is not None:
             await self.worker.stop()
+        if self.pipeline is not None:
+            await self.pipeline.aclose()
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()

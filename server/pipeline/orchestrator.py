@@ -46,6 +46,7 @@ class SessionRunning(Exception):  # noqa: N818 - the name the server already map
 class PipelineSettings:
     max_rounds: int = 2  # the first round plus one retry after REJECT
     owner: str = "evigate"  # this process's identity, for orphaned-session recovery
+    on_success: Callable[[str], None] | None = None  # after the SUCCESS commit (wakes the evaluation worker)
 
 
 @dataclass
@@ -189,7 +190,8 @@ class Pipeline:
                 reason = f"deadline exceeded during {progress.where()}"
             else:  # a timeout of its own (e.g. a database connect), not the caller's deadline
                 reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
-            result = await self._fail(session_id, reason, progress)
+            # shielded: gRPC may cancel the call at the same moment its deadline passes
+            result = await asyncio.shield(self._fail(session_id, reason, progress))
         except asyncio.CancelledError:
             # shielded: the FAILED row is written even though this task is being cancelled
             await asyncio.shield(self._fail(session_id, f"cancelled during {progress.where()}", progress))
@@ -318,6 +320,8 @@ class Pipeline:
                 "prompt_versions": progress.prompt_versions,
             },
         )
+        if self._settings.on_success is not None:
+            self._settings.on_success(session_id)
         return ChatResult(
             session_id, "SUCCESS", answer, composer_output, last.verdict, last.gate, last.structured, ""
         )
