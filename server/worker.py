@@ -123,6 +123,7 @@ class EvaluationWorker:
 
     async def run_forever(self) -> None:
         while True:
+            self._wake.clear()  # before the claim: a wake() during it triggers the next one at once
             try:
                 handled = await self.run_once()
             except DatabaseUnavailable as error:
@@ -133,7 +134,6 @@ class EvaluationWorker:
                 log.exception("evaluation worker poll failed")
             if handled:
                 continue
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._settings.poll_interval)
 
