@@ -317,9 +317,15 @@ class Repository(JobQueue):
         """DESIGN §6. `useful` is idempotent through case_library's UNIQUE(diagnosis_id): the
         insert either wins or fails on the key, and the loser reads the winner's case — never a
         read-then-insert. The session row is updated first, so concurrent calls queue on its row
-        lock rather than deadlocking on the case key. Feedback never changes `status`."""
+        lock rather than deadlocking on the case key. Feedback never changes `status`.
+
+        A repeat (the session already has this feedback and, for `useful`, its case) is answered
+        by one read-only SELECT with no write; only a change of feedback writes."""
         if feedback not in FEEDBACK_VALUES:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK_VALUES)}, got {feedback!r}")
+        repeated = await self._repeated_feedback(session_id, feedback)
+        if repeated is not None:
+            return repeated
         if feedback == NOT_USEFUL:
             await self._update_session(session_id, {"feedback": NOT_USEFUL})
             return FeedbackOutcome(case_id=None, created=False)
@@ -371,6 +377,32 @@ class Repository(JobQueue):
             return FeedbackOutcome(case_id=case_id, created=True)
 
         return await self._runner.write(work)
+
+    async def _repeated_feedback(self, session_id: str, feedback: str) -> FeedbackOutcome | None:
+        """The read-only fast path of an idempotent repeat: one SELECT, no lock, no write.
+
+        The outcome when the session already carries this feedback (and, for `useful`, its case
+        exists); None when a write is needed. It only ever short-cuts a state that a write already
+        committed, so creating the case still goes through the UNIQUE key in the write path."""
+
+        async def work(conn: AsyncConnection) -> FeedbackOutcome | None:
+            row = (
+                await conn.execute(
+                    select(SESSION.c.feedback, CASE.c.case_id)
+                    .select_from(SESSION.outerjoin(CASE, CASE.c.diagnosis_id == SESSION.c.session_id))
+                    .where(SESSION.c.session_id == session_id)
+                )
+            ).first()
+            if row is None:
+                raise SessionNotFound(session_id)
+            current, case_id = row
+            if current != feedback:
+                return None
+            if feedback == NOT_USEFUL:
+                return FeedbackOutcome(case_id=None, created=False)
+            return None if case_id is None else FeedbackOutcome(case_id=case_id, created=False)
+
+        return await self._runner.read(work)
 
     async def list_cases(self, limit: int = 1000) -> list[CaseRecord]:
         """Newest first (what lookup_knowledge searches)."""

@@ -73,6 +73,11 @@ class Runner:
     Reads are retried on transient failures (unreachable database, lock conflicts); writes only on
     lock conflicts, where the database has certainly rolled the transaction back. A cancelled call
     invalidates its connection (a half-read result set cannot go back to the pool) and returns it.
+
+    A read is not committed: closing the connection rolls its transaction back, and that rollback
+    is also the pool's reset, so the pool does not send a second one. On MySQL a read costs the
+    pre-ping, its SELECTs and one ROLLBACK (SQLAlchemy sends no BEGIN there; the driver's implicit
+    transaction starts with the first SELECT); a write adds its COMMIT and the pool's reset.
     """
 
     def __init__(self, engine: AsyncEngine, write_engine: AsyncEngine) -> None:
@@ -85,17 +90,16 @@ class Runner:
         return self.dialect in ("mysql", "mariadb")
 
     async def read(self, work: Work[T]) -> T:
-        return await self._attempts(self.engine, work, READ_ATTEMPTS, retry_unavailable=True)
+        return await self._attempts(self.engine, work, READ_ATTEMPTS, write=False)
 
     async def write(self, work: Work[T]) -> T:
-        return await self._attempts(self._write_engine, work, WRITE_ATTEMPTS, retry_unavailable=False)
+        return await self._attempts(self._write_engine, work, WRITE_ATTEMPTS, write=True)
 
-    async def _attempts(
-        self, engine: AsyncEngine, work: Work[T], attempts: int, *, retry_unavailable: bool
-    ) -> T:
+    async def _attempts(self, engine: AsyncEngine, work: Work[T], attempts: int, *, write: bool) -> T:
+        retry_unavailable = not write
         for attempt in range(1, attempts + 1):
             try:
-                return await self._once(engine, work)
+                return await self._once(engine, work, commit=write)
             except StorageError:
                 raise
             except Exception as exc:
@@ -111,7 +115,7 @@ class Runner:
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _once(self, engine: AsyncEngine, work: Work[T]) -> T:
+    async def _once(self, engine: AsyncEngine, work: Work[T], *, commit: bool) -> T:
         conn = await engine.connect()
         try:
             transaction = await conn.begin()
@@ -122,8 +126,9 @@ class Runner:
             except BaseException:
                 await transaction.rollback()
                 raise
-            await transaction.commit()
-            return result
+            if commit:
+                await transaction.commit()
+            return result  # a read: conn.close() below rolls back, in place of the pool's reset
         except asyncio.CancelledError:
             await _abandon(conn)
             raise
