@@ -134,26 +134,22 @@ CASES = [
          "Does payment-service have a HighCPUUsage alert and any OutOfMemoryError logs?", "en",
          (_obs("query_metrics", _alerts("payment-service", "HighCPUUsage"), "92%"),
           _neg("query_logs", _logs("payment-service", "OutOfMemoryError")))),
-]  # fmt: skip
-
-# Known gaps of the offline Executor (server/agents/offline, not the pipeline): the question's key
-# term is dropped from the query, so unrelated lines are cited as "matching". Strict xfail: these
-# turn into failures (to be moved into CASES) once the Executor keeps the term.
-GAPS = [
+    # Subjects the log vocabulary does not map: the question's own words are the query's term, so
+    # the Full GC lines (WARN) are not ERROR hits and no channel-timeout ERROR line is cited.
     Case("payment-fullgc-error-en", "Are there ERROR logs mentioning Full GC on payment-service?", "en",
          (_neg("query_logs", _logs("payment-service", "Full GC", "ERROR")),)),
     Case("payment-callback-timeout-zh", "payment-service 有支付回调处理超时的日志吗？", "zh",
          (_obs("query_logs", _logs("payment-service", "支付回调处理超时"), "支付回调处理超时"),)),
     Case("user-login-failed-zh", "user-service 有用户登录失败的日志吗？", "zh",
-         (_obs("query_logs", _logs("user-service", "登录失败"), "登录失败"),)),
+         (_obs("query_logs", _logs("user-service", "用户登录失败"), "用户登录失败"),)),
     Case("inventory-liveness-en", "Did inventory-service log liveness probe failures?", "en",
-         (_obs("query_logs", _logs("inventory-service", "liveness"), "liveness"),)),
+         (_obs("query_logs", _logs("inventory-service", "liveness probe fail"), "Liveness probe failed"),)),
 ]  # fmt: skip
 
 
 def test_table_is_large_and_distinct() -> None:
     assert len(CASES) >= 20
-    assert len({c.id for c in CASES + GAPS}) == len(CASES) + len(GAPS)
+    assert len({c.id for c in CASES}) == len(CASES)
     assert {c.language for c in CASES} == {"zh", "en"}
     kinds = {tuple(claim.claim_type for claim in c.claims) for c in CASES}
     assert ("observation",) in kinds and ("negative_observation",) in kinds
@@ -216,11 +212,4 @@ async def _check(
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 async def test_demo_question(case: Case, db: Database, build_pipeline: BuildPipeline) -> None:
-    await _check(case, db, build_pipeline)
-
-
-@pytest.mark.parametrize("db_backend", ["sqlite"], indirect=True)
-@pytest.mark.parametrize("case", GAPS, ids=lambda c: c.id)
-@pytest.mark.xfail(strict=True, reason="offline Executor drops the question's key term (known gap)")
-async def test_offline_executor_gap(case: Case, db: Database, build_pipeline: BuildPipeline) -> None:
     await _check(case, db, build_pipeline)

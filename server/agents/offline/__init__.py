@@ -27,6 +27,6 @@ def build_offline_backend(*, known_services: Sequence[str] = KNOWN_SERVICES) -> 
         name="offline",
         planner=OfflinePlanner(known_services=known_services),
         executor=OfflineExecutor(known_services=known_services),
-        verifier=OfflineVerifier(),
+        verifier=OfflineVerifier(known_services=known_services),
         composer=OfflineComposer(),
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from server.agents.base import JSON, ToolCallResult
 from server.agents.offline.calls import PlannedCall, describe_call
+from server.agents.offline.entities import LogTerm
 from server.agents.offline.facts import critical_facts, fact_supported
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
@@ -141,7 +142,10 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
             more = "，例如" if len(refs) > 1 else ""
             return f"{where}{what}{more}：“{first}”。"
         where = f"{service} logs" if service else "the logs"
-        what = f"{term}-related entries" if term else "matching entries"
+        if term and " " in term:
+            what = f'entries matching "{term}"'
+        else:
+            what = f"{term}-related entries" if term else "matching entries"
         more = ", for example" if len(refs) > 1 else ""
         return f'This query found {what} in {where}{more}: "{first}".'
     # lookup_knowledge: a statement about the knowledge base, never about the current environment.
@@ -201,6 +205,23 @@ def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> st
     if zh:
         return f"{describe_call(call)} 调用失败（{error}），无法确认该查询的结果。"
     return f"{describe_call(call)} failed ({error}); its result could not be checked."
+
+
+def off_subject_text(call: PlannedCall, term: LogTerm, language: str) -> str:
+    """A query whose returned lines do not hold the question's subject: nothing is cited."""
+    if language == "zh":
+        return f"{describe_call(call)} 返回的日志行不包含 {term.name}，未作为证据引用，无法确认该查询的结果。"
+    return (
+        f"{describe_call(call)} returned lines that do not contain {term.name}; none was cited "
+        "and the result could not be checked."
+    )
+
+
+def unqueried_text(term: LogTerm, language: str) -> str:
+    """A term of the question that no call searched (a narrow task queries one log term)."""
+    if language == "zh":
+        return f"问题还提到 {term.label_zh}，本次未单独查询该关键字。"
+    return f"The question also names {term.label_en}; it was not queried on its own."
 
 
 def claim(claim_id: str, claim_type: str, text: str, bindings: list[JSON]) -> JSON:

@@ -15,9 +15,9 @@ from typing import Any
 from server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from server.agents.offline import claims as c
 from server.agents.offline.calls import PlannedCall, describe_call, plan_calls
-from server.agents.offline.entities import KNOWN_SERVICES, extract
+from server.agents.offline.entities import KNOWN_SERVICES, LogTerm, extract
 
-PROMPT_VERSION = "offline-executor-v1"
+PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2
 
 
@@ -66,7 +66,8 @@ class OfflineExecutor:
         self._remember(task.tools, fresh)
 
         invalid = _invalid_citations(task.retry_context)
-        data = build_evidence(results, language, invalid)
+        unqueried = entities.log_terms[1:] if "log" in entities.intents else ()
+        data = build_evidence(results, language, invalid, unqueried)
         return ExecutorOutput(
             json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
         )
@@ -76,8 +77,13 @@ def build_evidence(
     results: Sequence[tuple[PlannedCall, ToolCallResult]],
     language: str,
     invalid: frozenset[tuple[int, str]] = frozenset(),
+    unqueried: Sequence[LogTerm] = (),
 ) -> JSON:
-    """executor_evidence_v2 from the calls made: one claim per call, bindings copied from the refs."""
+    """executor_evidence_v2 from the calls made: one claim per call, bindings copied from the refs.
+
+    A log line is cited only when it holds the queried term: lines a query returned without the
+    question's subject are never stated as the answer. Terms of the question that no call
+    searched are named in missing_info."""
     claims: list[JSON] = []
     missing: list[str] = []
     actions: list[JSON] = []
@@ -87,7 +93,14 @@ def build_evidence(
         state = c.outcome(result, refs)
         claim_id = f"claim-{len(claims) + 1}"
         if state == "supported":
-            positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"][: c.MAX_BINDINGS]
+            positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"]
+            if call.tool_name == "query_logs" and call.term is not None:
+                term = call.term
+                positive = [ref for ref in positive if term.matches(ref.text)]
+                if not positive:
+                    missing.append(c.off_subject_text(call, term, language))
+                    continue
+            positive = positive[: c.MAX_BINDINGS]
             text = c.observation_text(call, result, positive, language)
             text = c.safe_text(text, [ref.text for ref in positive], negative=False, language=language)
             claims.append(
@@ -110,6 +123,8 @@ def build_evidence(
                     else "the tool call failed, so its result is unknown",
                 }
             )
+    queried = {call.term.name for call, _ in results if call.term is not None}
+    missing.extend(c.unqueried_text(term, language) for term in unqueried if term.name not in queried)
     return c.evidence(cap_claims(claims, language), missing, actions)
 
 

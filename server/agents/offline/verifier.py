@@ -3,6 +3,10 @@
 It reads only the structured output and the Gatekeeper's checked bindings (never the raw text),
 and calls no tools. Verdict: PASS when every claim is derivable and the Gatekeeper found nothing;
 LOW_CONFID when some claims are derivable (or the Gatekeeper lowered confidence); REJECT otherwise.
+
+Scope: an observation citing log lines must cite lines that hold the log question's subject (its
+log terms, found in the question as the Executor finds them); one that does not answers another
+question and is not derivable, whatever its facts.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from server.agents.base import JSON, StageOutput
+from server.agents.offline.entities import KNOWN_SERVICES, LogTerm, extract
 from server.agents.offline.facts import (
     critical_facts,
     has_scoped_negative_phrase,
@@ -21,7 +26,7 @@ from server.agents.offline.facts import (
 )
 from server.deadline import Deadline
 
-PROMPT_VERSION = "offline-verifier-v1"
+PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = ("observation", "negative_observation")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -65,9 +70,40 @@ def verified_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any])
     return out
 
 
-def check_claim(claim: Mapping[str, Any], excerpts: Sequence[str], zh: bool) -> tuple[JSON, list[JSON], bool]:
+def subject_terms(original_query: str, known_services: Sequence[str] = KNOWN_SERVICES) -> tuple[LogTerm, ...]:
+    """The log terms a log question names (its subject), as the offline Executor queries them."""
+    entities = extract(original_query, known_services)
+    return entities.log_terms if "log" in entities.intents else ()
+
+
+def log_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> list[str]:
+    """The verified excerpts of this claim that cite query_logs."""
+    logs = [
+        checked
+        for checked in checked_bindings
+        if isinstance(checked, Mapping) and checked.get("tool_name") == "query_logs"
+    ]
+    return verified_excerpts(claim, logs)
+
+
+def off_subject(excerpts: Sequence[str], terms: Sequence[LogTerm]) -> list[str]:
+    """The excerpts that hold none of the question's log terms (all of them when it names none)."""
+    if not terms:
+        return []
+    return [excerpt for excerpt in excerpts if not any(term.matches(excerpt) for term in terms)]
+
+
+def check_claim(
+    claim: Mapping[str, Any],
+    excerpts: Sequence[str],
+    zh: bool,
+    scope: tuple[Sequence[str], Sequence[LogTerm]] = ((), ()),
+) -> tuple[JSON, list[JSON], bool]:
     """(claim_check, facts_checked rows, partly): `partly` when the claim fails only on numbers or
-    identifiers its excerpts lack (a binding, scope or negation failure makes it unusable)."""
+    identifiers its excerpts lack (a binding, scope or negation failure makes it unusable).
+
+    `scope`: (the claim's verified query_logs excerpts, the question's log terms). An observation
+    whose cited log lines do not hold the question's subject does not answer the question."""
     claim_id = str(claim.get("claim_id", ""))
     claim_type = claim.get("claim_type")
     text = claim.get("claim_text") if isinstance(claim.get("claim_text"), str) else ""
@@ -108,6 +144,13 @@ def check_claim(claim: Mapping[str, Any], excerpts: Sequence[str], zh: bool) -> 
             if zh
             else "a negative_observation needs $.no_evidence"
         )
+    elif claim_type == "observation" and off_subject(*scope):
+        names = ", ".join(term.name for term in scope[1])
+        reason = (
+            f"范围不符：引用的日志行不包含所查询的主题（{names}）"
+            if zh
+            else f"out of scope: the cited log lines do not contain the queried subject ({names})"
+        )
     elif missing:
         listed = ", ".join(fact.text for fact in missing)
         reason = f"摘录不支持：{listed}" if zh else f"not in the verified excerpts: {listed}"
@@ -129,9 +172,12 @@ def check_claim(claim: Mapping[str, Any], excerpts: Sequence[str], zh: bool) -> 
     return check, rows, partly
 
 
-def verify(verifier_input: Mapping[str, Any]) -> JSON:
+def verify(verifier_input: Mapping[str, Any], known_services: Sequence[str] = KNOWN_SERVICES) -> JSON:
     """The verdict dict for one round."""
-    zh = bool(_CJK.search(str(verifier_input.get("original_query", ""))))
+    query = verifier_input.get("original_query")
+    query = query if isinstance(query, str) else ""
+    zh = bool(_CJK.search(query))
+    terms = subject_terms(query, known_services)
     parse_status = _as_map(verifier_input.get("executor_output_parse_status")).get("status")
     structured = _as_map(verifier_input.get("executor_structured_output"))
     gatekeeper = _as_map(verifier_input.get("gatekeeper_result"))
@@ -143,7 +189,8 @@ def verify(verifier_input: Mapping[str, Any]) -> JSON:
     facts_checked: list[JSON] = []
     hard_failures = 0  # claims not even partly grounded: they rule out LOW_CONFID
     for claim in claims:
-        check, rows, partly = check_claim(claim, verified_excerpts(claim, checked_bindings), zh)
+        scope = (log_excerpts(claim, checked_bindings), terms)
+        check, rows, partly = check_claim(claim, verified_excerpts(claim, checked_bindings), zh, scope)
         claim_checks.append(check)
         facts_checked.extend(rows)
         if not check["supported"] and not partly:
@@ -191,6 +238,9 @@ def verify(verifier_input: Mapping[str, Any]) -> JSON:
 
 
 class OfflineVerifier:
+    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
+        self._known_services = tuple(known_services)
+
     async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
         deadline.check()
-        return StageOutput(verify(verifier_input), PROMPT_VERSION)
+        return StageOutput(verify(verifier_input, self._known_services), PROMPT_VERSION)

@@ -312,7 +312,7 @@ def test_adversarial_shapes_do_not_crash() -> None:
 
 async def test_stage_wrapper() -> None:
     output = await OfflineVerifier().verify(_input([GOOD]), Deadline.none())
-    assert output.data["verdict"] == "PASS" and output.prompt_version == "offline-verifier-v1"
+    assert output.data["verdict"] == "PASS" and output.prompt_version == "offline-verifier-v2"
 
 
 @pytest.mark.parametrize(
