@@ -35,7 +35,7 @@ def ensure_venv() -> None:
 def run(*cmd: str) -> None:
     print("+", " ".join(cmd), flush=True)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run(cmd, cwd=ROOT, env=env)
+    result = subprocess.run(cmd, check=False, cwd=ROOT, env=env)
     if result.returncode != 0:
         sys.exit(result.returncode)
 

@@ -59,7 +59,7 @@ def generate(out: Path) -> None:
     # keeps the output independent of any project configuration.
     with tempfile.TemporaryDirectory() as neutral:
         (Path(neutral) / "ruff.toml").write_text("line-length = 88\n")
-        result = subprocess.run(cmd, cwd=neutral, env=env, capture_output=True, text=True)
+        result = subprocess.run(cmd, check=False, cwd=neutral, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         sys.stderr.write(result.stdout + result.stderr)
         raise SystemExit(f"protoc failed with exit code {result.returncode}")

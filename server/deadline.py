@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 
-class DeadlineExceeded(Exception):
+class DeadlineExceeded(Exception):  # noqa: N818 (reads as the event, like TimeoutError)
     """The call's deadline passed before the work finished."""
 
 
