@@ -117,6 +117,7 @@ class App:
         self.database: Database | None = None
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
+        self.traces = TraceCache(settings.trace_cache_ttl_s)  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
@@ -178,6 +179,7 @@ class App:
             repo,
             worker_settings(s),
             worker_id=f"{s.owner}/{uuid.uuid4().hex[:8]}",
+            on_scored=self.traces.invalidate,
         )
         self.worker.start()
         if s.metrics_port:
@@ -205,7 +207,7 @@ class App:
         chat_service_pb2_grpc.add_ChatServiceServicer_to_server(
             ChatServicer(pipeline, repo, limits, self.metrics), server
         )
-        traces = TraceCache(s.trace_cache_ttl_s)
+        traces = self.traces
         feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(
             FeedbackServicer(repo, traces), server
         )

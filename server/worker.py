@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -77,10 +78,17 @@ async def evaluate_session(repo: Repository, session_id: str) -> dict[str, Any] 
 
 
 class EvaluationWorker:
-    def __init__(self, repo: Repository, settings: WorkerSettings, worker_id: str | None = None) -> None:
+    def __init__(
+        self,
+        repo: Repository,
+        settings: WorkerSettings,
+        worker_id: str | None = None,
+        on_scored: Callable[[str], None] | None = None,
+    ) -> None:
         self._repo = repo
         self._settings = settings
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
+        self._on_scored = on_scored  # after a session's score is stored (the server's GetTrace cache)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -101,6 +109,8 @@ class EvaluationWorker:
         try:
             if job.session_id is not None:
                 await evaluate_session(self._repo, job.session_id)
+                if self._on_scored is not None:
+                    self._on_scored(job.session_id)
         except DatabaseUnavailable:
             raise  # not the job's fault: the lease will expire and the job be claimed again
         except Exception as error:

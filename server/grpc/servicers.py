@@ -134,12 +134,13 @@ class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
         cached = self._traces.get(request.session_id)
         if cached is not None:
             return cached
+        epoch = self._traces.epoch()
         record = await self._repo.get_trace(request.session_id)
         if record is None:
             raise SessionNotFound(request.session_id)
         reply = trace_service_pb2.GetTraceResponse(trace=convert.trace(record))
         if record.session.status != "RUNNING":
-            self._traces.put(request.session_id, reply)
+            self._traces.put(request.session_id, reply, epoch)
         return reply
 
     async def ListSessions(  # noqa: N802

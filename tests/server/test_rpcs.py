@@ -352,7 +352,7 @@ async def test_cached_traces_see_local_feedback_at_once_and_others_after_the_ttl
         session_id = await _finished_session(channel)
         stub = trace_service_pb2_grpc.TraceServiceStub(channel)
         request = trace_service_pb2.GetTraceRequest(session_id=session_id)
-        before = (await stub.GetTrace(request)).trace
+        before = await _scored_trace(stub, request)  # the worker's score also drops the entry
         assert before.feedback == session_pb2.FEEDBACK_UNSPECIFIED
         await feedback_service_pb2_grpc.FeedbackServiceStub(channel).SubmitFeedback(
             feedback_service_pb2.SubmitFeedbackRequest(
@@ -365,6 +365,27 @@ async def test_cached_traces_see_local_feedback_at_once_and_others_after_the_ttl
         assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_USEFUL
         await asyncio.sleep(0.6)
         assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_NOT_USEFUL
+
+
+async def _scored_trace(
+    stub: trace_service_pb2_grpc.TraceServiceStub, request: trace_service_pb2.GetTraceRequest
+) -> session_pb2.Trace:
+    for _ in range(500):
+        trace: session_pb2.Trace = (await stub.GetTrace(request)).trace
+        if trace.HasField("evidence_score"):
+            return trace
+        await asyncio.sleep(0.01)
+    raise AssertionError("the evidence score was not written within 5 s")
+
+
+async def test_the_in_process_workers_score_drops_the_cached_trace(app_factory: AppFactory) -> None:
+    app = await app_factory(trace_cache_ttl_s=60)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        session_id = await _finished_session(channel)
+        stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+        request = trace_service_pb2.GetTraceRequest(session_id=session_id)
+        await stub.GetTrace(request)  # cached, usually before the score is written
+        await _scored_trace(stub, request)  # well before the 60 s ttl
 
 
 async def test_every_violation_of_a_request_is_reported_at_once(channel: grpc.aio.Channel) -> None:
