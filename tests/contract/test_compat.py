@@ -338,8 +338,8 @@ def test_timestamp_sub_microsecond_nanos_are_truncated() -> None:
     message.create_time.seconds = 1_720_000_000  # type: ignore[attr-defined]
     message.create_time.nanos = 1_001  # type: ignore[attr-defined]
     back = round_trip(message)
-    assert back.create_time.seconds == 1_720_000_000
-    assert back.create_time.nanos == 1_000
+    assert back.create_time.seconds == 1_720_000_000  # type: ignore[attr-defined]
+    assert back.create_time.nanos == 1_000  # type: ignore[attr-defined]
 
 
 def test_negative_zero_double_comes_back_as_zero() -> None:
