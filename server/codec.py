@@ -40,9 +40,11 @@ Key style
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
@@ -102,12 +104,22 @@ def enum_word(enum: EnumDescriptor, number: int) -> str | None:
     return short if enum.full_name in _UPPERCASE_ENUMS else short.lower()
 
 
+@functools.cache
+def _enum_numbers(enum: EnumDescriptor) -> dict[str, int]:
+    words: dict[str, int] = {}
+    for value in enum.values:
+        word = enum_word(enum, value.number)
+        if word is not None:
+            words.setdefault(word, value.number)
+    return words
+
+
 def _enum_number(enum: EnumDescriptor, word: Any, path: str) -> int:
     if not isinstance(word, str):
         raise CodecError(path, f"expected an enum word (string) of {enum.name}, got {_kind(word)}")
-    for value in enum.values:
-        if value.number != 0 and enum_word(enum, value.number) == word:
-            return value.number
+    number = _enum_numbers(enum).get(word)
+    if number is not None:
+        return number
     allowed = ", ".join(repr(enum_word(enum, v.number)) for v in enum.values if v.number != 0)
     raise CodecError(path, f"unknown {enum.name} word {word!r}; expected one of {allowed}")
 
@@ -224,16 +236,52 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _fields_by_key(desc: Descriptor, camel: bool) -> dict[str, FieldDescriptor]:
-    keys = {f.name: f for f in _fields(desc)}
+# How _fill_field treats a field: decided once per field, not per value.
+_MAP, _REPEATED_MESSAGE, _REPEATED_SCALAR, _MESSAGE, _SCALAR = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldPlan:
+    field: FieldDescriptor
+    name: str
+    shape: int
+    oneof: str | None  # the declared oneof it belongs to (not proto3 `optional`'s synthetic one)
+
+
+@functools.cache
+def _fields_by_key(desc: Descriptor, camel: bool) -> dict[str, _FieldPlan]:
+    plans = {f.name: _FieldPlan(f, f.name, _shape(f), _real_oneof(f)) for f in _fields(desc)}
     if camel:
-        keys.update({f.json_name: f for f in _fields(desc)})
-    return keys
+        plans.update({f.json_name: plans[f.name] for f in _fields(desc)})
+    return plans
+
+
+def _shape(field: FieldDescriptor) -> int:
+    if _is_map(field):
+        return _MAP
+    if field.is_repeated:
+        return _REPEATED_MESSAGE if field.type == FieldDescriptor.TYPE_MESSAGE else _REPEATED_SCALAR
+    return _MESSAGE if field.type == FieldDescriptor.TYPE_MESSAGE else _SCALAR
+
+
+def _real_oneof(field: FieldDescriptor) -> str | None:
+    if not _in_real_oneof(field):
+        return None
+    return field.containing_oneof.name if field.containing_oneof else ""
+
+
+@functools.cache
+def _special(desc: Descriptor) -> int:
+    """0: an ordinary message; 1: Timestamp / Duration; 2: Struct / Value / ListValue."""
+    if desc.full_name in _TIME_TYPES:
+        return 1
+    return 2 if desc.full_name in _JSON_TYPES else 0
 
 
 def _fill(message: Message, data: Any, path: str, camel: bool) -> None:
     desc = _descriptor(message)
-    if desc.full_name in _TIME_TYPES:
+    special = _special(desc)
+    if special == 1:
         if not isinstance(data, str):
             raise CodecError(path, f"expected an RFC 3339 string, got {_kind(data)}")
         try:
@@ -241,7 +289,7 @@ def _fill(message: Message, data: Any, path: str, camel: bool) -> None:
         except ValueError as exc:
             raise CodecError(path, f"invalid {desc.name}: {exc}") from None
         return
-    if desc.full_name in _JSON_TYPES:
+    if special == 2:
         _fill_json_value(message, data, path)
         return
     if not isinstance(data, Mapping):
@@ -251,21 +299,27 @@ def _fill(message: Message, data: Any, path: str, camel: bool) -> None:
     seen: dict[str, str] = {}
     oneofs_set: dict[str, str] = {}
     for key, value in data.items():
-        field_path = _join(path, str(key))
-        field = keys.get(key) if isinstance(key, str) else None
-        if field is None:
-            raise CodecError(field_path, f"unknown field of {desc.name}")
-        if field.name in seen:
-            raise CodecError(field_path, f"field given twice (also as {seen[field.name]!r})")
-        seen[field.name] = key
+        plan = keys.get(key) if isinstance(key, str) else None
+        if plan is None:
+            raise CodecError(_join(path, str(key)), f"unknown field of {desc.name}")
+        if plan.name in seen:
+            raise CodecError(_join(path, key), f"field given twice (also as {seen[plan.name]!r})")
+        seen[plan.name] = key
         if value is None:
             continue
-        if _in_real_oneof(field):
-            oneof = field.containing_oneof.name if field.containing_oneof else ""
+        field_path = f"{path}.{key}" if path else key
+        oneof = plan.oneof
+        if oneof is not None:
             if oneof in oneofs_set:
                 raise CodecError(field_path, f"oneof {oneof!r} already set by {oneofs_set[oneof]!r}")
             oneofs_set[oneof] = key
-        _fill_field(message, field, value, field_path, camel)
+        shape = plan.shape
+        if shape == _SCALAR:
+            setattr(message, plan.name, _scalar(plan.field, value, field_path))
+        elif shape == _MESSAGE:
+            _fill(getattr(message, plan.name), value, field_path, camel)
+        else:
+            _fill_field(message, plan.field, value, field_path, camel)
 
 
 def _fill_field(message: Message, field: FieldDescriptor, value: Any, path: str, camel: bool) -> None:
@@ -313,12 +367,12 @@ def _map_key(field: FieldDescriptor, key: Any, path: str) -> Any:
 
 def _scalar(field: FieldDescriptor, value: Any, path: str) -> Any:
     kind = field.type
-    if kind == FieldDescriptor.TYPE_ENUM:
-        return _enum_number(_enum_type(field), value, path)
     if kind == FieldDescriptor.TYPE_STRING:
         if not isinstance(value, str):
             raise CodecError(path, f"expected a string, got {_kind(value)}")
         return value
+    if kind == FieldDescriptor.TYPE_ENUM:
+        return _enum_number(_enum_type(field), value, path)
     if kind == FieldDescriptor.TYPE_BOOL:
         if not isinstance(value, bool):
             raise CodecError(path, f"expected a boolean, got {_kind(value)}")
