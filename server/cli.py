@@ -33,6 +33,7 @@ from google.protobuf.message import Message
 from server import cli_render as render
 from server.codec import CodecError, from_seed, to_seed
 from server.config import mask_url
+from storage.errors import StorageError
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 
@@ -105,7 +106,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         raise CliError(f"configuration: {error}") from None
     logs.configure(settings.log_level, settings.log_format)
     print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
-    asyncio.run(run_standalone(settings))
+    try:
+        asyncio.run(run_standalone(settings))
+    except StorageError as error:
+        raise CliError(f"cannot run the worker: {error}") from None
     return 0
 
 
@@ -120,7 +124,13 @@ def _cmd_jobs(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
-    stats = asyncio.run(read_stats(settings))
+    from server.grpc import logs
+
+    logs.configure("ERROR", "text")  # retry warnings would drown the answer
+    try:
+        stats = asyncio.run(read_stats(settings))
+    except StorageError as error:
+        raise CliError(f"cannot read the job queue: {error}") from None
     if args.json:
         print(json.dumps(dataclasses.asdict(stats)))
     else:

@@ -165,3 +165,10 @@ async def test_standalone_worker_drains_what_servers_left_and_jobs_shows_the_que
     assert "worker stopped" in (tmp_path / "worker.log").read_text()
     done = json.loads(_evigate("jobs", "--database-url", sqlite_url, "--json").stdout)
     assert (done["pending"], done["done"], done["oldest_pending_age_seconds"]) == (0, 3, 0.0)
+
+
+def test_jobs_says_clearly_when_the_database_is_unreachable() -> None:
+    shown = _evigate("jobs", "--database-url", "mysql+aiomysql://root:@127.0.0.1:1/nowhere")
+    assert shown.returncode == 1
+    assert shown.stderr.startswith("evigate: cannot read the job queue: database unreachable"), shown.stderr
+    assert "Traceback" not in shown.stderr
