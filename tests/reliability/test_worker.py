@@ -172,3 +172,28 @@ def test_jobs_says_clearly_when_the_database_is_unreachable() -> None:
     assert shown.returncode == 1
     assert shown.stderr.startswith("evigate: cannot read the job queue: database unreachable"), shown.stderr
     assert "Traceback" not in shown.stderr
+
+
+async def test_the_success_commit_wakes_the_worker_so_the_answer_never_waits_and_the_score_follows(
+    servers: ServerFactory, sqlite_url: str
+) -> None:
+    """With polling every 60 s, the score still lands at once: the SUCCESS commit wakes the worker
+    (and the reply did not wait for it: Chat returned before the job ran)."""
+    server = servers(sqlite_url)
+    await server.start(args=["--worker-poll-interval-s", "60"]).wait_ready()
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        client = Client(channel)
+        await client.chat(QUESTIONS[0], session_id="woken")  # first poll happens at start-up
+        reply = await client.chat(QUESTIONS[1], session_id="woken-2")
+    assert reply.status == 2  # SUCCESS
+
+    def scored() -> bool:
+        return db_rows(sqlite_url, "SELECT status FROM job WHERE session_id = 'woken-2'") == [("done",)]
+
+    await wait_for(scored, 5, "the score within 5 s although the next poll is 60 s away")
+    [(lag,)] = db_rows(
+        sqlite_url,
+        "SELECT (julianday(updated_at) - julianday(created_at)) * 86400000 FROM job"
+        " WHERE session_id = 'woken-2'",
+    )
+    assert 0 <= lag < 2000, lag
