@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, bindparam, insert, or_, select, update
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import BindParameter
 
 from storage.errors import NoAnswer, SessionAlreadyExists, SessionNotFound
 from storage.jobs import EVIDENCE_SCORE, JobQueue, inserted_id, job_insert
@@ -46,6 +47,26 @@ MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 50
 SESSION_ID_CHARS = 64  # diagnosis_session.session_id VARCHAR(64)
 TEXT_CHARS = 8000  # error texts go to TEXT columns (64 KiB, up to 4 bytes a character)
+
+
+# Hot read paths: statements built once, executed with a bound session_id (SQLAlchemy then only
+# looks the compiled form up instead of building and hashing a new construct on every call).
+_SESSION_ID: BindParameter[str] = bindparam("session_id")
+_SESSION_WITH_CASE = SESSION.outerjoin(CASE, CASE.c.diagnosis_id == SESSION.c.session_id)
+_FEEDBACK_STATE = (
+    select(SESSION.c.feedback, CASE.c.case_id)
+    .select_from(_SESSION_WITH_CASE)
+    .where(SESSION.c.session_id == _SESSION_ID)
+)
+_TRACE_SESSION = (
+    select(*SESSION_COLUMNS, CASE.c.case_id)
+    .select_from(_SESSION_WITH_CASE)
+    .where(SESSION.c.session_id == _SESSION_ID)
+)
+_TRACE_ROUNDS = select(*ROUND_COLUMNS).where(ROUND.c.session_id == _SESSION_ID).order_by(ROUND.c.round)
+_TRACE_INVOCATIONS = (
+    select(INVOCATION).where(INVOCATION.c.session_id == _SESSION_ID).order_by(INVOCATION.c.id)
+)
 
 
 class Repository(JobQueue):
@@ -289,23 +310,18 @@ class Repository(JobQueue):
     async def get_trace(self, session_id: str) -> TraceRecord | None:
         """Three SELECTs whatever the trace size: session (joined with its case), rounds, invocations."""
 
+        bound = {"session_id": session_id}
+
         async def work(conn: AsyncConnection) -> TraceRecord | None:
-            row = (
-                await conn.execute(
-                    select(*SESSION_COLUMNS, CASE.c.case_id)
-                    .select_from(SESSION.outerjoin(CASE, CASE.c.diagnosis_id == SESSION.c.session_id))
-                    .where(SESSION.c.session_id == session_id)
-                )
-            ).first()
+            row = (await conn.execute(_TRACE_SESSION, bound)).first()
             if row is None:
                 return None
-            rounds = await conn.execute(
-                select(*ROUND_COLUMNS).where(ROUND.c.session_id == session_id).order_by(ROUND.c.round)
-            )
+            rounds = await conn.execute(_TRACE_ROUNDS, bound)
+            invocations = await conn.execute(_TRACE_INVOCATIONS, bound)
             return TraceRecord(
                 session=session_record(row),
                 rounds=[round_record(r) for r in rounds],
-                invocations=await _invocations(conn, session_id),
+                invocations=[invocation_record(r) for r in invocations],
                 case_id=row._mapping["case_id"],
             )
 
@@ -386,13 +402,7 @@ class Repository(JobQueue):
         committed, so creating the case still goes through the UNIQUE key in the write path."""
 
         async def work(conn: AsyncConnection) -> FeedbackOutcome | None:
-            row = (
-                await conn.execute(
-                    select(SESSION.c.feedback, CASE.c.case_id)
-                    .select_from(SESSION.outerjoin(CASE, CASE.c.diagnosis_id == SESSION.c.session_id))
-                    .where(SESSION.c.session_id == session_id)
-                )
-            ).first()
+            row = (await conn.execute(_FEEDBACK_STATE, {"session_id": session_id})).first()
             if row is None:
                 raise SessionNotFound(session_id)
             current, case_id = row

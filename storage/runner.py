@@ -118,15 +118,17 @@ class Runner:
     async def _once(self, engine: AsyncEngine, work: Work[T], *, commit: bool) -> T:
         conn = await engine.connect()
         try:
-            transaction = await conn.begin()
+            # A read's transaction begins with its first statement (SQLAlchemy's autobegin).
+            transaction = await conn.begin() if commit else None
             try:
                 result = await self._work(conn, work)
             except asyncio.CancelledError:
                 raise
             except BaseException:
-                await transaction.rollback()
+                if transaction is not None:
+                    await transaction.rollback()
                 raise
-            if commit:
+            if transaction is not None:
                 await transaction.commit()
             return result  # a read: conn.close() below rolls back, in place of the pool's reset
         except asyncio.CancelledError:
