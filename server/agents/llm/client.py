@@ -9,12 +9,10 @@ endpoint cannot outlive the deadline either.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
-import re
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -23,6 +21,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolC
 
 from server.agents.llm.settings import LLMSettings, Stage
 from server.deadline import Deadline, DeadlineExceeded
+from server.jsontext import find_json_object
 
 JSON = dict[str, Any]
 
@@ -308,60 +307,11 @@ def _log_attempt(
 
 
 # -- plain JSON extraction -----------------------------------------------------------------------
-_MAX_BLOCKS = 64  # candidates tried before giving up on a reply
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
-
-
 def extract_json(text: str) -> JSON:
-    """The JSON object in a model reply: the whole text, else a fenced block, else the first balanced
-    `{...}` block that parses. Raises LLMOutputError when there is none."""
-    stripped = text.strip()
-    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(stripped))]
-    for candidate in candidates:
-        value = _loads_object(candidate)
-        if value is not None:
-            return value
-    for block in _balanced_blocks(stripped):
-        value = _loads_object(block)
-        if value is not None:
-            return value
-    preview = stripped[:120].replace("\n", " ")
-    raise LLMOutputError(f"the reply holds no JSON object: {preview!r}", raw_text=text)
-
-
-def _loads_object(text: str) -> JSON | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _balanced_blocks(text: str) -> Iterator[str]:
-    """`{...}` spans balanced outside of JSON strings, by start position (the first _MAX_BLOCKS starts)."""
-    start = text.find("{")
-    for _ in range(_MAX_BLOCKS):
-        if start == -1:
-            return
-        depth, in_string, escaped = 0, False, False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    yield text[start : i + 1]
-                    break
-        start = text.find("{", start + 1)
+    """The JSON object in a model reply (see server.jsontext.find_json_object).
+    Raises LLMOutputError when there is none."""
+    value = find_json_object(text)
+    if value is None:
+        preview = text.strip()[:120].replace("\n", " ")
+        raise LLMOutputError(f"the reply holds no JSON object: {preview!r}", raw_text=text)
+    return value

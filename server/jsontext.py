@@ -1,0 +1,66 @@
+"""Finding the JSON object in a model's or an Executor's free text (code fences, prose around it)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+JSON = dict[str, Any]
+MAX_BLOCKS = 64  # candidate starts tried: bounds the work on hostile text to O(64·n)
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+
+
+def find_json_object(text: str) -> JSON | None:
+    """The whole text if it is a JSON object, else a fenced block that is, else the first balanced
+    `{...}` block that parses; None when there is none."""
+    stripped = text.strip()
+    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(stripped))]
+    for candidate in candidates:
+        value = _loads_object(candidate)
+        if value is not None:
+            return value
+    for block in _balanced_blocks(stripped):
+        value = _loads_object(block)
+        if value is not None:
+            return value
+    return None
+
+
+def _loads_object(text: str) -> JSON | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _balanced_blocks(text: str) -> Iterator[str]:
+    """`{...}` spans balanced outside of JSON strings, by start position (the first MAX_BLOCKS starts)."""
+    start = text.find("{")
+    for _ in range(MAX_BLOCKS):
+        if start == -1:
+            return
+        depth, in_string, escaped = 0, False, False
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    yield text[start : i + 1]
+                    break
+        start = text.find("{", start + 1)
