@@ -43,9 +43,38 @@ def _create_engine(url: str, pool_size: int, echo: bool) -> AsyncEngine:
         pool_timeout=10,
         pool_recycle=1800,
         pool_pre_ping=True,
-        connect_args={"connect_timeout": 5},
+        connect_args={"connect_timeout": 5, "autocommit": True},
     )
-    return create_async_engine(url, **kwargs)
+    engine = create_async_engine(url, **kwargs)
+    _configure_mysql(engine)
+    return engine
+
+
+def _configure_mysql(engine: AsyncEngine) -> None:
+    """Reads run in autocommit mode; writes in an explicit transaction.
+
+    The driver connection is in autocommit mode, so a read (storage.runner: SELECTs, no commit) opens
+    no server transaction and costs the pre-ping and its SELECTs only: its rollback, and the pool's
+    reset on return, are skipped while the server reports no open transaction. A write transaction
+    (the `evigate_write` engine of storage.runner) starts with START TRANSACTION and ends with its
+    COMMIT or ROLLBACK as before, so every write keeps its atomicity and locks."""
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if conn.get_execution_options().get("evigate_write", False):
+            conn.exec_driver_sql("START TRANSACTION")
+
+    dialect = engine.sync_engine.dialect
+    rollback = dialect.do_rollback
+
+    def do_rollback(dbapi_connection: Any) -> None:
+        driver = getattr(dbapi_connection, "driver_connection", None)
+        in_transaction = getattr(driver, "get_transaction_status", None)
+        if in_transaction is not None and not in_transaction():
+            return  # nothing to roll back: no round trip
+        rollback(dbapi_connection)
+
+    dialect.do_rollback = do_rollback  # type: ignore[method-assign]
 
 
 def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:

@@ -75,9 +75,10 @@ class Runner:
     invalidates its connection (a half-read result set cannot go back to the pool) and returns it.
 
     A read is not committed: closing the connection rolls its transaction back, and that rollback
-    is also the pool's reset, so the pool does not send a second one. On MySQL a read costs the
-    pre-ping, its SELECTs and one ROLLBACK (SQLAlchemy sends no BEGIN there; the driver's implicit
-    transaction starts with the first SELECT); a write adds its COMMIT and the pool's reset.
+    is also the pool's reset, so the pool does not send a second one. On SQLite a read is one
+    deferred transaction (a snapshot across its SELECTs). On MySQL the connections are in autocommit
+    mode (storage.db): a read is the pre-ping and its SELECTs, each its own consistent read, with no
+    transaction to end; a write is START TRANSACTION … COMMIT.
     """
 
     def __init__(self, engine: AsyncEngine, write_engine: AsyncEngine) -> None:
