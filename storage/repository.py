@@ -165,8 +165,27 @@ class Repository(JobQueue):
         await self._runner.write(work)
 
     async def finish_failed(self, session_id: str, reason: str, extras: JsonDict) -> None:
-        values = {"status": FAILED, "failure_reason": reason[:TEXT_CHARS], "extras": extras}
-        await self._update_session(session_id, values)
+        """FAILED with the reason — only while RUNNING: a SUCCESS whose commit raced a cancellation
+        stays SUCCESS."""
+        values = {
+            "status": FAILED,
+            "failure_reason": reason[:TEXT_CHARS],
+            "extras": extras,
+            "updated_at": utcnow(),
+        }
+
+        async def work(conn: AsyncConnection) -> None:
+            result = await conn.execute(
+                update(SESSION)
+                .where(SESSION.c.session_id == session_id, SESSION.c.status == RUNNING)
+                .values(**values)
+            )
+            if result.rowcount == 0:
+                found = await conn.execute(select(SESSION.c.id).where(SESSION.c.session_id == session_id))
+                if found.first() is None:
+                    raise SessionNotFound(session_id)
+
+        await self._runner.write(work)
 
     async def write_evidence_score(self, session_id: str, score: JsonDict) -> None:
         """Merge the score into self_evaluation; verifier_evaluation* keys always survive."""

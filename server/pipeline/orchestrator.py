@@ -165,7 +165,7 @@ class Pipeline:
         self, query: str, session_id: str, language: str, deadline: Deadline, emit: Emit | None
     ) -> ChatResult:
         try:
-            await self._repo.create_session(session_id, query, language, self._settings.owner)
+            await self._create(session_id, query, language)
         except SessionAlreadyExists:
             # Another caller created it between our read and our insert.
             existing = await self._existing(session_id)
@@ -208,6 +208,23 @@ class Pipeline:
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result
+
+    async def _create(self, session_id: str, query: str, language: str) -> None:
+        """Creates the RUNNING row. A cancellation can arrive after the INSERT committed but before
+        its reply: the row is then still written and recorded FAILED, never left RUNNING."""
+        create = asyncio.ensure_future(
+            self._repo.create_session(session_id, query, language, self._settings.owner)
+        )
+        try:
+            await asyncio.shield(create)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail_if_created(create, session_id))
+            raise
+
+    async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str) -> None:
+        with contextlib.suppress(Exception):
+            await create
+            await self._repo.finish_failed(session_id, "cancelled before the pipeline started", {})
 
     def _fail_once_reachable(self, session_id: str, reason: str, progress: _Progress) -> None:
         """The database went away mid-session, so the row would stay RUNNING (start-up recovery only
