@@ -139,6 +139,16 @@ async def test_finish_failed_records_reason_without_job(db: Database) -> None:
     assert (await db.repo.job_stats()).pending == 0
 
 
+async def test_finish_failed_never_overwrites_a_finished_session(db: Database) -> None:
+    await finished_session(db, "done")
+    await db.repo.finish_failed("done", "cancelled while the SUCCESS committed", {})
+    session = await db.repo.get_session("done")
+    assert session is not None
+    assert (session.status, session.failure_reason) == ("SUCCESS", None)
+    with pytest.raises(SessionNotFound):
+        await db.repo.finish_failed("missing", "reason", {})
+
+
 async def test_write_evidence_score_keeps_verifier_evaluation(db: Database) -> None:
     await finished_session(db, "s")
     score = {
