@@ -7,15 +7,15 @@ class StorageError(Exception):
     """Base class of every error raised by `storage`."""
 
 
-class DatabaseUnavailable(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
+class DatabaseUnavailable(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """The database cannot be reached (refused, dropped connection, timeout): UNAVAILABLE."""
 
 
-class SchemaOutOfDate(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
+class SchemaOutOfDate(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """The database schema is missing or older than this code; run `evigate migrate`."""
 
 
-class SessionNotFound(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
+class SessionNotFound(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """No diagnosis_session row has this session_id."""
 
     def __init__(self, session_id: str) -> None:
@@ -23,7 +23,7 @@ class SessionNotFound(StorageError):  # noqa: N818 - names fixed by notes/interf
         self.session_id = session_id
 
 
-class SessionAlreadyExists(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
+class SessionAlreadyExists(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """A diagnosis_session row with this session_id exists already."""
 
     def __init__(self, session_id: str) -> None:
@@ -31,7 +31,7 @@ class SessionAlreadyExists(StorageError):  # noqa: N818 - names fixed by notes/i
         self.session_id = session_id
 
 
-class NoAnswer(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
+class NoAnswer(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """`useful` feedback on a session that has no answer to turn into a case."""
 
     def __init__(self, session_id: str) -> None:
@@ -39,5 +39,5 @@ class NoAnswer(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
         self.session_id = session_id
 
 
-class InvalidPageToken(StorageError):  # noqa: N818 - names fixed by notes/interfaces.md
+class InvalidPageToken(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """A list page token that this service did not issue (or that was altered)."""

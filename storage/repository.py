@@ -134,7 +134,7 @@ class Repository(JobQueue):
     async def save_plan(self, session_id: str, plan: JsonDict, meta: JsonDict) -> None:
         await self._update_session(session_id, {"planner_plan": plan, "meta": meta})
 
-    async def finish_success(  # noqa: PLR0917 - signature fixed by notes/interfaces.md
+    async def finish_success(  # noqa: PLR0917 - the pipeline and tools call it positionally
         self,
         session_id: str,
         answer: str,
@@ -263,7 +263,7 @@ class Repository(JobQueue):
 
     # -- invocations and rounds -----------------------------------------------------------------
 
-    async def record_invocation(  # noqa: PLR0917 - signature fixed by notes/interfaces.md
+    async def record_invocation(  # noqa: PLR0917 - the pipeline and tools call it positionally
         self,
         session_id: str,
         tool_name: str,
