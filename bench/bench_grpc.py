@@ -314,6 +314,25 @@ def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: lis
     ]
 
 
+def wait_for_jobs(url: str, timeout: float = 30.0) -> None:
+    """Polls the job queue until nothing is pending or running (bounded)."""
+    from storage import Database
+
+    async def drained() -> bool:
+        db = await Database.open(url, auto_migrate=False)
+        try:
+            stats = await db.repo.job_stats()
+        finally:
+            await db.close()
+        return stats.pending == 0 and stats.running == 0
+
+    deadline = time.monotonic() + timeout
+    while not asyncio.run(drained()):
+        if time.monotonic() > deadline:
+            raise SystemExit("evaluation jobs did not drain")
+        time.sleep(0.1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -340,7 +359,7 @@ def main() -> None:
         cases = start_all(args, work, mysql_url, servers)
         for case in cases:
             verify(case.address, case.method, case.payload)
-        time.sleep(1)  # let the evaluation worker finish the two sessions' jobs
+        wait_for_jobs(mysql_url)  # the evaluation worker finishes the sessions' jobs first
         print(
             f"h2load, {args.duration}s per cell after 1s warm-up; evigate log level {args.log_level}, "
             f"trace cache ttl {args.trace_cache_ttl:g}s, SubmitFeedback {args.feedback}"

@@ -28,8 +28,6 @@ def _mysql_admin() -> pymysql.connections.Connection:
 @pytest.fixture
 def mysql_database_factory() -> Iterator[Callable[[], str]]:
     """Creates uniquely named scratch MariaDB databases (URLs) and drops them all at teardown."""
-    if os.environ.get("EVIGATE_SKIP_MARIADB") == "1":
-        pytest.skip("EVIGATE_SKIP_MARIADB=1")
     created: list[str] = []
 
     def create() -> str:

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from evigate.v1 import trace_service_pb2
 
 
 class TraceCache:
-    def __init__(self, ttl_s: float, max_entries: int = 4096) -> None:
+    def __init__(
+        self, ttl_s: float, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._ttl = ttl_s
+        self._clock = clock
         self._max = max_entries
         self._entries: OrderedDict[str, tuple[float, trace_service_pb2.GetTraceResponse]] = OrderedDict()
         # Every invalidation advances the epoch; `_changed` keeps each session's last one (bounded:
@@ -41,7 +45,7 @@ class TraceCache:
         entry = self._entries.get(session_id)
         if entry is None:
             return None
-        if entry[0] < time.monotonic():
+        if entry[0] < self._clock():
             del self._entries[session_id]
             return None
         return entry[1]
@@ -51,7 +55,7 @@ class TraceCache:
         session was invalidated since: that read may predate the change."""
         if not self.enabled or self._changed.get(session_id, self._forgotten) > read_epoch:
             return
-        self._entries[session_id] = (time.monotonic() + self._ttl, reply)
+        self._entries[session_id] = (self._clock() + self._ttl, reply)
         self._entries.move_to_end(session_id)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)

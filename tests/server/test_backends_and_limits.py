@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from evigate.v1 import (
     verdict_pb2,
 )
 
-from tests.server.conftest import HIGH_CPU_ZH, AppFactory, ServerProcess, slow_agents
+from tests.server.conftest import HIGH_CPU_ZH, AppFactory, ServerProcess, slow_agents, wait_until
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply, tool_call, tool_calls
 
 PLAN = {
@@ -177,12 +176,20 @@ def test_sigterm_lets_the_in_flight_call_finish(
         future = stub.Chat.future(chat_service_pb2.ChatRequest(query=HIGH_CPU_ZH), timeout=60)
         assert fake.wait_for_requests(1, 10)  # the planner's request is in flight
         server.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
-        with pytest.raises(grpc.RpcError) as refused:
-            trace_service_pb2_grpc.TraceServiceStub(channel).ListSessions(
-                trace_service_pb2.ListSessionsRequest(), timeout=5
-            )
+        refused: list[grpc.StatusCode] = []
+
+        def new_calls_refused() -> bool:
+            try:
+                trace_service_pb2_grpc.TraceServiceStub(channel).ListSessions(
+                    trace_service_pb2.ListSessionsRequest(), timeout=5
+                )
+            except grpc.RpcError as error:
+                refused.append(error.code())
+                return True
+            return False
+
+        wait_until(new_calls_refused, timeout=10, interval=0.02)
         reply = future.result(timeout=30)
-    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert refused == [grpc.StatusCode.UNAVAILABLE]
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
     assert server.stop() == 0

@@ -3,8 +3,6 @@ invalidation is never stored after it."""
 
 from __future__ import annotations
 
-import time
-
 from evigate.v1 import session_pb2, trace_service_pb2
 
 from server.grpc.trace_cache import TraceCache
@@ -15,13 +13,16 @@ def _reply(feedback: session_pb2.Feedback.ValueType) -> trace_service_pb2.GetTra
 
 
 def test_put_get_expire_and_invalidate() -> None:
-    cache = TraceCache(0.05)
+    now = [100.0]
+    cache = TraceCache(0.05, clock=lambda: now[0])
     cache.put("s", _reply(session_pb2.FEEDBACK_USEFUL), cache.epoch())
     assert cache.get("s") is not None
     cache.invalidate("s")
     assert cache.get("s") is None
     cache.put("s", _reply(session_pb2.FEEDBACK_USEFUL), cache.epoch())
-    time.sleep(0.06)
+    now[0] += 0.04
+    assert cache.get("s") is not None
+    now[0] += 0.02
     assert cache.get("s") is None
 
 
