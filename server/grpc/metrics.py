@@ -47,10 +47,18 @@ class Metrics:
         )
         self.database_up = Gauge("evigate_database_up", "1 while the database answers pings", registry=r)
         self._server: Any = None
+        # (method, code) -> its count and latency children, bound once: `.labels()` per call costs
+        self._rpc_children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def observe_rpc(self, method: str, code: str, seconds: float) -> None:
-        self.rpc_total.labels(method, code).inc()
-        self.rpc_latency.labels(method, code).observe(seconds)
+        children = self._rpc_children.get((method, code))
+        if children is None:
+            children = self._rpc_children[(method, code)] = (
+                self.rpc_total.labels(method, code),
+                self.rpc_latency.labels(method, code),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def observe_stage_latencies(self, latencies: Iterable[Any]) -> None:
         for item in latencies:
