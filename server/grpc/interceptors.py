@@ -14,11 +14,12 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from server.grpc.errors import FieldViolation, InvalidArgumentError, RpcStatus, to_status
-from server.grpc.logs import call_context
+from server.grpc.logs import FIELDS, call_context
 from server.grpc.metrics import Metrics
 
 log = logging.getLogger("evigate.rpc")
 HEALTH_PREFIX = "/grpc.health.v1.Health/"
+_ERROR_CODES = frozenset({"INTERNAL", "UNKNOWN"})
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]]
 
 
@@ -134,17 +135,15 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     def _finish(self, method: str, code: str, start: float, session_id: str) -> None:
         elapsed = time.perf_counter() - start
         self._metrics.observe_rpc(method, code, elapsed)
-        level = logging.ERROR if code in {"INTERNAL", "UNKNOWN"} else logging.INFO
-        log.log(
-            level,
-            "rpc",
-            extra={
+        level = logging.ERROR if code in _ERROR_CODES else logging.INFO
+        if log.isEnabledFor(level):
+            fields = {
                 "rpc": method,
                 "code": code,
                 "latency_ms": round(elapsed * 1000, 3),
                 "session_id": session_id,
-            },
-        )
+            }
+            log.log(level, "rpc", extra={FIELDS: fields})
 
 
 async def _abort(context: grpc.aio.ServicerContext, status: RpcStatus) -> None:
@@ -162,23 +161,23 @@ def _code_name(code: Any) -> str:
 Finish = Callable[[str, str, float, str], None]
 
 
-async def _parse(handler: grpc.RpcMethodHandler, raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+def _parse(decode: Callable[[bytes], Any] | None, raw: bytes) -> Any:
     """Decodes the request here so that malformed bytes are INVALID_ARGUMENT (grpc says INTERNAL)."""
-    decode = handler.request_deserializer
     try:
         return decode(raw) if decode is not None else raw
     except (DecodeError, ValueError):
-        bad = InvalidArgumentError("MALFORMED_REQUEST", (FieldViolation("", "not a valid protobuf message"),))
-        await _abort(context, to_status(bad))
+        raise InvalidArgumentError(
+            "MALFORMED_REQUEST", (FieldViolation("", "not a valid protobuf message"),)
+        ) from None
 
 
 def _unary_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
-    behavior = handler.unary_unary
+    behavior, decode = handler.unary_unary, handler.request_deserializer
 
     async def unary_unary(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
         start, code, session = time.perf_counter(), "OK", ""
         try:
-            request = await _parse(handler, raw, context)
+            request = _parse(decode, raw)
             session = getattr(request, "session_id", "")
             call_context.set({"rpc": method, "session_id": session})
             response = await behavior(request, context)
@@ -201,12 +200,12 @@ def _unary_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) 
 
 
 def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
-    behavior = handler.unary_stream
+    behavior, decode = handler.unary_stream, handler.request_deserializer
 
     async def unary_stream(raw: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         start, code, session = time.perf_counter(), "OK", ""
         try:
-            request = await _parse(handler, raw, context)
+            request = _parse(decode, raw)
             session = getattr(request, "session_id", "")
             fields = {"rpc": method, "session_id": session}
             call_context.set(fields)

@@ -112,11 +112,12 @@ class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
     async def SubmitFeedback(  # noqa: N802
         self, request: feedback_service_pb2.SubmitFeedbackRequest, context: grpc.aio.ServicerContext
     ) -> feedback_service_pb2.SubmitFeedbackResponse:
-        word = validation.feedback_request(request.session_id, request.feedback)
+        session_id = request.session_id  # each read of a proto string field builds a new str
+        word = validation.feedback_request(session_id, request.feedback)
         try:
-            outcome = await self._repo.submit_feedback(request.session_id, word)
+            outcome = await self._repo.submit_feedback(session_id, word)
         finally:
-            self._traces.invalidate(request.session_id)
+            self._traces.invalidate(session_id)
         return feedback_service_pb2.SubmitFeedbackResponse(
             success=True, message=FEEDBACK_RECORDED, case_id=outcome.case_id or ""
         )
