@@ -187,7 +187,7 @@ def test_sigterm_lets_the_in_flight_call_finish(
                 refused.append(error.code())
                 # A call racing the server's GOAWAY may be CANCELLED; once it stopped accepting,
                 # new calls are UNAVAILABLE.
-                return error.code() == grpc.StatusCode.UNAVAILABLE
+                return bool(error.code() == grpc.StatusCode.UNAVAILABLE)
             return False
 
         wait_until(new_calls_refused, timeout=10, interval=0.02)
