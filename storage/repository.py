@@ -420,18 +420,15 @@ class Repository(JobQueue):
         exists); None when a write is needed. It only ever short-cuts a state that a write already
         committed, so creating the case still goes through the UNIQUE key in the write path."""
 
-        async def work(conn: AsyncConnection) -> FeedbackOutcome | None:
-            row = (await conn.execute(_FEEDBACK_STATE, {"session_id": session_id})).first()
-            if row is None:
-                raise SessionNotFound(session_id)
-            current, case_id = row
-            if current != feedback:
-                return None
-            if feedback == NOT_USEFUL:
-                return FeedbackOutcome(case_id=None, created=False)
-            return None if case_id is None else FeedbackOutcome(case_id=case_id, created=False)
-
-        return await self._runner.read(work)
+        row = await self._runner.read_first(_FEEDBACK_STATE, {"session_id": session_id})
+        if row is None:
+            raise SessionNotFound(session_id)
+        current, case_id = row
+        if current != feedback:
+            return None
+        if feedback == NOT_USEFUL:
+            return FeedbackOutcome(case_id=None, created=False)
+        return None if case_id is None else FeedbackOutcome(case_id=case_id, created=False)
 
     async def list_cases(self, limit: int = 1000) -> list[CaseRecord]:
         """Newest first (what lookup_knowledge searches)."""

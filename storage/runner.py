@@ -10,13 +10,17 @@ from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import Any, TypeVar
 
+from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.sql import Executable
+from sqlalchemy.util.concurrency import greenlet_spawn
 
 from storage.errors import DatabaseUnavailable, StorageError
 
 T = TypeVar("T")
+AnyRow = Row[*tuple[Any, ...]]
 Work = Callable[[AsyncConnection], Awaitable[T]]
 
 log = logging.getLogger("evigate.storage")
@@ -91,16 +95,46 @@ class Runner:
         return self.dialect in ("mysql", "mariadb")
 
     async def read(self, work: Work[T]) -> T:
-        return await self._attempts(self.engine, work, READ_ATTEMPTS, write=False)
+        return await self._attempts(
+            lambda: self._once(self.engine, work, commit=False), READ_ATTEMPTS, write=False
+        )
+
+    async def read_first(self, statement: Executable, params: dict[str, Any]) -> AnyRow | None:
+        """The first row of one SELECT, read like `read` (same retries, errors and cleanup).
+
+        On MySQL the checkout (with its pre-ping), the statement and the connection's return run in
+        one greenlet: one hop from asyncio into SQLAlchemy instead of one each for connect, execute
+        and close. A cancellation lands inside that greenlet; SQLAlchemy invalidates a connection
+        interrupted mid-statement (an exit exception) and the `with` block returns it to the pool."""
+        if not self.is_mysql:
+
+            async def work(conn: AsyncConnection) -> AnyRow | None:
+                return (await conn.execute(statement, params)).first()
+
+            return await self.read(work)
+        sync_engine = self.engine.sync_engine
+
+        def first() -> AnyRow | None:
+            conn: Connection
+            with sync_engine.connect() as conn:
+                return conn.execute(statement, params).first()  # closing rolls back, as in _once
+
+        async def once() -> AnyRow | None:
+            row: AnyRow | None = await greenlet_spawn(first)
+            return row
+
+        return await self._attempts(once, READ_ATTEMPTS, write=False)
 
     async def write(self, work: Work[T]) -> T:
-        return await self._attempts(self._write_engine, work, WRITE_ATTEMPTS, write=True)
+        return await self._attempts(
+            lambda: self._once(self._write_engine, work, commit=True), WRITE_ATTEMPTS, write=True
+        )
 
-    async def _attempts(self, engine: AsyncEngine, work: Work[T], attempts: int, *, write: bool) -> T:
+    async def _attempts(self, once: Callable[[], Awaitable[T]], attempts: int, *, write: bool) -> T:
         retry_unavailable = not write
         for attempt in range(1, attempts + 1):
             try:
-                return await self._once(engine, work, commit=write)
+                return await once()
             except StorageError:
                 raise
             except Exception as exc:

@@ -108,7 +108,8 @@ def _slow_query(dialect: str) -> str:
     return "SELECT SLEEP(30)"
 
 
-async def test_cancelled_query_returns_its_connection(db: Database) -> None:
+@pytest.mark.parametrize("path", ["read", "read_first"])
+async def test_cancelled_query_returns_its_connection(db: Database, path: str) -> None:
     started = asyncio.Event()
 
     def mark(*_args: Any) -> None:
@@ -122,7 +123,8 @@ async def test_cancelled_query_returns_its_connection(db: Database) -> None:
 
     event.listen(db.engine.sync_engine, "before_cursor_execute", mark)
     try:
-        task = asyncio.create_task(runner.read(work))
+        call = runner.read(work) if path == "read" else runner.read_first(text(slow), {})
+        task = asyncio.create_task(call)
         await asyncio.wait_for(started.wait(), 10)
         await asyncio.sleep(0.05)  # let the statement reach the server
         assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
