@@ -186,6 +186,12 @@ def _emit_single(field: FieldDescriptor, value: Any, camel: bool, path: str) -> 
     return value
 
 
+def _whole(value: float) -> bool:
+    """Whole numbers read as ints (ids, counts), except -0.0, which an int would turn into 0."""
+    finite = math.isfinite(value) and value.is_integer() and abs(value) < 2**53
+    return finite and not (value == 0 and math.copysign(1.0, value) < 0)
+
+
 def _emit_json_value(message: Message) -> Any:
     name = _descriptor(message).full_name
     if name == "google.protobuf.Struct":
@@ -198,7 +204,7 @@ def _emit_json_value(message: Message) -> Any:
     if kind in ("struct_value", "list_value"):
         return _emit_json_value(getattr(message, kind))
     value = getattr(message, kind)
-    if kind == "number_value" and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+    if kind == "number_value" and _whole(value):
         return int(value)
     return value
 

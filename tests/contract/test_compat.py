@@ -348,3 +348,15 @@ def test_negative_zero_double_comes_back_as_zero() -> None:
     back = round_trip(message)
     assert back.latency_ms == 0.0  # type: ignore[attr-defined]
     assert str(back.latency_ms) == "0.0"  # type: ignore[attr-defined]
+
+
+def test_seed_codec_keeps_negative_zero_and_whole_numbers_in_struct() -> None:
+    """Whole numbers in a Struct are written as JSON ints, but -0.0 stays a float (an int has no sign)."""
+    from server.codec import from_seed, to_seed
+
+    message = google_class(MESSAGES["ToolInvocation"])()
+    message.arguments.update({"neg_zero": -0.0, "zero": 0.0, "count": 3.0, "neg": -3.0, "half": 0.5})  # type: ignore[attr-defined]
+    seed = to_seed(message)
+    assert seed["arguments"] == {"neg_zero": -0.0, "zero": 0, "count": 3, "neg": -3, "half": 0.5}
+    assert str(seed["arguments"]["neg_zero"]) == "-0.0"
+    assert from_seed(type(message), seed) == message
