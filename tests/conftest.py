@@ -2,7 +2,10 @@
 
 MariaDB is 127.0.0.1:3306, root, empty password (EVIGATE_TEST_MYSQL overrides the server URL
 without a database name). Each test gets its own database `evigate_test_<uuid hex>`, dropped
-afterwards. Set EVIGATE_SKIP_MARIADB=1 to run the SQLite half only (CI never sets it).
+afterwards.
+
+Property tests: under CI (the CI environment variable) hypothesis runs derandomized, so a CI run is
+repeatable; development runs keep exploring new examples.
 """
 
 from __future__ import annotations
@@ -14,8 +17,13 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from hypothesis import settings
 
 from storage import Database, migrate
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 MYSQL_SERVER = os.environ.get("EVIGATE_TEST_MYSQL", "mysql+aiomysql://root:@127.0.0.1:3306")
 BACKENDS = ["sqlite", "mariadb"]
