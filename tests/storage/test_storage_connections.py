@@ -99,6 +99,25 @@ async def test_reads_retry_transient_errors_writes_do_not(db: Database) -> None:
     assert attempts == 1  # a write may have committed before the connection dropped: no retry
 
 
+async def test_read_first_retries_a_lost_connection(db: Database) -> None:
+    runner = Runner(db.engine, db.engine)
+    failures = iter([_lost_connection()])
+
+    def fail_once(*_args: Any) -> None:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", fail_once)
+    try:
+        row = await runner.read_first(text("SELECT 7"), {})
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", fail_once)
+    assert row is not None and row[0] == 7
+    assert next(failures, None) is None  # the first attempt did fail
+    assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
 def _slow_query(dialect: str) -> str:
     if dialect == "sqlite":
         return (
