@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,7 @@ def _configure_mysql(engine: AsyncEngine) -> None:
             conn.exec_driver_sql("START TRANSACTION")
 
     dialect = engine.sync_engine.dialect
+    _ping_only_idle_connections(engine)
     rollback = dialect.do_rollback
 
     def do_rollback(dbapi_connection: Any) -> None:
@@ -75,6 +78,38 @@ def _configure_mysql(engine: AsyncEngine) -> None:
         rollback(dbapi_connection)
 
     dialect.do_rollback = do_rollback  # type: ignore[method-assign]
+
+
+PING_BYPASS_SECONDS = 0.5
+
+
+def _ping_only_idle_connections(engine: AsyncEngine) -> None:
+    """Pre-ping a checked-out connection only when it sat idle in the pool for longer than
+    PING_BYPASS_SECONDS (HikariCP's "alive bypass window"): a connection returned a moment ago was
+    alive then, and the ping's round trip is most of a hot read's cost. A connection that died inside
+    the window fails its statement instead; that invalidates the pool, reads are retried on a fresh
+    connection (storage.runner), and a write reports DatabaseUnavailable as during any outage."""
+    returned_at: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    def driver(dbapi_connection: Any) -> Any:
+        # The adapted connection takes no weak references; the driver's own connection does.
+        return getattr(dbapi_connection, "driver_connection", dbapi_connection)
+
+    @event.listens_for(engine.sync_engine.pool, "checkin")
+    def _on_checkin(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        if dbapi_connection is not None:
+            returned_at[driver(dbapi_connection)] = time.monotonic()
+
+    dialect = engine.sync_engine.dialect
+    ping = dialect.do_ping
+
+    def do_ping(dbapi_connection: Any) -> bool:
+        last = returned_at.get(driver(dbapi_connection))
+        if last is not None and time.monotonic() - last < PING_BYPASS_SECONDS:
+            return True
+        return ping(dbapi_connection)
+
+    dialect.do_ping = do_ping  # type: ignore[method-assign]
 
 
 def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:

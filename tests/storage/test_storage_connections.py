@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
-from storage import Database, DatabaseUnavailable, SchemaOutOfDate
+from storage import Database, DatabaseUnavailable, SchemaOutOfDate, migrate
 from storage.runner import Failure, Runner, classify
 
 
@@ -181,3 +181,61 @@ def _dbapi(orig: Exception) -> OperationalError:
 )
 def test_error_classification(error: BaseException, expected: Failure) -> None:
     assert classify(error) is expected
+
+
+async def _pinged_reads(url: str, bypass_seconds: float, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many pre-pings five reads in a row cost with the given alive-bypass window."""
+    from sqlalchemy.dialects.mysql.aiomysql import MySQLDialect_aiomysql
+
+    import storage.db
+
+    pings: list[int] = []
+    original = MySQLDialect_aiomysql.do_ping
+
+    def counting(self: Any, dbapi_connection: Any) -> bool:
+        pings.append(1)
+        return bool(original(self, dbapi_connection))
+
+    monkeypatch.setattr(MySQLDialect_aiomysql, "do_ping", counting)
+    monkeypatch.setattr(storage.db, "PING_BYPASS_SECONDS", bypass_seconds)
+    db = await Database.open(url, pool_size=1)
+    try:
+        for _ in range(5):
+            assert await db.repo.get_session("missing") is None
+    finally:
+        await db.close()
+    return len(pings)
+
+
+async def test_mysql_pre_ping_skips_connections_returned_moments_ago(
+    mysql_database_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = mysql_database_factory()
+    await migrate(url)
+    assert await _pinged_reads(url, 3600.0, monkeypatch) == 0
+    assert await _pinged_reads(url, 0.0, monkeypatch) >= 4  # every checkout of a pooled connection
+
+
+async def test_mysql_connection_killed_inside_the_bypass_window_is_replaced(
+    mysql_database_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import storage.db
+
+    url = mysql_database_factory()
+    await migrate(url)
+    monkeypatch.setattr(storage.db, "PING_BYPASS_SECONDS", 3600.0)
+    db = await Database.open(url, pool_size=1)
+    try:
+        await db.repo.create_session("s", "q", "zh", "o")
+        async with db.engine.connect() as conn:
+            thread_id = (await conn.execute(text("SELECT CONNECTION_ID()"))).scalar_one()
+        admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(f"KILL {int(thread_id)}")
+        finally:
+            admin.close()
+        session = await db.repo.get_session("s")  # the dead connection fails, the read is retried
+        assert session is not None and session.query == "q"
+    finally:
+        await db.close()
