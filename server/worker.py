@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rules import score
 from rules.types import ScoreFacts
+from server.tasks import cancel_and_wait
 from storage.errors import DatabaseUnavailable
 from storage.records import JobRecord, JobStats
 from storage.repository import Repository
@@ -152,11 +153,8 @@ class EvaluationWorker:
             self._task = asyncio.create_task(self.run_forever(), name="evaluation-worker")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
 
 def format_stats(stats: JobStats) -> str:

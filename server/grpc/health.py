@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from grpc_health.v1 import health, health_pb2
 
 from server.grpc.metrics import Metrics
+from server.tasks import cancel_and_wait
 from storage import Database
 
 log = logging.getLogger("evigate.health")
@@ -68,8 +69,5 @@ class HealthChecker:
         await self.servicer.enter_graceful_shutdown()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None

@@ -24,6 +24,7 @@ from server.deadline import Deadline, DeadlineExceeded
 from server.pipeline import answer_guard, derivation, material
 from server.pipeline.events import ChatResult, StageEvent
 from server.pipeline.parse import parse_executor_output
+from server.tasks import cancel_and_wait
 from server.tools import SessionToolBox, ToolBackend
 from storage.errors import DatabaseUnavailable, SessionAlreadyExists
 from storage.records import RoundRecord, SessionRecord, TraceRecord
@@ -146,10 +147,7 @@ class Pipeline:
                     raise item
                 yield item
         finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
 
     async def _existing(self, session_id: str | None) -> ChatResult | None:
         if not session_id:
