@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from storage.driver_reads import DriverReads
 from storage.errors import SchemaOutOfDate
 from storage.migration import current_revision_sync, head_revision, migrate
 from storage.repository import Repository
@@ -30,6 +31,11 @@ PING_TIMEOUT_SECONDS = 5.0
 _json_dumps = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
 
 
+MYSQL_CONNECT_ARGS: dict[str, Any] = {"connect_timeout": 5, "autocommit": True}
+MYSQL_POOL_TIMEOUT_SECONDS = 10.0
+MYSQL_RECYCLE_SECONDS = 1800.0
+
+
 def _create_engine(url: str, pool_size: int, echo: bool) -> AsyncEngine:
     kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_dumps}
     if is_sqlite(url):
@@ -42,14 +48,35 @@ def _create_engine(url: str, pool_size: int, echo: bool) -> AsyncEngine:
     kwargs.update(
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_timeout=10,
-        pool_recycle=1800,
+        pool_timeout=MYSQL_POOL_TIMEOUT_SECONDS,
+        pool_recycle=MYSQL_RECYCLE_SECONDS,
         pool_pre_ping=True,
-        connect_args={"connect_timeout": 5, "autocommit": True},
+        connect_args=MYSQL_CONNECT_ARGS,
     )
     engine = create_async_engine(url, **kwargs)
     _configure_mysql(engine)
     return engine
+
+
+def _driver_reads(engine: AsyncEngine, pool_size: int) -> DriverReads | None:
+    """The hot point reads' own aiomysql connections, opened with SQLAlchemy's connect arguments."""
+    if engine.dialect.name not in ("mysql", "mariadb") or engine.dialect.driver != "aiomysql":
+        return None
+    import aiomysql
+
+    cargs, cparams = engine.dialect.create_connect_args(engine.url)
+    kwargs = {**cparams, **MYSQL_CONNECT_ARGS}
+
+    async def connect() -> Any:
+        return await aiomysql.connect(*cargs, **kwargs)
+
+    return DriverReads(
+        connect,
+        engine.dialect,
+        size=pool_size,
+        timeout=MYSQL_POOL_TIMEOUT_SECONDS,
+        recycle=MYSQL_RECYCLE_SECONDS,
+    )
 
 
 def _configure_mysql(engine: AsyncEngine) -> None:
@@ -134,9 +161,10 @@ def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:
 
 
 class Database:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, driver_reads: DriverReads | None = None) -> None:
         self._engine = engine
-        self._runner = Runner(engine, engine.execution_options(evigate_write=True))
+        self._driver_reads = driver_reads
+        self._runner = Runner(engine, engine.execution_options(evigate_write=True), driver_reads)
         self._repo = Repository(self._runner)
 
     @classmethod
@@ -156,14 +184,14 @@ class Database:
         if auto_migrate:
             await migrate(url)
         engine = _create_engine(url, pool_size, echo)
-        opened = cls(engine)
+        opened = cls(engine, _driver_reads(engine, pool_size))
         try:
             if is_sqlite_memory(url):
                 # One shared in-memory connection: migrate through it.
                 await opened._migrate_in_place()
             await opened._check_schema(url)
         except BaseException:
-            await engine.dispose()
+            await opened.close()
             raise
         return opened
 
@@ -176,6 +204,8 @@ class Database:
         return self._repo
 
     async def close(self) -> None:
+        if self._driver_reads is not None:
+            await self._driver_reads.close()
         await self._engine.dispose()
 
     async def ping(self) -> bool:

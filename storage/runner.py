@@ -6,22 +6,26 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy.engine import Connection, Row
+from pymysql.err import MySQLError
+from sqlalchemy.engine import Row
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
-from sqlalchemy.sql import Executable
-from sqlalchemy.util.concurrency import greenlet_spawn
+from sqlalchemy.sql import Select, TextClause
 
 from storage.errors import DatabaseUnavailable, StorageError
+
+if TYPE_CHECKING:
+    from storage.driver_reads import DriverReads
 
 T = TypeVar("T")
 AnyRow = Row[*tuple[Any, ...]]
 Work = Callable[[AsyncConnection], Awaitable[T]]
+Statement = Select[*tuple[Any, ...]] | TextClause  # what read_first runs
 
 log = logging.getLogger("evigate.storage")
 
@@ -47,21 +51,26 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, DBAPIError):
         if exc.connection_invalidated:
             return Failure.UNAVAILABLE
-        orig = exc.orig
-        if isinstance(orig, sqlite3.OperationalError):
-            message = str(orig).lower()
-            if "locked" in message or "busy" in message:
-                return Failure.CONFLICT
-            if "unable to open" in message or "disk i/o" in message:
-                return Failure.UNAVAILABLE
-            return Failure.OTHER
-        code = orig.args[0] if orig is not None and orig.args else None
-        if isinstance(code, int):
-            if code in _MYSQL_UNAVAILABLE:
-                return Failure.UNAVAILABLE
-            if code in _MYSQL_CONFLICT:
-                return Failure.CONFLICT
-        return classify(orig) if isinstance(orig, OSError) else Failure.OTHER
+        return _driver_failure(exc.orig) if exc.orig is not None else Failure.OTHER
+    return _driver_failure(exc)
+
+
+def _driver_failure(exc: BaseException) -> Failure:
+    """A driver's own exception (what SQLAlchemy wraps, or what storage.driver_reads sees bare)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        message = str(exc).lower()
+        if "locked" in message or "busy" in message:
+            return Failure.CONFLICT
+        if "unable to open" in message or "disk i/o" in message:
+            return Failure.UNAVAILABLE
+        return Failure.OTHER
+    if isinstance(exc, MySQLError):
+        code = exc.args[0] if exc.args else None
+        if code in _MYSQL_UNAVAILABLE:
+            return Failure.UNAVAILABLE
+        if code in _MYSQL_CONFLICT:
+            return Failure.CONFLICT
+        return Failure.OTHER
     if isinstance(exc, (OSError, TimeoutError)):
         return Failure.UNAVAILABLE
     return Failure.OTHER
@@ -85,9 +94,12 @@ class Runner:
     transaction to end; a write is START TRANSACTION … COMMIT.
     """
 
-    def __init__(self, engine: AsyncEngine, write_engine: AsyncEngine) -> None:
+    def __init__(
+        self, engine: AsyncEngine, write_engine: AsyncEngine, driver_reads: DriverReads | None = None
+    ) -> None:
         self.engine = engine
         self._write_engine = write_engine
+        self._driver_reads = driver_reads
         self.dialect = engine.dialect.name
 
     @property
@@ -99,31 +111,19 @@ class Runner:
             lambda: self._once(self.engine, work, commit=False), READ_ATTEMPTS, write=False
         )
 
-    async def read_first(self, statement: Executable, params: dict[str, Any]) -> AnyRow | None:
-        """The first row of one SELECT, read like `read` (same retries, errors and cleanup).
+    async def read_first(self, statement: Statement, params: dict[str, Any]) -> Sequence[Any] | None:
+        """The first row of one SELECT whose columns need no type conversion, read like `read`
+        (same retries and errors). On MySQL it runs straight on the driver (storage.driver_reads)."""
+        driver_reads = self._driver_reads
+        if driver_reads is not None:
+            return await self._attempts(
+                lambda: driver_reads.first(statement, params), READ_ATTEMPTS, write=False
+            )
 
-        On MySQL the checkout (with its pre-ping), the statement and the connection's return run in
-        one greenlet: one hop from asyncio into SQLAlchemy instead of one each for connect, execute
-        and close. A cancellation lands inside that greenlet; SQLAlchemy invalidates a connection
-        interrupted mid-statement (an exit exception) and the `with` block returns it to the pool."""
-        if not self.is_mysql:
+        async def work(conn: AsyncConnection) -> AnyRow | None:
+            return (await conn.execute(statement, params)).first()
 
-            async def work(conn: AsyncConnection) -> AnyRow | None:
-                return (await conn.execute(statement, params)).first()
-
-            return await self.read(work)
-        sync_engine = self.engine.sync_engine
-
-        def first() -> AnyRow | None:
-            conn: Connection
-            with sync_engine.connect() as conn:
-                return conn.execute(statement, params).first()  # closing rolls back, as in _once
-
-        async def once() -> AnyRow | None:
-            row: AnyRow | None = await greenlet_spawn(first)
-            return row
-
-        return await self._attempts(once, READ_ATTEMPTS, write=False)
+        return await self.read(work)
 
     async def write(self, work: Work[T]) -> T:
         return await self._attempts(
