@@ -58,6 +58,11 @@ _FEEDBACK_STATE = (
     .select_from(_SESSION_WITH_CASE)
     .where(SESSION.c.session_id == _SESSION_ID)
 )
+_SESSION_FEEDBACK = select(SESSION.c.feedback).where(SESSION.c.session_id == _SESSION_ID)
+# Sessions' case ids, as this process read or created them. A case never changes once created
+# (case_library is only ever inserted into), so a known id needs no join to find it again.
+KNOWN_CASE_IDS = 10_000
+
 _TRACE_SESSION = (
     select(*SESSION_COLUMNS, CASE.c.case_id)
     .select_from(_SESSION_WITH_CASE)
@@ -72,6 +77,7 @@ _TRACE_INVOCATIONS = (
 class Repository(JobQueue):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
+        self._case_ids: dict[str, str] = {}  # session_id -> case_id, oldest first (KNOWN_CASE_IDS)
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -361,6 +367,12 @@ class Repository(JobQueue):
         repeated = await self._repeated_feedback(session_id, feedback)
         if repeated is not None:
             return repeated
+        outcome = await self._write_feedback(session_id, feedback)
+        if outcome.case_id is not None:
+            self._know_case(session_id, outcome.case_id)
+        return outcome
+
+    async def _write_feedback(self, session_id: str, feedback: str) -> FeedbackOutcome:
         if feedback == NOT_USEFUL:
             await self._update_session(session_id, {"feedback": NOT_USEFUL})
             return FeedbackOutcome(case_id=None, created=False)
@@ -418,17 +430,34 @@ class Repository(JobQueue):
 
         The outcome when the session already carries this feedback (and, for `useful`, its case
         exists); None when a write is needed. It only ever short-cuts a state that a write already
-        committed, so creating the case still goes through the UNIQUE key in the write path."""
-
+        committed, so creating the case still goes through the UNIQUE key in the write path. The
+        feedback is read from the database every time (another replica may have changed it); only
+        a case id this process has seen is taken from memory, which spares the join with
+        case_library."""
+        known_case = self._case_ids.get(session_id) if feedback == USEFUL else None
+        if feedback == NOT_USEFUL or known_case is not None:
+            row = await self._runner.read_first(_SESSION_FEEDBACK, {"session_id": session_id})
+            if row is None:
+                raise SessionNotFound(session_id)
+            if row[0] != feedback:
+                return None
+            return FeedbackOutcome(case_id=known_case, created=False)
         row = await self._runner.read_first(_FEEDBACK_STATE, {"session_id": session_id})
         if row is None:
             raise SessionNotFound(session_id)
         current, case_id = row
-        if current != feedback:
+        if case_id is not None:
+            self._know_case(session_id, case_id)
+        if current != feedback or case_id is None:
             return None
-        if feedback == NOT_USEFUL:
-            return FeedbackOutcome(case_id=None, created=False)
-        return None if case_id is None else FeedbackOutcome(case_id=case_id, created=False)
+        return FeedbackOutcome(case_id=case_id, created=False)
+
+    def _know_case(self, session_id: str, case_id: str) -> None:
+        known = self._case_ids
+        if session_id not in known:
+            if len(known) >= KNOWN_CASE_IDS:
+                del known[next(iter(known))]
+            known[session_id] = case_id
 
     async def list_cases(self, limit: int = 1000) -> list[CaseRecord]:
         """Newest first (what lookup_knowledge searches)."""
