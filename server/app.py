@@ -14,27 +14,26 @@ import signal
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from evigate.v1 import (
     chat_service_pb2,
-    chat_service_pb2_grpc,
     feedback_service_pb2,
-    feedback_service_pb2_grpc,
     gatekeeper_service_pb2,
-    gatekeeper_service_pb2_grpc,
     trace_service_pb2,
-    trace_service_pb2_grpc,
 )
-from grpc_health.v1 import health_pb2_grpc
+from google.protobuf.descriptor import ServiceDescriptor
+from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
 from rules.catalog import Catalog, load_catalog
 from server.agents.base import AgentBackend
 from server.config import ConfigError, Settings, split_host_port
 from server.grpc.health import HealthChecker
-from server.grpc.interceptors import AuthInterceptor, CallInterceptor
+from server.grpc.interceptors import AuthInterceptor, CallWrapper
 from server.grpc.metrics import Metrics
+from server.grpc.registration import register
 from server.grpc.servicers import ChatServicer, FeedbackServicer, GatekeeperServicer, TraceServicer
 from server.grpc.trace_cache import TraceCache
 from server.grpc.validation import Limits
@@ -46,11 +45,18 @@ from storage import Database, Repository
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
+
+
+def _service(module: Any, name: str) -> ServiceDescriptor:
+    service: ServiceDescriptor = module.DESCRIPTOR.services_by_name[name]
+    return service
+
+
 SERVICE_NAMES: tuple[str, ...] = (
-    chat_service_pb2.DESCRIPTOR.services_by_name["ChatService"].full_name,
-    feedback_service_pb2.DESCRIPTOR.services_by_name["FeedbackService"].full_name,
-    trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_name,
-    gatekeeper_service_pb2.DESCRIPTOR.services_by_name["GatekeeperService"].full_name,
+    _service(chat_service_pb2, "ChatService").full_name,
+    _service(feedback_service_pb2, "FeedbackService").full_name,
+    _service(trace_service_pb2, "TraceService").full_name,
+    _service(gatekeeper_service_pb2, "GatekeeperService").full_name,
 )
 
 
@@ -200,22 +206,21 @@ class App:
         """The grpc.aio server with every service, health and reflection registered (not bound)."""
         s = self.settings
         limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings)
-        interceptors: list[grpc.aio.ServerInterceptor] = [CallInterceptor(self.metrics)]
+        calls = CallWrapper(self.metrics)
+        interceptors: list[grpc.aio.ServerInterceptor] = []
         if s.auth_enabled:
-            interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health))
+            interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health, calls.wrap))
         server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
-        chat_service_pb2_grpc.add_ChatServiceServicer_to_server(
-            ChatServicer(pipeline, repo, limits, self.metrics), server
-        )
         traces = self.traces
-        feedback_service_pb2_grpc.add_FeedbackServiceServicer_to_server(
-            FeedbackServicer(repo, traces), server
-        )
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(repo, traces), server)
-        gatekeeper_service_pb2_grpc.add_GatekeeperServiceServicer_to_server(
-            GatekeeperServicer(repo, catalog, limits), server
-        )
-        health_pb2_grpc.add_HealthServicer_to_server(health.servicer, server)
+        servicers: list[tuple[Any, str, object]] = [
+            (chat_service_pb2, "ChatService", ChatServicer(pipeline, repo, limits, self.metrics)),
+            (feedback_service_pb2, "FeedbackService", FeedbackServicer(repo, traces)),
+            (trace_service_pb2, "TraceService", TraceServicer(repo, traces)),
+            (gatekeeper_service_pb2, "GatekeeperService", GatekeeperServicer(repo, catalog, limits)),
+            (health_pb2, "Health", health.servicer),
+        ]
+        for module, name, servicer in servicers:
+            register(server, _service(module, name), servicer, calls.wrap)
         reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
         return server
 

@@ -1,14 +1,17 @@
-"""The JSON log line and the RPC metrics, as the per-call wrapper produces them."""
+"""The JSON log line (through logging and through the per-call fast path) and the RPC metrics, as
+the per-call wrapper produces them."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 
-from server.grpc.logs import FIELDS, CallContextFilter, JsonFormatter, call_context
+from server.grpc.logs import FIELDS, CallContextFilter, JsonFormatter, call_context, configure, log_fields
 from server.grpc.metrics import Metrics
 
 RPC = "/evigate.v1.FeedbackService/SubmitFeedback"
@@ -86,3 +89,46 @@ def test_rpc_metrics_count_each_method_and_code_apart() -> None:
     assert value("evigate_rpc_latency_seconds_count", {"method": RPC, "code": "OK"}) == 2
     assert value("evigate_rpc_latency_seconds_bucket", {"method": RPC, "code": "OK", "le": "0.0025"}) == 2
     assert value("evigate_rpc_latency_seconds_bucket", {"method": RPC, "code": "OK", "le": "0.001"}) == 0
+
+
+@pytest.fixture
+def json_stream(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
+    """The root logger set up as `configure` does, writing to a buffer; restored afterwards."""
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stream)
+    configure("INFO", "json")
+    try:
+        yield stream
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in saved[0]:
+            root.addHandler(handler)
+        root.setLevel(saved[1])
+
+
+def test_log_fields_writes_the_line_the_logging_path_writes(json_stream: io.StringIO) -> None:
+    logger = logging.getLogger("evigate.rpc")
+    fields = {"rpc": RPC, "code": "OK", "latency_ms": 0.5, "session_id": "s-1"}
+    log_fields(logger, logging.INFO, "rpc", dict(fields))
+    logger.log(logging.INFO, "rpc", extra={FIELDS: dict(fields)})
+    fast, slow = (json.loads(line) for line in json_stream.getvalue().splitlines())
+    assert fast.pop("ts") and slow.pop("ts")
+    assert fast == slow == {"level": "info", "logger": "evigate.rpc", "event": "rpc", **fields}
+
+
+def test_log_fields_respects_the_level(json_stream: io.StringIO) -> None:
+    log_fields(logging.getLogger("evigate.rpc"), logging.DEBUG, "rpc", {"rpc": RPC})
+    assert json_stream.getvalue() == ""
+
+
+def test_log_fields_takes_the_logging_path_when_another_handler_listens(
+    json_stream: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="evigate.rpc"):
+        log_fields(logging.getLogger("evigate.rpc"), logging.INFO, "rpc", {"rpc": RPC, "code": "OK"})
+    (record,) = [r for r in caplog.records if r.name == "evigate.rpc"]
+    assert record.__dict__[FIELDS] == {"rpc": RPC, "code": "OK"}
+    assert json.loads(json_stream.getvalue())["code"] == "OK"  # the JSON handler got it too
