@@ -131,18 +131,18 @@ class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
     async def GetTrace(  # noqa: N802
         self, request: trace_service_pb2.GetTraceRequest, context: grpc.aio.ServicerContext
     ) -> trace_service_pb2.GetTraceResponse:
-        validation.require("INVALID_TRACE_REQUEST", validation.session_id(request.session_id))
-        cached = self._traces.get(request.session_id)
-        if cached is not None:
-            return cached
-        epoch = self._traces.epoch()
-        record = await self._repo.get_trace(request.session_id)
-        if record is None:
-            raise SessionNotFound(request.session_id)
-        reply = trace_service_pb2.GetTraceResponse(trace=convert.trace(record))
-        if record.session.status != "RUNNING":
-            self._traces.put(request.session_id, reply, epoch)
-        return reply
+        session_id = request.session_id
+        validation.require("INVALID_TRACE_REQUEST", validation.session_id(session_id))
+
+        async def load() -> tuple[trace_service_pb2.GetTraceResponse, bool]:
+            record = await self._repo.get_trace(session_id)
+            if record is None:
+                raise SessionNotFound(session_id)
+            return trace_service_pb2.GetTraceResponse(trace=convert.trace(record)), (
+                record.session.status != "RUNNING"
+            )
+
+        return await self._traces.get_or_load(session_id, load)
 
     async def ListSessions(  # noqa: N802
         self, request: trace_service_pb2.ListSessionsRequest, context: grpc.aio.ServicerContext

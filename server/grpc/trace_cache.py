@@ -8,15 +8,23 @@ writing a score (`EvaluationWorker(on_scored=...)`). A reply read from the datab
 change was being written is not stored (the epoch check in `put`), so it cannot outlive the change.
 A change written by another process (another replica's feedback, or its worker scoring a session
 that finished here) is visible after at most `ttl` seconds. `ttl` 0 turns the cache off.
+
+Concurrent misses of one session share one read (`load`): when an entry expires under load, one
+call reads the trace and the others wait for it, instead of every call reading it at once. A call
+joins only a read that began after the session's last invalidation here, so a change this process
+wrote is never hidden by a read that started before it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from evigate.v1 import trace_service_pb2
+
+Reply = trace_service_pb2.GetTraceResponse
 
 
 class TraceCache:
@@ -32,6 +40,8 @@ class TraceCache:
         self._epoch = 0
         self._changed: OrderedDict[str, int] = OrderedDict()
         self._forgotten = 0
+        # session -> (epoch its read began at, the read's reply)
+        self._loading: dict[str, tuple[int, asyncio.Future[Reply]]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -49,6 +59,46 @@ class TraceCache:
             del self._entries[session_id]
             return None
         return entry[1]
+
+    async def get_or_load(self, session_id: str, load: Callable[[], Awaitable[tuple[Reply, bool]]]) -> Reply:
+        """The cached reply, or the one `load` reads (sharing a read already under way). `load`
+        returns the reply and whether it may be stored (a RUNNING session's may not)."""
+        while True:
+            cached = self.get(session_id)
+            if cached is not None:
+                return cached
+            loading = self._loading.get(session_id)
+            if loading is None or self._changed.get(session_id, self._forgotten) > loading[0]:
+                return await self._load(session_id, load)
+            try:
+                return await asyncio.shield(loading[1])
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not loading[1].cancelled() or (task is not None and task.cancelling()):
+                    raise  # this call was cancelled
+                # only the call that was reading was cancelled: read again
+
+    async def _load(self, session_id: str, load: Callable[[], Awaitable[tuple[Reply, bool]]]) -> Reply:
+        epoch = self._epoch
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        entry = (epoch, future)
+        self._loading[session_id] = entry
+        try:
+            reply, cacheable = await load()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # the callers waiting for it raise it; nobody need retrieve it here
+            raise
+        finally:
+            if self._loading.get(session_id) is entry:
+                del self._loading[session_id]
+        if cacheable:
+            self.put(session_id, reply, epoch)
+        future.set_result(reply)
+        return reply
 
     def put(self, session_id: str, reply: trace_service_pb2.GetTraceResponse, read_epoch: int) -> None:
         """Stores a reply read from the database after `epoch()` returned `read_epoch`, unless the
