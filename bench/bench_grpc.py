@@ -7,10 +7,11 @@ and `te: trailers`. h2load only sees HTTP statuses, so the grpc-status of the sa
 verified separately: a real gRPC client calls with the same bytes before and after each measurement,
 and the servers' own per-code RPC counters (Prometheus) must show no status but OK for the run.
 
-    .venv/bin/python bench/bench_grpc.py [--duration 5] [--concurrency 1 8 64] [--log-level INFO]
+    .venv/bin/python bench/bench_grpc.py [--duration 3] [--rounds 3] [--concurrency 1 8 64]
 
-Prints one table: requests/s, p50 and p99 per RPC and concurrency, and each RPC's ratio to the echo
-server at the same concurrency. Targets: GetTrace on SQLite ≥ 0.5 of echo; SubmitFeedback on MariaDB
+Prints one table: requests/s, p50 and p99 per RPC and concurrency (medians over the rounds), and each
+RPC's ratio to the echo server at the same concurrency (the median of the per-round ratios, with
+their range). Targets: GetTrace on SQLite ≥ 0.5 of echo; SubmitFeedback on MariaDB
 ≥ 0.3.
 """
 
@@ -23,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import struct
 import subprocess
 import sys
@@ -232,44 +234,57 @@ def drop_mariadb(name: str) -> None:
     admin.close()
 
 
-def measure(cases: list[Case], concurrencies: list[int], duration: int, work: Path) -> list[str]:
-    """Prints the table; returns the cells that missed their target."""
+def measure(cases: list[Case], concurrencies: list[int], duration: int, rounds: int, work: Path) -> list[str]:
+    """Prints the table; returns the cells that missed their target.
+
+    Each concurrency runs `rounds` rounds of echo, GetTrace, SubmitFeedback back to back, and a
+    case's ratio is the median over rounds of its throughput over the echo server's in the same
+    round: the machine's drift between rounds (seen here: the echo server alone swings by a third)
+    then falls on both sides of a ratio instead of on one."""
     header = (
-        f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}{'target':>8}"
+        f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}"
+        f"{'range':>12}{'target':>8}"
     )
     print(header)
     print("-" * len(header))
     missed = []
     for concurrency in concurrencies:
-        echo_rps = 0.0
+        results: dict[str, list[Result]] = {case.name: [] for case in cases}
+        for _ in range(rounds):
+            for case in cases:
+                results[case.name].append(_measure_one(case, concurrency, duration, work))
+        echo = results["echo"]
         for case in cases:
-            before = grpc_codes(case)
-            result = h2load(case, concurrency, duration, work)
-            after = grpc_codes(case)
-            errors = {
-                c: after[c] - before.get(c, 0) for c in after if c != "OK" and after[c] > before.get(c, 0)
-            }
-            if errors.get("CANCELLED", 0) <= concurrency:  # in flight when h2load's timer ran out
-                errors.pop("CANCELLED", None)
-            verify(case.address, case.method, case.payload)  # and a real client still gets OK
-            if result.failed or errors:
-                raise SystemExit(
-                    f"{case.name}: {result.failed} non-2xx responses, grpc-status counts {errors}"
-                )
-            ratio = target = ""
-            if case.name == "echo":
-                echo_rps = result.rps
-            else:
-                share = result.rps / echo_rps if echo_rps else 0.0
-                ratio, target = f"{share:.2f}", f"≥{TARGETS[case.name]}"
+            runs = results[case.name]
+            ratio = rng = target = ""
+            if case.name != "echo":
+                shares = sorted(r.rps / e.rps for r, e in zip(runs, echo, strict=True))
+                share = statistics.median(shares)
+                ratio, rng = f"{share:.2f}", f"{shares[0]:.2f}–{shares[-1]:.2f}"
+                target = f"≥{TARGETS[case.name]}"
                 if share < TARGETS[case.name]:
                     missed.append(f"{case.name}@{concurrency}")
             print(
-                f"{case.name:<16}{case.db:<9}{concurrency:>5}{result.rps:>10.0f}{result.p50_ms:>9.2f}"
-                f"{result.p99_ms:>9.2f}{ratio:>8}{target:>8}",
+                f"{case.name:<16}{case.db:<9}{concurrency:>5}"
+                f"{statistics.median(r.rps for r in runs):>10.0f}"
+                f"{statistics.median(r.p50_ms for r in runs):>9.2f}"
+                f"{statistics.median(r.p99_ms for r in runs):>9.2f}{ratio:>8}{rng:>12}{target:>8}",
                 flush=True,
             )
     return missed
+
+
+def _measure_one(case: Case, concurrency: int, duration: int, work: Path) -> Result:
+    before = grpc_codes(case)
+    result = h2load(case, concurrency, duration, work)
+    after = grpc_codes(case)
+    errors = {c: after[c] - before.get(c, 0) for c in after if c != "OK" and after[c] > before.get(c, 0)}
+    if errors.get("CANCELLED", 0) <= concurrency:  # in flight when h2load's timer ran out
+        errors.pop("CANCELLED", None)
+    verify(case.address, case.method, case.payload)  # and a real client still gets OK
+    if result.failed or errors:
+        raise SystemExit(f"{case.name}: {result.failed} non-2xx responses, grpc-status counts {errors}")
+    return result
 
 
 def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: list[Served]) -> list[Case]:
@@ -338,7 +353,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--echo-server", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--duration", type=int, default=5, help="seconds per measurement (default 5)")
+    parser.add_argument("--duration", type=int, default=3, help="seconds per measurement (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per concurrency (default 3)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--log-level", default="INFO", help="the evigate servers' log level (default INFO)")
     parser.add_argument("--trace-cache-ttl", type=float, default=1.0, help="trace_cache_ttl_s (0: off)")
@@ -361,10 +377,11 @@ def main() -> None:
             verify(case.address, case.method, case.payload)
         wait_for_jobs(mysql_url)  # the evaluation worker finishes the sessions' jobs first
         print(
-            f"h2load, {args.duration}s per cell after 1s warm-up; evigate log level {args.log_level}, "
+            f"h2load, {args.rounds} rounds of {args.duration}s per cell after 1s warm-up (median; range "
+            f"over rounds); evigate log level {args.log_level}, "
             f"trace cache ttl {args.trace_cache_ttl:g}s, SubmitFeedback {args.feedback}"
         )
-        missed = measure(cases, args.concurrency, args.duration, work)
+        missed = measure(cases, args.concurrency, args.duration, args.rounds, work)
         print("targets met" if not missed else f"targets missed: {', '.join(missed)}")
     finally:
         for server in servers:
