@@ -3,29 +3,66 @@
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 log = logging.getLogger("evigate.metrics")
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class RpcStats(Collector):
+    """`evigate_rpc_total` and `evigate_rpc_latency_seconds` by method and code.
+
+    Recorded on every call, so kept as plain numbers that only the event-loop thread updates;
+    prometheus_client's own metric children take a lock on every update (three per call), a
+    measurable share of a short RPC. The exposition thread renders them when scraped; a scrape
+    copies each series under the GIL, and the count is the sum of the buckets, so a scraped
+    histogram is always consistent with itself."""
+
+    def __init__(self, buckets: tuple[float, ...]) -> None:
+        self._bounds = buckets
+        self._les: list[str] = [floatToGoString(bound) for bound in buckets]  # type: ignore[no-untyped-call]
+        # (method, code) -> [count in each bucket (the last: above every bound)..., sum of seconds]
+        self._series: dict[tuple[str, str], list[float]] = {}
+
+    def observe(self, method: str, code: str, seconds: float) -> None:
+        series = self._series.get((method, code))
+        if series is None:
+            series = self._series[(method, code)] = [0.0] * (len(self._bounds) + 2)
+        series[bisect_left(self._bounds, seconds)] += 1  # the first bucket whose bound is >= seconds
+        series[-1] += seconds
+
+    def collect(self) -> Iterable[Metric]:
+        calls = CounterMetricFamily(
+            "evigate_rpc", "RPCs handled, by method and status code", labels=["method", "code"]
+        )
+        latency = HistogramMetricFamily(
+            "evigate_rpc_latency_seconds", "RPC latency by method and status code", labels=["method", "code"]
+        )
+        for (method, code), series in list(self._series.items()):
+            counts = list(series)
+            cumulative, buckets = 0.0, []
+            for le, count in zip([*self._les, "+Inf"], counts[:-1], strict=True):
+                cumulative += count
+                buckets.append((le, cumulative))
+            calls.add_metric([method, code], cumulative)
+            latency.add_metric([method, code], buckets, sum_value=counts[-1])
+        yield calls
+        yield latency
 
 
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.rpc_total = Counter(
-            "evigate_rpc", "RPCs handled, by method and status code", ["method", "code"], registry=r
-        )
-        self.rpc_latency = Histogram(
-            "evigate_rpc_latency_seconds",
-            "RPC latency by method and status code",
-            ["method", "code"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
-        )
+        self.rpc = RpcStats(LATENCY_BUCKETS)
+        r.register(self.rpc)
         self.stage_latency = Histogram(
             "evigate_stage_latency_seconds",
             "Pipeline stage latency",
@@ -47,18 +84,9 @@ class Metrics:
         )
         self.database_up = Gauge("evigate_database_up", "1 while the database answers pings", registry=r)
         self._server: Any = None
-        # (method, code) -> its count and latency children, bound once: `.labels()` per call costs
-        self._rpc_children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def observe_rpc(self, method: str, code: str, seconds: float) -> None:
-        children = self._rpc_children.get((method, code))
-        if children is None:
-            children = self._rpc_children[(method, code)] = (
-                self.rpc_total.labels(method, code),
-                self.rpc_latency.labels(method, code),
-            )
-        children[0].inc()
-        children[1].observe(seconds)
+        self.rpc.observe(method, code, seconds)
 
     def observe_stage_latencies(self, latencies: Iterable[Any]) -> None:
         for item in latencies:
