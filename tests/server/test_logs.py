@@ -132,3 +132,18 @@ def test_log_fields_takes_the_logging_path_when_another_handler_listens(
     (record,) = [r for r in caplog.records if r.name == "evigate.rpc"]
     assert record.__dict__[FIELDS] == {"rpc": RPC, "code": "OK"}
     assert json.loads(json_stream.getvalue())["code"] == "OK"  # the JSON handler got it too
+
+
+def test_rpc_latency_buckets_are_cumulative_and_bounds_inclusive() -> None:
+    metrics = Metrics()
+    for seconds in (0.001, 0.0011, 7.0, 100.0):  # on a bound, just above it, mid-range, beyond every bound
+        metrics.observe_rpc(RPC, "OK", seconds)
+    value = metrics.registry.get_sample_value
+    labels = {"method": RPC, "code": "OK"}
+    assert value("evigate_rpc_latency_seconds_bucket", {**labels, "le": "0.001"}) == 1
+    assert value("evigate_rpc_latency_seconds_bucket", {**labels, "le": "0.0025"}) == 2
+    assert value("evigate_rpc_latency_seconds_bucket", {**labels, "le": "10.0"}) == 3
+    assert value("evigate_rpc_latency_seconds_bucket", {**labels, "le": "60.0"}) == 3
+    assert value("evigate_rpc_latency_seconds_bucket", {**labels, "le": "+Inf"}) == 4
+    assert value("evigate_rpc_latency_seconds_count", labels) == value("evigate_rpc_total", labels) == 4
+    assert value("evigate_rpc_latency_seconds_sum", labels) == pytest.approx(107.0021)
