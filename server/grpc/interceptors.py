@@ -126,7 +126,12 @@ class CallWrapper:
         )
 
     def _finish(self, method: str, code: str, start: float, session_id: str) -> None:
+        # The call's bookkeeping runs in the event loop's next pass, once gRPC has the reply to send:
+        # the client does not wait for the log line and the metrics.
         elapsed = time.perf_counter() - start
+        asyncio.get_running_loop().call_soon(self._record, method, code, elapsed, session_id)
+
+    def _record(self, method: str, code: str, elapsed: float, session_id: str) -> None:
         self._metrics.observe_rpc(method, code, elapsed)
         level = logging.ERROR if code in _ERROR_CODES else logging.INFO
         if log.isEnabledFor(level):
