@@ -7,12 +7,12 @@ and `te: trailers`. h2load only sees HTTP statuses, so the grpc-status of the sa
 verified separately: a real gRPC client calls with the same bytes before and after each measurement,
 and the servers' own per-code RPC counters (Prometheus) must show no status but OK for the run.
 
-    .venv/bin/python bench/bench_grpc.py [--duration 3] [--rounds 3] [--concurrency 1 8 64]
+    .venv/bin/python bench/bench_grpc.py [--duration 2] [--rounds 5] [--concurrency 1 8 64]
 
 Prints one table: requests/s, p50 and p99 per RPC and concurrency (medians over the rounds), and each
-RPC's ratio to the echo server at the same concurrency (the median of the per-round ratios, with
-their range). Targets: GetTrace on SQLite ≥ 0.5 of echo; SubmitFeedback on MariaDB
-≥ 0.3.
+RPC's ratio to the echo server at the same concurrency (each round measures the RPC between two echo
+cells; the median of the per-round ratios, with their range). Targets: GetTrace on SQLite ≥ 0.5 of
+echo; SubmitFeedback on MariaDB ≥ 0.3.
 """
 
 from __future__ import annotations
@@ -237,30 +237,39 @@ def drop_mariadb(name: str) -> None:
 def measure(cases: list[Case], concurrencies: list[int], duration: int, rounds: int, work: Path) -> list[str]:
     """Prints the table; returns the cells that missed their target.
 
-    Each concurrency runs `rounds` rounds of echo, GetTrace, SubmitFeedback back to back, and a
-    case's ratio is the median over rounds of its throughput over the echo server's in the same
-    round: the machine's drift between rounds (seen here: the echo server alone swings by a third)
-    then falls on both sides of a ratio instead of on one."""
+    Each concurrency runs `rounds` rounds of echo, GetTrace, echo, SubmitFeedback, echo: every case is
+    measured between two echo cells, and its ratio in a round is its throughput over the mean of the
+    two. The machine's speed drifts between cells (seen here: the same server's CPU per call varies
+    by a quarter from one 3 s window to the next); bracketing cancels a drift that is steady across
+    the three cells. A case's ratio is the median over the rounds, shown with their range."""
     header = (
         f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}"
         f"{'range':>12}{'target':>8}"
     )
     print(header)
     print("-" * len(header))
+    echo, others = cases[0], cases[1:]
     missed = []
     for concurrency in concurrencies:
         results: dict[str, list[Result]] = {case.name: [] for case in cases}
+        shares: dict[str, list[float]] = {case.name: [] for case in others}
         for _ in range(rounds):
-            for case in cases:
-                results[case.name].append(_measure_one(case, concurrency, duration, work))
-        echo = results["echo"]
+            before = _measure_one(echo, concurrency, duration, work)
+            results[echo.name].append(before)
+            for case in others:
+                result = _measure_one(case, concurrency, duration, work)
+                after = _measure_one(echo, concurrency, duration, work)
+                results[case.name].append(result)
+                results[echo.name].append(after)
+                shares[case.name].append(result.rps / ((before.rps + after.rps) / 2))
+                before = after
         for case in cases:
             runs = results[case.name]
             ratio = rng = target = ""
-            if case.name != "echo":
-                shares = sorted(r.rps / e.rps for r, e in zip(runs, echo, strict=True))
-                share = statistics.median(shares)
-                ratio, rng = f"{share:.2f}", f"{shares[0]:.2f}–{shares[-1]:.2f}"
+            if case is not echo:
+                ordered = sorted(shares[case.name])
+                share = statistics.median(ordered)
+                ratio, rng = f"{share:.2f}", f"{ordered[0]:.2f}–{ordered[-1]:.2f}"
                 target = f"≥{TARGETS[case.name]}"
                 if share < TARGETS[case.name]:
                     missed.append(f"{case.name}@{concurrency}")
@@ -353,8 +362,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--echo-server", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--duration", type=int, default=3, help="seconds per measurement (default 3)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per concurrency (default 3)")
+    parser.add_argument("--duration", type=int, default=2, help="seconds per measurement (default 2)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per concurrency (default 5)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--log-level", default="INFO", help="the evigate servers' log level (default INFO)")
     parser.add_argument("--trace-cache-ttl", type=float, default=1.0, help="trace_cache_ttl_s (0: off)")
@@ -377,8 +386,8 @@ def main() -> None:
             verify(case.address, case.method, case.payload)
         wait_for_jobs(mysql_url)  # the evaluation worker finishes the sessions' jobs first
         print(
-            f"h2load, {args.rounds} rounds of {args.duration}s per cell after 1s warm-up (median; range "
-            f"over rounds); evigate log level {args.log_level}, "
+            f"h2load, {args.rounds} rounds of {args.duration}s per cell after 1s warm-up (each RPC "
+            f"between two echo cells; median ratio, range over rounds); evigate log level {args.log_level}, "
             f"trace cache ttl {args.trace_cache_ttl:g}s, SubmitFeedback {args.feedback}"
         )
         missed = measure(cases, args.concurrency, args.duration, args.rounds, work)
