@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from typing import Any
+
+import pymysql
+from sqlalchemy import event
 
 from storage import Database, RoundRecord
 
@@ -72,3 +77,28 @@ async def _open_and_create(url: str, session_id: str) -> str:
 def open_fresh_sqlite_worker(url: str, session_id: str) -> str:
     """Opens (and so auto-migrates) a SQLite file that may not exist yet, in its own process."""
     return asyncio.run(_open_and_create(url, session_id))
+
+
+@contextlib.contextmanager
+def sql_statements(db: Database) -> Iterator[list[str]]:
+    """Every statement SQLAlchemy sends for `db` inside the block."""
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", record)
+
+
+def kill_mysql_connection(thread_id: int) -> None:
+    """KILLs one server connection of the test MariaDB, as a crash or an operator would."""
+    admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute(f"KILL {int(thread_id)}")
+    finally:
+        admin.close()

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from storage import Database, DatabaseUnavailable, SchemaOutOfDate, migrate
 from storage.runner import Failure, Runner, classify
+from tests.storage.storage_helpers import kill_mysql_connection
 
 
 def _closed_port() -> int:
@@ -229,12 +230,7 @@ async def test_mysql_connection_killed_inside_the_bypass_window_is_replaced(
         await db.repo.create_session("s", "q", "zh", "o")
         async with db.engine.connect() as conn:
             thread_id = (await conn.execute(text("SELECT CONNECTION_ID()"))).scalar_one()
-        admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
-        try:
-            with admin.cursor() as cursor:
-                cursor.execute(f"KILL {int(thread_id)}")
-        finally:
-            admin.close()
+        kill_mysql_connection(thread_id)
         session = await db.repo.get_session("s")  # the dead connection fails, the read is retried
         assert session is not None and session.query == "q"
     finally:

@@ -10,13 +10,13 @@ from typing import Any
 
 import pymysql
 import pytest
-from sqlalchemy import event, text, update
+from sqlalchemy import text, update
 
 import storage.repository
 from storage import Database, DatabaseUnavailable, migrate
 from storage.driver_reads import DriverReads
 from storage.rows import SESSION
-from tests.storage.storage_helpers import finished_session
+from tests.storage.storage_helpers import finished_session, kill_mysql_connection, sql_statements
 
 
 @pytest.fixture
@@ -34,15 +34,6 @@ def _reads(db: Database) -> DriverReads:
     reads = db._driver_reads
     assert reads is not None
     return reads
-
-
-def _kill(thread_id: int) -> None:
-    admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
-    try:
-        with admin.cursor() as cursor:
-            cursor.execute(f"KILL {int(thread_id)}")
-    finally:
-        admin.close()
 
 
 async def _driver_thread_id(db: Database) -> int:
@@ -64,16 +55,8 @@ async def test_sqlite_has_no_driver_reads(tmp_path: Any) -> None:
 async def test_a_repeat_feedback_sends_no_statement_through_sqlalchemy(mysql_db: Database) -> None:
     await finished_session(mysql_db, "s")
     first = await mysql_db.repo.submit_feedback("s", "useful")
-    statements: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(mysql_db.engine.sync_engine, "before_cursor_execute", record)
-    try:
+    with sql_statements(mysql_db) as statements:
         again = await mysql_db.repo.submit_feedback("s", "useful")
-    finally:
-        event.remove(mysql_db.engine.sync_engine, "before_cursor_execute", record)
     assert again.case_id == first.case_id and not again.created
     assert statements == []  # answered by the driver path, not the pool
     assert mysql_db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
@@ -88,7 +71,7 @@ async def test_the_driver_path_reuses_its_connection(mysql_db: Database) -> None
 async def test_a_killed_connection_is_replaced_and_the_read_retried(mysql_db: Database) -> None:
     await finished_session(mysql_db, "s")
     killed = await _driver_thread_id(mysql_db)
-    _kill(killed)
+    kill_mysql_connection(killed)
     outcome = await mysql_db.repo.submit_feedback("s", "not_useful")  # reads through the dead one first
     assert outcome.case_id is None
     assert await _driver_thread_id(mysql_db) != killed

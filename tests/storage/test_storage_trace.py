@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from sqlalchemy import event
 
 from storage import Database, InvalidPageToken
-from tests.storage.storage_helpers import finished_session, round_record
+from tests.storage.storage_helpers import finished_session, round_record, sql_statements
 
 
 async def test_trace_reads_everything_in_three_selects(db: Database) -> None:
@@ -31,16 +28,8 @@ async def test_trace_reads_everything_in_three_selects(db: Database) -> None:
         await db.repo.save_round("s", round_record(n))
     case = await db.repo.submit_feedback("s", "useful")
 
-    statements: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(db.engine.sync_engine, "before_cursor_execute", count)
-    try:
+    with sql_statements(db) as statements:
         trace = await db.repo.get_trace("s")
-    finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", count)
 
     assert trace is not None
     assert len(trace.invocations) == 100
