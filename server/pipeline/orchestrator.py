@@ -164,6 +164,12 @@ class Pipeline:
     ) -> ChatResult:
         try:
             await self._create(session_id, query, language)
+        except DatabaseUnavailable:
+            # The connection may have dropped after the INSERT committed: the row can exist, RUNNING.
+            self._fail_once_reachable(
+                session_id, "the database became unreachable while the session was created", _Progress()
+            )
+            raise
         except SessionAlreadyExists:
             # Another caller created it between our read and our insert.
             existing = await self._existing(session_id)
@@ -189,10 +195,12 @@ class Pipeline:
             else:  # a timeout of its own (e.g. a database connect), not the caller's deadline
                 reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
             # shielded: gRPC may cancel the call at the same moment its deadline passes
-            result = await asyncio.shield(self._fail(session_id, reason, progress))
+            result = await asyncio.shield(self._fail_or_later(session_id, reason, progress))
         except asyncio.CancelledError:
             # shielded: the FAILED row is written even though this task is being cancelled
-            await asyncio.shield(self._fail(session_id, f"cancelled during {progress.where()}", progress))
+            reason = f"cancelled during {progress.where()}"
+            with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
+                await asyncio.shield(self._fail_or_later(session_id, reason, progress))
             raise
         except DatabaseUnavailable:
             self._fail_once_reachable(
@@ -202,7 +210,7 @@ class Pipeline:
         except Exception as error:
             log.exception("session failed", extra={"session_id": session_id, "stage": progress.where()})
             reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
-            result = await self._fail(session_id, reason, progress)
+            result = await self._fail_or_later(session_id, reason, progress)
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result
@@ -220,9 +228,16 @@ class Pipeline:
             raise
 
     async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str) -> None:
-        with contextlib.suppress(Exception):
+        reason = "cancelled before the pipeline started"
+        try:
             await create
-            await self._repo.finish_failed(session_id, "cancelled before the pipeline started", {})
+        except DatabaseUnavailable:  # the INSERT may have committed all the same
+            self._fail_once_reachable(session_id, reason, _Progress())
+            return
+        except Exception:  # not created (e.g. the id exists: not this call's row)
+            return
+        with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
+            await self._fail_or_later(session_id, reason, _Progress())
 
     def _fail_once_reachable(self, session_id: str, reason: str, progress: _Progress) -> None:
         """The database went away mid-session, so the row would stay RUNNING (start-up recovery only
@@ -239,13 +254,26 @@ class Pipeline:
                     if session is not None and session.status == "RUNNING":
                         await self._fail(session_id, reason, progress)
                     return
-                except DatabaseUnavailable:
+                except Exception as error:  # unreachable still, or a connection the outage broke
+                    log.warning(
+                        "recording a session FAILED: retrying",
+                        extra={"session_id": session_id, "error": f"{type(error).__name__}: {error}"},
+                    )
                     delay = min(delay * 2, RECOVERY_MAX_DELAY_S)
             log.warning("session left RUNNING: database unreachable", extra={"session_id": session_id})
 
         task = asyncio.create_task(retry(), name=f"fail-{session_id}")
         self._recoveries.add(task)
         task.add_done_callback(self._recoveries.discard)
+
+    async def _fail_or_later(self, session_id: str, reason: str, progress: _Progress) -> ChatResult:
+        """`_fail`, and when the database is unreachable, the same in the background once it is back
+        (DatabaseUnavailable is still raised)."""
+        try:
+            return await self._fail(session_id, reason, progress)
+        except DatabaseUnavailable:
+            self._fail_once_reachable(session_id, reason, progress)
+            raise
 
     async def _fail(self, session_id: str, reason: str, progress: _Progress) -> ChatResult:
         """FAILED with the reason; the plan, rounds and invocations are already stored, the extras
