@@ -47,17 +47,17 @@ log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
 
 
-def _service(module: Any, name: str) -> ServiceDescriptor:
-    service: ServiceDescriptor = module.DESCRIPTOR.services_by_name[name]
-    return service
+def _service(module: Any) -> ServiceDescriptor:
+    """The one service a `*_service.proto` file (or health.proto) defines."""
+    (service,) = module.DESCRIPTOR.services_by_name.values()
+    return service  # type: ignore[no-any-return]
 
 
-SERVICE_NAMES: tuple[str, ...] = (
-    _service(chat_service_pb2, "ChatService").full_name,
-    _service(feedback_service_pb2, "FeedbackService").full_name,
-    _service(trace_service_pb2, "TraceService").full_name,
-    _service(gatekeeper_service_pb2, "GatekeeperService").full_name,
+CHAT, FEEDBACK, TRACE, GATEKEEPER = (
+    _service(module)
+    for module in (chat_service_pb2, feedback_service_pb2, trace_service_pb2, gatekeeper_service_pb2)
 )
+SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
 def build_agents(settings: Settings) -> AgentBackend:
@@ -212,15 +212,15 @@ class App:
             interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health, calls.wrap))
         server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
         traces = self.traces
-        servicers: list[tuple[Any, str, object]] = [
-            (chat_service_pb2, "ChatService", ChatServicer(pipeline, repo, limits, self.metrics)),
-            (feedback_service_pb2, "FeedbackService", FeedbackServicer(repo, traces)),
-            (trace_service_pb2, "TraceService", TraceServicer(repo, traces)),
-            (gatekeeper_service_pb2, "GatekeeperService", GatekeeperServicer(repo, catalog, limits)),
-            (health_pb2, "Health", health.servicer),
+        servicers: list[tuple[ServiceDescriptor, object]] = [
+            (CHAT, ChatServicer(pipeline, repo, limits, self.metrics)),
+            (FEEDBACK, FeedbackServicer(repo, traces)),
+            (TRACE, TraceServicer(repo, traces)),
+            (GATEKEEPER, GatekeeperServicer(repo, catalog, limits)),
+            (_service(health_pb2), health.servicer),
         ]
-        for module, name, servicer in servicers:
-            register(server, _service(module, name), servicer, calls.wrap)
+        for service, servicer in servicers:
+            register(server, service, servicer, calls.wrap)
         reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
         return server
 

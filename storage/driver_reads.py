@@ -29,6 +29,7 @@ from storage.errors import DatabaseUnavailable
 from storage.runner import Statement, is_connection_error
 
 Connect = Callable[[], Awaitable[Any]]  # opens one aiomysql connection
+MAX_COMPILED = 64
 
 
 class DriverReads:
@@ -41,7 +42,8 @@ class DriverReads:
         self._slots = asyncio.Semaphore(size)
         self._timeout = timeout
         self._recycle = recycle
-        self._compiled: dict[int, tuple[Statement, str, tuple[str, ...]]] = {}
+        # statement -> its SQL and parameter order; the callers' statements are module constants
+        self._compiled: dict[Statement, tuple[str, tuple[str, ...]]] = {}
         self._closed = False
 
     async def first(self, statement: Statement, params: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -57,7 +59,7 @@ class DriverReads:
                 await cursor.close()
             except BaseException as error:
                 conn.close()  # its state is unknown: a half-read result must not reach the next read
-                if _is_lost_connection(error):
+                if is_connection_error(error):
                     self._drop_idle()
                 raise
             if self._closed or time.monotonic() - opened > self._recycle:
@@ -73,12 +75,13 @@ class DriverReads:
         self._drop_idle()
 
     def _sql(self, statement: Statement) -> tuple[str, tuple[str, ...]]:
-        entry = self._compiled.get(id(statement))
-        if entry is None or entry[0] is not statement:
+        entry = self._compiled.get(statement)
+        if entry is None:
+            if len(self._compiled) >= MAX_COMPILED:  # a caller building statements per call
+                self._compiled.clear()
             compiled = statement.compile(dialect=self._dialect)
-            entry = (statement, compiled.string, tuple(compiled.positiontup or ()))
-            self._compiled[id(statement)] = entry
-        return entry[1], entry[2]
+            entry = self._compiled[statement] = (compiled.string, tuple(compiled.positiontup or ()))
+        return entry
 
     async def _acquire_slot(self) -> None:
         if not self._slots.locked():
@@ -101,7 +104,3 @@ class DriverReads:
         idle, self._idle = self._idle, []
         for conn, _opened in idle:
             conn.close()
-
-
-def _is_lost_connection(error: BaseException) -> bool:
-    return isinstance(error, Exception) and is_connection_error(error)

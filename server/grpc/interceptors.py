@@ -51,7 +51,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """`authorization: Bearer <token>` must match one configured token (constant-time compare).
     A call without one is answered UNAUTHENTICATED before any handler runs."""
 
-    def __init__(self, tokens: Sequence[str], exempt_health: bool, wrap: Wrap | None = None) -> None:
+    def __init__(self, tokens: Sequence[str], exempt_health: bool, wrap: Wrap) -> None:
         self._tokens = [t.encode() for t in tokens]
         self._exempt_health = exempt_health
         self._wrap = wrap  # the call wrapper, so that denials are logged and counted like any call
@@ -82,9 +82,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         denied = self._denied.get(method)
         if denied is None or denied[0] is not handler:
             denial = _same_kind(handler, _deny_stream if handler.response_streaming else _deny)
-            if self._wrap is not None:
-                denial = self._wrap(method, denial)
-            denied = self._denied[method] = (handler, denial)
+            denied = self._denied[method] = (handler, self._wrap(method, denial))
         return denied[1]
 
 

@@ -76,23 +76,11 @@ class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         attrs = record.__dict__
         fields = attrs.get(FIELDS)
-        if isinstance(fields, dict) and not record.exc_info:
-            return self.line(record.created, record.levelname, record.name, record.getMessage(), fields)
-        out: dict[str, Any] = {
-            "ts": self._timestamp(record.created),
-            "level": _LEVELS.get(record.levelname) or record.levelname.lower(),
-            "logger": record.name,
-            "event": record.getMessage(),
-        }
-        if isinstance(fields, dict):
-            out.update(fields)
-        else:
-            for key, value in attrs.items():
-                if key not in _STANDARD and not key.startswith("_"):
-                    out[key] = value
+        if not isinstance(fields, dict):
+            fields = {k: v for k, v in attrs.items() if k not in _STANDARD and not k.startswith("_")}
         if record.exc_info:
-            out["exception"] = self.formatException(record.exc_info)
-        return _ENCODER.encode(out)
+            fields = {**fields, "exception": self.formatException(record.exc_info)}
+        return self.line(record.created, record.levelname, record.name, record.getMessage(), fields)
 
 
 def log_fields(logger: logging.Logger, level: int, event: str, fields: dict[str, Any]) -> None:

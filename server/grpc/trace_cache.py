@@ -34,7 +34,7 @@ class TraceCache:
         self._ttl = ttl_s
         self._clock = clock
         self._max = max_entries
-        self._entries: OrderedDict[str, tuple[float, trace_service_pb2.GetTraceResponse]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[float, Reply]] = OrderedDict()
         # Every invalidation advances the epoch; `_changed` keeps each session's last one (bounded:
         # `_forgotten` is the newest epoch dropped from it, an upper bound for any session not in it).
         self._epoch = 0
@@ -51,7 +51,7 @@ class TraceCache:
         """Taken before reading a trace from the database; handed back to `put`."""
         return self._epoch
 
-    def get(self, session_id: str) -> trace_service_pb2.GetTraceResponse | None:
+    def get(self, session_id: str) -> Reply | None:
         entry = self._entries.get(session_id)
         if entry is None:
             return None
@@ -100,7 +100,7 @@ class TraceCache:
         future.set_result(reply)
         return reply
 
-    def put(self, session_id: str, reply: trace_service_pb2.GetTraceResponse, read_epoch: int) -> None:
+    def put(self, session_id: str, reply: Reply, read_epoch: int) -> None:
         """Stores a reply read from the database after `epoch()` returned `read_epoch`, unless the
         session was invalidated since: that read may predate the change."""
         if not self.enabled or self._changed.get(session_id, self._forgotten) > read_epoch:

@@ -5,7 +5,6 @@ both backends."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pymysql
@@ -18,16 +17,8 @@ from storage.driver_reads import DriverReads
 from storage.rows import SESSION
 from tests.storage.storage_helpers import finished_session, kill_mysql_connection, sql_statements
 
-
-@pytest.fixture
-async def mysql_db(mysql_database_factory: Any) -> AsyncIterator[Database]:
-    url = mysql_database_factory()
-    await migrate(url)
-    database = await Database.open(url, pool_size=3)
-    try:
-        yield database
-    finally:
-        await database.close()
+# The driver path exists on MariaDB only: these tests take tests/conftest.py's `db` on that backend.
+mariadb_only = pytest.mark.parametrize("db_backend", ["mariadb"])
 
 
 def _reads(db: Database) -> DriverReads:
@@ -52,35 +43,39 @@ async def test_sqlite_has_no_driver_reads(tmp_path: Any) -> None:
         await db.close()
 
 
-async def test_a_repeat_feedback_sends_no_statement_through_sqlalchemy(mysql_db: Database) -> None:
-    await finished_session(mysql_db, "s")
-    first = await mysql_db.repo.submit_feedback("s", "useful")
-    with sql_statements(mysql_db) as statements:
-        again = await mysql_db.repo.submit_feedback("s", "useful")
+@mariadb_only
+async def test_a_repeat_feedback_sends_no_statement_through_sqlalchemy(db: Database) -> None:
+    await finished_session(db, "s")
+    first = await db.repo.submit_feedback("s", "useful")
+    with sql_statements(db) as statements:
+        again = await db.repo.submit_feedback("s", "useful")
     assert again.case_id == first.case_id and not again.created
     assert statements == []  # answered by the driver path, not the pool
-    assert mysql_db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
-async def test_the_driver_path_reuses_its_connection(mysql_db: Database) -> None:
-    first = await _driver_thread_id(mysql_db)
-    assert await _driver_thread_id(mysql_db) == first
-    assert len(_reads(mysql_db)._idle) == 1
+@mariadb_only
+async def test_the_driver_path_reuses_its_connection(db: Database) -> None:
+    first = await _driver_thread_id(db)
+    assert await _driver_thread_id(db) == first
+    assert len(_reads(db)._idle) == 1
 
 
-async def test_a_killed_connection_is_replaced_and_the_read_retried(mysql_db: Database) -> None:
-    await finished_session(mysql_db, "s")
-    killed = await _driver_thread_id(mysql_db)
+@mariadb_only
+async def test_a_killed_connection_is_replaced_and_the_read_retried(db: Database) -> None:
+    await finished_session(db, "s")
+    killed = await _driver_thread_id(db)
     kill_mysql_connection(killed)
-    outcome = await mysql_db.repo.submit_feedback("s", "not_useful")  # reads through the dead one first
+    outcome = await db.repo.submit_feedback("s", "not_useful")  # reads through the dead one first
     assert outcome.case_id is None
-    assert await _driver_thread_id(mysql_db) != killed
+    assert await _driver_thread_id(db) != killed
 
 
-async def test_a_cancelled_read_closes_its_connection(mysql_db: Database) -> None:
-    reads = _reads(mysql_db)
-    await _driver_thread_id(mysql_db)  # one idle connection, which the slow read takes
-    task = asyncio.create_task(mysql_db._runner.read_first(text("SELECT SLEEP(30)"), {}))
+@mariadb_only
+async def test_a_cancelled_read_closes_its_connection(db: Database) -> None:
+    reads = _reads(db)
+    await _driver_thread_id(db)  # one idle connection, which the slow read takes
+    task = asyncio.create_task(db._runner.read_first(text("SELECT SLEEP(30)"), {}))
     for _ in range(1000):  # until the read has taken the idle connection
         if not reads._idle:
             break
@@ -90,29 +85,31 @@ async def test_a_cancelled_read_closes_its_connection(mysql_db: Database) -> Non
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
     assert reads._idle == []  # never returned: a half-read result must not reach the next read
-    row = await mysql_db._runner.read_first(text("SELECT 7"), {})  # a fresh connection
+    row = await db._runner.read_first(text("SELECT 7"), {})  # a fresh connection
     assert row is not None and row[0] == 7
 
 
-async def test_an_unreachable_database_is_database_unavailable(mysql_db: Database) -> None:
+@mariadb_only
+async def test_an_unreachable_database_is_database_unavailable(db: Database) -> None:
     async def refuse() -> Any:
         raise pymysql.err.OperationalError(2003, "Can't connect to MySQL server")
 
-    reads = _reads(mysql_db)
+    reads = _reads(db)
     await reads.close()
-    broken = DriverReads(refuse, mysql_db.engine.dialect, size=2, timeout=1.0, recycle=60.0)
-    runner = type(mysql_db._runner)(mysql_db.engine, mysql_db.engine, broken)
+    broken = DriverReads(refuse, db.engine.dialect, size=2, timeout=1.0, recycle=60.0)
+    runner = type(db._runner)(db.engine, db.engine, broken)
     with pytest.raises(DatabaseUnavailable):
         await runner.read_first(text("SELECT 1"), {})
 
 
-async def test_closed_reads_open_nothing_and_old_connections_are_recycled(mysql_db: Database) -> None:
-    reads = _reads(mysql_db)
+@mariadb_only
+async def test_closed_reads_open_nothing_and_old_connections_are_recycled(db: Database) -> None:
+    reads = _reads(db)
     reads._recycle = 0.0  # every connection is past its age when it comes back
-    await _driver_thread_id(mysql_db)
+    await _driver_thread_id(db)
     assert reads._idle == []
     reads._recycle = 3600.0
-    await _driver_thread_id(mysql_db)
+    await _driver_thread_id(db)
     idle = [conn for conn, _opened in reads._idle]
     await reads.close()
     assert all(conn.closed for conn in idle)
