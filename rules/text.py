@@ -39,6 +39,11 @@ def _critical_word(token: str) -> bool:
     return _CRITICAL.search(token) is not None
 
 
+def critical_word(token: str) -> bool:
+    """Whether one ASCII token is critical: a number, an identifier, CamelCase or ALL-CAPS."""
+    return _critical_word(token)
+
+
 def _bigrams(run: str) -> Iterable[str]:
     if len(run) == 1:
         return (run,)

@@ -147,6 +147,13 @@ def trace(t: session_pb2.Trace) -> str:
             )
     for finding in t.answer_guard_findings:
         lines.append(f"guard: {finding.action} “{finding.phrase}” → {finding.safe_phrasing}")
+    for rejection in t.answer_check_rejections:
+        lines += ["", f"answer check refused composer output {rejection.attempt} (never shown):"]
+        lines.append(f"{INDENT}{rejection.composer_output.user_facing_answer}")
+        for v in rejection.violations:
+            lines.append(f"{INDENT}{v.rule_id} in {v.field}: “{v.token}”")
+    if t.answer_check_rejections:
+        lines.append(f"answer source: {t.answer_source}")
     if t.HasField("evidence_score"):
         lines += ["", f"evidence score: {t.evidence_score.evidence_score}"]
         for factor in t.evidence_score.factors:

@@ -15,6 +15,11 @@ from server.deadline import Deadline
 JSON = dict[str, Any]
 
 
+class UnusableOutputError(Exception):
+    """A stage's reply does not fit its contract (not JSON, an empty answer): the stage ran but
+    produced nothing usable, which the pipeline may recover from; a backend failure is not this."""
+
+
 @dataclass(frozen=True)
 class ToolCallResult:
     """What one tool call returned, as recorded in tool_invocation."""
@@ -122,6 +127,9 @@ class AgentBackend:
     composer: Composer
     # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.
     closer: Callable[[], Awaitable[None]] | None = None
+    # Text of the Composer's prompt that an answer must never repeat: its placeholders and
+    # instruction sentences (rules.answer_check, answer.prompt_echo). Empty for the offline backend.
+    composer_phrases: tuple[str, ...] = ()
 
     async def aclose(self) -> None:
         """Call once at shutdown; the stages must not be used afterwards."""

@@ -221,9 +221,30 @@ def trace(record: TraceRecord) -> session_pb2.Trace:
             item2 = lenient(session_pb2.StageLatency, latency, "stage_latency")
             if item2 is not None:
                 out.stage_latencies.append(item2)
+    _answer_check(out, extras.get("answer_check"))
     meta = session.meta or {}
     versions = meta.get("prompt_versions") or extras.get("prompt_versions") or {}
     if isinstance(versions, dict):
         out.prompt_versions.update({str(k): str(v) for k, v in versions.items() if v})
     out.agent_backend = str(meta.get("agent_backend") or "")
     return out
+
+
+def _answer_check(out: session_pb2.Trace, record: Any) -> None:
+    """The answer check's rejections and the answer's source, from the session extras."""
+    if not isinstance(record, dict):
+        return
+    out.answer_source = str(record.get("answer_source") or "")
+    for rejection in record.get("rejections") or []:
+        if not isinstance(rejection, dict):
+            continue
+        item = out.answer_check_rejections.add(attempt=int(rejection.get("attempt") or 0))
+        composer = lenient(verdict_pb2.ComposerOutput, rejection.get("composer_output"), "rejected composer")
+        if composer is not None:
+            item.composer_output.CopyFrom(composer)
+        for violation in rejection.get("violations") or []:
+            if isinstance(violation, dict):
+                item.violations.add(**{k: str(violation.get(k) or "") for k in _VIOLATION_FIELDS})
+
+
+_VIOLATION_FIELDS = ("rule_id", "field", "token", "message")

@@ -77,6 +77,12 @@ class Metrics:
         self.tool_calls = Counter(
             "evigate_tool_calls", "Tool calls by tool and status", ["tool", "status"], registry=r
         )
+        self.answer_check_rejections = Counter(
+            "evigate_answer_check_rejections",
+            "Composer outputs the answer check refused, by rule",
+            ["rule"],
+            registry=r,
+        )
         self.sessions = Counter("evigate_sessions", "Sessions finished, by status", ["status"], registry=r)
         self.jobs = Gauge("evigate_jobs", "Evaluation job queue depth by state", ["state"], registry=r)
         self.oldest_job = Gauge(
@@ -105,6 +111,18 @@ class Metrics:
             self.gatekeeper.labels(str(data.get("severity", "?"))).inc()
         elif kind == "verdict":
             self.verdicts.labels(str(data.get("verdict", "?"))).inc()
+
+    def observe_answer_check(self, record: Any) -> None:
+        """Each refused Composer output counts once per rule it broke."""
+        if not isinstance(record, dict):
+            return
+        for rejection in record.get("rejections") or []:
+            if isinstance(rejection, dict):
+                rules = {
+                    str(v.get("rule_id")) for v in rejection.get("violations") or [] if isinstance(v, dict)
+                }
+                for rule in sorted(rules):
+                    self.answer_check_rejections.labels(rule).inc()
 
     def set_job_stats(self, pending: int, running: int, failed: int, done: int, oldest: float) -> None:
         for state, value in (("pending", pending), ("running", running), ("failed", failed), ("done", done)):

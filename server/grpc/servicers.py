@@ -86,6 +86,7 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
             return
         if session is not None and session.extras:
             self._metrics.observe_stage_latencies(session.extras.get("stage_latencies") or [])
+            self._metrics.observe_answer_check(session.extras.get("answer_check"))
 
     async def Chat(  # noqa: N802 - generated method name
         self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext

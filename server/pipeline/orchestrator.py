@@ -21,7 +21,8 @@ from rules import verdict as verdict_rules
 from rules.catalog import Catalog
 from server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
 from server.deadline import Deadline, DeadlineExceeded
-from server.pipeline import answer_guard, derivation, material
+from server.pipeline import answer_check, derivation, material
+from server.pipeline.compose_stage import compose_answer
 from server.pipeline.events import ChatResult, StageEvent
 from server.pipeline.parse import parse_executor_output
 from server.tasks import cancel_and_wait
@@ -322,17 +323,20 @@ class Pipeline:
             retry = material.retry_context(round_number, last.gate, last.verdict, last.parse_status)
         assert last is not None  # at least one round ran
 
-        with progress.stage_of("composer"):
-            composed = await agents.composer.compose(
-                material.composer_input(query, language, last.structured, last.gate, last.verdict), deadline
-            )
+        composer_input = material.composer_input(query, language, last.structured, last.gate, last.verdict)
+        invocations = await self._repo.list_invocations(session_id)
+        allowed = answer_check.material_for(composer_input, last.gate, invocations, agents.composer_phrases)
+        composed = await compose_answer(
+            agents.composer,
+            answer_check.grounded_input(composer_input, allowed),
+            allowed,
+            material.negative_claims(material.claims_of(last.structured)),
+            deadline,
+            progress.stage_of,
+        )
         progress.version("composer", composed.prompt_version)
-        with progress.stage_of("guard"):
-            guarded = answer_guard.apply(
-                composed.data, material.negative_claims(material.claims_of(last.structured)), language
-            )
-        composer_output = guarded.composer_output
-        if guarded.lower_verdict and last.verdict.get("verdict") == "PASS":
+        composer_output = composed.composer_output
+        if composed.lower_verdict and last.verdict.get("verdict") == "PASS":
             # the rewrite could not make the answer safe: it must not go out as PASS
             last.verdict = {
                 **last.verdict,
@@ -349,6 +353,7 @@ class Pipeline:
         send("composer_output", 0, composer_output)
 
         progress.rounds[-1]["composer_output"] = composer_output
+        progress.rounds[-1]["answer_check_rejections"] = composed.check.rejections
         answer = str(composer_output.get("user_facing_answer", ""))
         progress.stage, progress.round = "persist", 0  # a failure from here on is not the guard's
         await self._repo.finish_success(
@@ -358,7 +363,8 @@ class Pipeline:
             progress.rounds[-1],
             progress.rounds,
             {
-                "answer_guard_findings": guarded.findings,
+                "answer_guard_findings": composed.guard_findings,
+                "answer_check": composed.check.to_seed(),
                 "stage_latencies": progress.latencies,
                 "prompt_versions": progress.prompt_versions,
             },

@@ -86,7 +86,7 @@ async def test_passing_session(
         "planner": "planner-v1",
         "executor": "executor-v1",
         "verifier": "verifier-v1",
-        "composer": "composer-v1",
+        "composer": "composer-v2",
     }
     assert [r.model for r in fake.requests] == ["planner", "executor", "executor", "verifier", "composer"]
 

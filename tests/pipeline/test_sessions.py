@@ -26,7 +26,7 @@ from tests.pipeline.conftest import BuildPipeline
 JSON = dict[str, Any]
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
 HIKARI_NEGATIVE = "inventory-service 有 HikariCP 连接池耗尽的日志吗？"
-STAGES = {"planner", "executor", "gatekeeper", "verifier", "composer", "guard"}
+STAGES = {"planner", "executor", "gatekeeper", "verifier", "composer", "guard", "answer_check"}
 
 
 async def _stream(pipeline: Pipeline, query: str, session_id: str | None = None) -> list[StageEvent]:
@@ -310,7 +310,7 @@ async def test_failing_stage_ends_failed_with_everything_recorded(
     extras = trace.session.extras
     assert extras is not None and extras["failed_stage"] == "composer"
     assert [r["round"] for r in extras["verifier_evaluation_rounds"]] == [1]
-    assert {item["stage"] for item in extras["stage_latencies"]} == STAGES - {"guard"}
+    assert {item["stage"] for item in extras["stage_latencies"]} == STAGES - {"guard", "answer_check"}
     assert (await db.repo.job_stats()).pending == 0  # no evaluation of a failed session
 
 

@@ -314,12 +314,18 @@ class Trace(_message.Message):
     STAGE_LATENCIES_FIELD_NUMBER: _builtins.int
     PROMPT_VERSIONS_FIELD_NUMBER: _builtins.int
     AGENT_BACKEND_FIELD_NUMBER: _builtins.int
+    ANSWER_CHECK_REJECTIONS_FIELD_NUMBER: _builtins.int
+    ANSWER_SOURCE_FIELD_NUMBER: _builtins.int
     feedback: Global___Feedback.ValueType
     """The user's feedback."""
     case_id: _builtins.str
     """The case created from useful feedback; empty otherwise."""
     agent_backend: _builtins.str
     """The agent backend that ran the session: "offline" or "llm"."""
+    answer_source: _builtins.str
+    """Which attempt became the answer: "composer", "composer_retry" or "offline_fallback"
+    (composed by code from the allowed material). Empty for sessions that ended before composing.
+    """
     @_builtins.property
     def session(self) -> Global___DiagnosisSession:
         """The session."""
@@ -356,6 +362,10 @@ class Trace(_message.Message):
     def prompt_versions(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Prompt versions by stage (LLM backend), e.g. {"executor": "executor-v1"}."""
 
+    @_builtins.property
+    def answer_check_rejections(self) -> _containers.RepeatedCompositeFieldContainer[_verdict_pb2.AnswerCheckRejection]:
+        """Composer outputs the answer check refused, in order; empty when the first output passed."""
+
     def __init__(
         self,
         *,
@@ -371,10 +381,12 @@ class Trace(_message.Message):
         stage_latencies: _abc.Iterable[Global___StageLatency] | None = ...,
         prompt_versions: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         agent_backend: _builtins.str = ...,
+        answer_check_rejections: _abc.Iterable[_verdict_pb2.AnswerCheckRejection] | None = ...,
+        answer_source: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output", "evidence_score", b"evidence_score", "planner_plan", b"planner_plan", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_backend", b"agent_backend", "answer_guard_findings", b"answer_guard_findings", "case_id", b"case_id", "composer_output", b"composer_output", "evidence_score", b"evidence_score", "feedback", b"feedback", "planner_plan", b"planner_plan", "prompt_versions", b"prompt_versions", "rounds", b"rounds", "session", b"session", "stage_latencies", b"stage_latencies", "tool_invocations", b"tool_invocations"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_backend", b"agent_backend", "answer_check_rejections", b"answer_check_rejections", "answer_guard_findings", b"answer_guard_findings", "answer_source", b"answer_source", "case_id", b"case_id", "composer_output", b"composer_output", "evidence_score", b"evidence_score", "feedback", b"feedback", "planner_plan", b"planner_plan", "prompt_versions", b"prompt_versions", "rounds", b"rounds", "session", b"session", "stage_latencies", b"stage_latencies", "tool_invocations", b"tool_invocations"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

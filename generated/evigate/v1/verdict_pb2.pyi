@@ -312,6 +312,7 @@ class VerifierEvaluation(_message.Message):
     GATEKEEPER_RESULT_FIELD_NUMBER: _builtins.int
     COMPOSER_OUTPUT_FIELD_NUMBER: _builtins.int
     TOOL_TRACE_SUMMARY_FIELD_NUMBER: _builtins.int
+    ANSWER_CHECK_REJECTIONS_FIELD_NUMBER: _builtins.int
     verdict: Global___VerdictLabel.ValueType
     """The verdict."""
     groundedness_score: _builtins.float
@@ -352,6 +353,10 @@ class VerifierEvaluation(_message.Message):
     def tool_trace_summary(self) -> _containers.RepeatedCompositeFieldContainer[_tool_pb2.ToolTraceSummaryItem]:
         """One line per tool call."""
 
+    @_builtins.property
+    def answer_check_rejections(self) -> _containers.RepeatedCompositeFieldContainer[Global___AnswerCheckRejection]:
+        """Composer outputs the answer check refused (final round only); empty when the first passed."""
+
     def __init__(
         self,
         *,
@@ -368,10 +373,11 @@ class VerifierEvaluation(_message.Message):
         gatekeeper_result: _gatekeeper_pb2.GatekeeperResult | None = ...,
         composer_output: Global___ComposerOutput | None = ...,
         tool_trace_summary: _abc.Iterable[_tool_pb2.ToolTraceSummaryItem] | None = ...,
+        answer_check_rejections: _abc.Iterable[Global___AnswerCheckRejection] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output", "executor_output_parse_status", b"executor_output_parse_status", "executor_structured_output", b"executor_structured_output", "gatekeeper_result", b"gatekeeper_result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_checks", b"claim_checks", "composer_output", b"composer_output", "critical_fact_count", b"critical_fact_count", "executor_output_parse_status", b"executor_output_parse_status", "executor_structured_output", b"executor_structured_output", "facts_checked", b"facts_checked", "gatekeeper_result", b"gatekeeper_result", "groundedness_score", b"groundedness_score", "rationale", b"rationale", "round", b"round", "tool_trace_summary", b"tool_trace_summary", "traceability_version", b"traceability_version", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_check_rejections", b"answer_check_rejections", "claim_checks", b"claim_checks", "composer_output", b"composer_output", "critical_fact_count", b"critical_fact_count", "executor_output_parse_status", b"executor_output_parse_status", "executor_structured_output", b"executor_structured_output", "facts_checked", b"facts_checked", "gatekeeper_result", b"gatekeeper_result", "groundedness_score", b"groundedness_score", "rationale", b"rationale", "round", b"round", "tool_trace_summary", b"tool_trace_summary", "traceability_version", b"traceability_version", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -496,3 +502,71 @@ class SelfEvaluation(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__evidence_score) -> _WhichOneofReturnType__evidence_score | None: ...
 
 Global___SelfEvaluation: _TypeAlias = SelfEvaluation  # noqa: Y015
+
+@_typing.final
+class AnswerCheckViolation(_message.Message):
+    """One fact rule of the answer check that a Composer output broke."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RULE_ID_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    rule_id: _builtins.str
+    """The rule, e.g. "answer.unsupported_number" (see the design document's answer check table)."""
+    field: _builtins.str
+    """Where: user_facing_answer, answer_summary or recommended_actions[i].action_text / reason."""
+    token: _builtins.str
+    """The offending number, identifier, quote or sentence, as normalised by the check."""
+    message: _builtins.str
+    """What the rule means."""
+    def __init__(
+        self,
+        *,
+        rule_id: _builtins.str = ...,
+        field: _builtins.str = ...,
+        token: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["field", b"field", "message", b"message", "rule_id", b"rule_id", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerCheckViolation: _TypeAlias = AnswerCheckViolation  # noqa: Y015
+
+@_typing.final
+class AnswerCheckRejection(_message.Message):
+    """A Composer output that the answer check refused; it was never shown to the user."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ATTEMPT_FIELD_NUMBER: _builtins.int
+    COMPOSER_OUTPUT_FIELD_NUMBER: _builtins.int
+    VIOLATIONS_FIELD_NUMBER: _builtins.int
+    attempt: _builtins.int
+    """1 for the Composer's first output, 2 for its retry, 3 for a fallback that needed trimming."""
+    @_builtins.property
+    def composer_output(self) -> Global___ComposerOutput:
+        """The refused output (after the answer guard)."""
+
+    @_builtins.property
+    def violations(self) -> _containers.RepeatedCompositeFieldContainer[Global___AnswerCheckViolation]:
+        """Why it was refused."""
+
+    def __init__(
+        self,
+        *,
+        attempt: _builtins.int = ...,
+        composer_output: Global___ComposerOutput | None = ...,
+        violations: _abc.Iterable[Global___AnswerCheckViolation] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "composer_output", b"composer_output", "violations", b"violations"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerCheckRejection: _TypeAlias = AnswerCheckRejection  # noqa: Y015

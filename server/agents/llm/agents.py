@@ -18,7 +18,7 @@ from server.agents.base import (
 )
 from server.agents.llm import contracts
 from server.agents.llm.client import ChatReply, LLMClient, LLMOutputError, ToolCallRequest
-from server.agents.llm.prompt_loader import load_prompt
+from server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from server.agents.llm.settings import LLMSettings
 from server.deadline import Deadline
 
@@ -217,6 +217,7 @@ def build_llm_backend(settings: LLMSettings, *, client: LLMClient | None = None)
         verifier=LLMVerifier(client),
         composer=LLMComposer(client),
         closer=client.aclose if owned else None,
+        composer_phrases=echo_phrases(load_prompt("composer")),
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
+from server.agents.base import UnusableOutputError
 from server.agents.llm.settings import LLMSettings, Stage
 from server.deadline import Deadline, DeadlineExceeded
 from server.jsontext import find_json_object
@@ -48,7 +49,7 @@ class LLMUnavailableError(LLMError):
         self.attempts = attempts
 
 
-class LLMOutputError(LLMError):
+class LLMOutputError(LLMError, UnusableOutputError):
     """The model's reply is not what the stage contract needs (e.g. not a JSON object)."""
 
     def __init__(self, message: str, *, raw_text: str | None = None) -> None:

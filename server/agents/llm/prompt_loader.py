@@ -54,6 +54,24 @@ def parse_prompt(stage: str, source: str) -> Prompt:
     return Prompt(stage=stage, version=version, text=text)
 
 
+_EXAMPLE_VALUE = re.compile(r'"[a-z_]+"\s*:\s*"([^"]{8,})"')
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|`[^`]*`|「[^」]*」")
+_PHRASE_END = re.compile(r"[.。!！?？;；:：\n]")
+
+
+def echo_phrases(prompt: Prompt) -> tuple[str, ...]:
+    """What an answer must never repeat of this prompt: the string values of its JSON example
+    (placeholders such as "one sentence") and its instruction sentences, quotes left out (the safe
+    phrasing a prompt quotes is what an answer is meant to say)."""
+    placeholders = _EXAMPLE_VALUE.findall(prompt.text)
+    sentences = [
+        part.strip(" -*,()")
+        for part in _PHRASE_END.split(_QUOTED.sub("\n", prompt.text))
+        if len(part.strip(" -*,()")) >= 30
+    ]
+    return tuple(dict.fromkeys([*placeholders, *sentences]))
+
+
 def load_prompt(stage: Stage) -> Prompt:
     """The stage's prompt (read once per process)."""
     return _load(stage)

@@ -45,7 +45,7 @@ _TEXT = {
         "actions": "建议的下一步（仅限继续收集证据）：",
         "none": "本次没有可以确认的结论。",
         "negative_generic": "当前查询未检索到匹配证据。",
-        "scope_note": "注：“未检索到”仅针对本次查询条件。",
+        "scope_note": "注：未检索到匹配证据仅针对本次查询条件。",
         "summary_none": "本次没有可以确认的结论",
         "sep": "",  # each claim text ends with its own full stop
     },

@@ -361,7 +361,7 @@ async def test_composer(client: LLMClient, fake: FakeOpenAI) -> None:
     }
     fake.script([reply("Here you go:\n" + json.dumps(output, ensure_ascii=False) + "\nThanks")])
     out = await LLMComposer(client).compose({"language": "zh", "verdict": "PASS"}, Deadline.after(5))
-    assert out.prompt_version == "composer-v1"
+    assert out.prompt_version == "composer-v2"
     assert out.data == output
 
 

@@ -4,6 +4,8 @@
 # This file has been @generated
 
 __all__ = (
+    "AnswerCheckRejection",
+    "AnswerCheckViolation",
     "AnswerGuardFinding",
     "ChatRequest",
     "ChatResponse",
@@ -548,6 +550,69 @@ class VerdictLabel(betterproto2.Enum):
             "VERDICT_LABEL_LOW_CONFID": 2,
             "VERDICT_LABEL_REJECT": 3,
         }
+
+
+@dataclass(eq=False, repr=False)
+class AnswerCheckRejection(betterproto2.Message):
+    """
+    A Composer output that the answer check refused; it was never shown to the user.
+    """
+
+    attempt: "int" = betterproto2.field(1, betterproto2.TYPE_INT32)
+    """
+    1 for the Composer's first output, 2 for its retry, 3 for a fallback that needed trimming.
+    """
+
+    composer_output: "ComposerOutput | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The refused output (after the answer guard).
+    """
+
+    violations: "list[AnswerCheckViolation]" = betterproto2.field(
+        3, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Why it was refused.
+    """
+
+
+default_message_pool.register_message(
+    "evigate.v1", "AnswerCheckRejection", AnswerCheckRejection
+)
+
+
+@dataclass(eq=False, repr=False)
+class AnswerCheckViolation(betterproto2.Message):
+    """
+    One fact rule of the answer check that a Composer output broke.
+    """
+
+    rule_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The rule, e.g. "answer.unsupported_number" (see the design document's answer check table).
+    """
+
+    field: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Where: user_facing_answer, answer_summary or recommended_actions[i].action_text / reason.
+    """
+
+    token: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    The offending number, identifier, quote or sentence, as normalised by the check.
+    """
+
+    message: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    What the rule means.
+    """
+
+
+default_message_pool.register_message(
+    "evigate.v1", "AnswerCheckViolation", AnswerCheckViolation
+)
 
 
 @dataclass(eq=False, repr=False)
@@ -2051,6 +2116,19 @@ class Trace(betterproto2.Message):
     The agent backend that ran the session: "offline" or "llm".
     """
 
+    answer_check_rejections: "list[AnswerCheckRejection]" = betterproto2.field(
+        13, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Composer outputs the answer check refused, in order; empty when the first output passed.
+    """
+
+    answer_source: "str" = betterproto2.field(14, betterproto2.TYPE_STRING)
+    """
+    Which attempt became the answer: "composer", "composer_retry" or "offline_fallback"
+    (composed by code from the allowed material). Empty for sessions that ended before composing.
+    """
+
 
 default_message_pool.register_message("evigate.v1", "Trace", Trace)
 
@@ -2186,6 +2264,13 @@ class VerifierEvaluation(betterproto2.Message):
     )
     """
     One line per tool call.
+    """
+
+    answer_check_rejections: "list[AnswerCheckRejection]" = betterproto2.field(
+        14, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Composer outputs the answer check refused (final round only); empty when the first passed.
     """
 
 

@@ -1,0 +1,430 @@
+"""The answer check: every fact the user is shown must come from the material the Verifier allowed.
+
+The Gatekeeper checks the claims and the code constraints check the claims' numbers, but the
+Composer writes free text. This check runs on that text (user_facing_answer, answer_summary and each
+recommended action), after the answer guard and before anything is stored or sent:
+
+- every number (with its unit or %), identifier (service, pod, host, IP, class or function name,
+  error code, exception class, ticket-like id, path, URL, date, time) and quoted string must occur
+  in the allowed material: the allowed claims and their verified excerpts, the question, what the
+  session's tools were asked and the errors they returned, and the allowed hypotheses — a fact found
+  only in a hypothesis may be stated only in a sentence that marks it unconfirmed;
+- a root cause ("根因是…", "the root cause is…") is stated only where an allowed root_cause claim
+  says it, or hedged where a hypothesis says it; saying that no root cause could be determined is
+  always allowed;
+- an empty answer, an answer in the wrong language, and an answer that repeats the prompt's own
+  placeholders or instructions fail.
+
+Comparison shares the Gatekeeper's tokeniser (rules.text) after one normalisation: NFKC (full-width
+forms become half-width), lowercase, thousands separators dropped; numbers compare by value with
+92% = 0.92, and durations by their length (30000ms = 30 s).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rules.text import critical_word, tokenize
+
+EMPTY = "answer.empty"
+WRONG_LANGUAGE = "answer.wrong_language"
+PROMPT_ECHO = "answer.prompt_echo"
+PLACEHOLDER = "answer.placeholder"
+UNSUPPORTED_NUMBER = "answer.unsupported_number"
+UNSUPPORTED_IDENTIFIER = "answer.unsupported_identifier"
+UNSUPPORTED_QUOTE = "answer.unsupported_quote"
+UNSUPPORTED_ROOT_CAUSE = "answer.unsupported_root_cause"
+UNMARKED_HYPOTHESIS = "answer.unmarked_hypothesis"
+
+# rule id → what it means; the table that the docs and the trace show.
+RULES: dict[str, str] = {
+    EMPTY: "the answer shown to the user is empty",
+    WRONG_LANGUAGE: "the answer is not written in the user's language",
+    PROMPT_ECHO: "the answer repeats the prompt's own instructions or example text",
+    PLACEHOLDER: "the answer contains a template placeholder",
+    UNSUPPORTED_NUMBER: "a number that no allowed claim, verified excerpt or the question holds",
+    UNSUPPORTED_IDENTIFIER: "an identifier that no allowed claim, verified excerpt or the question holds",
+    UNSUPPORTED_QUOTE: "a quoted string that occurs in no allowed material",
+    UNSUPPORTED_ROOT_CAUSE: "a root cause that no allowed root_cause claim or hypothesis states",
+    UNMARKED_HYPOTHESIS: "a hypothesis stated as fact (it must be marked unconfirmed)",
+}
+
+TEXT_FIELDS = ("user_facing_answer", "answer_summary")
+ACTION_FIELDS = ("action_text", "reason")
+
+
+@dataclass(frozen=True)
+class AnswerMaterial:
+    """What an answer may say. `facts`: allowed claim texts, their verified excerpts, the question
+    and the session's tool facts (tool names, arguments, errors). `hypotheses`: allowed hypothesis
+    texts. `root_causes`: texts of allowed claims of type root_cause. `forbidden`: the prompt's
+    placeholders and instruction sentences, which an answer must not repeat."""
+
+    facts: tuple[str, ...]
+    hypotheses: tuple[str, ...] = ()
+    root_causes: tuple[str, ...] = ()
+    language: str = "zh"
+    forbidden: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule_id: str
+    field: str  # user_facing_answer, answer_summary, recommended_actions[0].action_text
+    token: str  # the offending token, quote or sentence
+    message: str
+
+    def to_seed(self) -> dict[str, str]:
+        return {"rule_id": self.rule_id, "field": self.field, "token": self.token, "message": self.message}
+
+
+@dataclass(frozen=True)
+class AnswerCheckResult:
+    violations: tuple[Violation, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def to_seed(self) -> list[dict[str, str]]:
+        return [v.to_seed() for v in self.violations]
+
+
+def check(composer_output: Mapping[str, Any], material: AnswerMaterial) -> AnswerCheckResult:
+    """Every violation of `composer_output` against `material` (adversarial input never raises)."""
+    facts = _Index(material.facts)
+    hypotheses = _Index(material.hypotheses)
+    forbidden = [p for p in (normalize(f).strip() for f in material.forbidden) if len(p) >= 8]
+    out: list[Violation] = []
+    answer = composer_output.get("user_facing_answer")
+    if not isinstance(answer, str) or not _meaningful(answer):
+        out.append(Violation(EMPTY, "user_facing_answer", "", RULES[EMPTY]))
+    elif not _in_language(answer, material.language):
+        out.append(Violation(WRONG_LANGUAGE, "user_facing_answer", material.language, RULES[WRONG_LANGUAGE]))
+    for where, text in _texts(composer_output):
+        out.extend(_check_text(where, text, facts, hypotheses, material, forbidden))
+    return AnswerCheckResult(tuple(dict.fromkeys(out)))
+
+
+def check_text(text: str, material: AnswerMaterial, where: str = "text") -> AnswerCheckResult:
+    """The fact rules alone on one text (not the empty / language rules): used to keep only the
+    missing-info and action items whose every fact the material holds."""
+    facts, hypotheses = _Index(material.facts), _Index(material.hypotheses)
+    return AnswerCheckResult(tuple(dict.fromkeys(_check_text(where, text, facts, hypotheses, material, ()))))
+
+
+def _texts(output: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    for name in TEXT_FIELDS:
+        value = output.get(name)
+        if isinstance(value, str):
+            yield name, value
+    actions = output.get("recommended_actions")
+    if isinstance(actions, list):
+        for index, action in enumerate(actions):
+            if isinstance(action, Mapping):
+                for name in ACTION_FIELDS:
+                    value = action.get(name)
+                    if isinstance(value, str):
+                        yield f"recommended_actions[{index}].{name}", value
+
+
+def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in its three views
+    where: str,
+    text: str,
+    facts: _Index,
+    hypotheses: _Index,
+    material: AnswerMaterial,
+    forbidden: Sequence[str],
+) -> list[Violation]:
+    out: list[Violation] = []
+    flat = normalize(text)
+    for phrase in forbidden:
+        if phrase in flat:
+            out.append(Violation(PROMPT_ECHO, where, phrase, RULES[PROMPT_ECHO]))
+    for placeholder in _PLACEHOLDER.findall(flat):
+        if facts.quotes(placeholder):  # "<init>" of a quoted stack frame is data, not a template
+            continue
+        out.append(Violation(PLACEHOLDER, where, placeholder, RULES[PLACEHOLDER]))
+    for sentence, hedged in sentences(text):
+        out.extend(_check_sentence(where, sentence, hedged, facts, hypotheses, material))
+    return out
+
+
+def _check_sentence(  # noqa: PLR0917 - the sentence, where it is, and the material in its three views
+    where: str, sentence: str, hedged: bool, facts: _Index, hypotheses: _Index, material: AnswerMaterial
+) -> list[Violation]:
+    out: list[Violation] = []
+    cased = _cased(sentence)
+    flat = cased.lower()
+    for token, kind in _facts_of(cased):
+        if facts.supports(token, kind):
+            continue
+        if hypotheses.supports(token, kind):
+            if not hedged:
+                out.append(Violation(UNMARKED_HYPOTHESIS, where, token, RULES[UNMARKED_HYPOTHESIS]))
+            continue
+        rule = UNSUPPORTED_NUMBER if kind in (_NUMBER, _DATE, _TIME) else UNSUPPORTED_IDENTIFIER
+        out.append(Violation(rule, where, token, RULES[rule]))
+    for quote in _quotes(flat):
+        if not facts.quotes(quote) and not (hedged and hypotheses.quotes(quote)):
+            out.append(Violation(UNSUPPORTED_QUOTE, where, quote, RULES[UNSUPPORTED_QUOTE]))
+    if _ROOT_CAUSE.search(flat) and not _UNKNOWN_CAUSE.search(flat):
+        stated_by = material.root_causes + (material.hypotheses if hedged else ())
+        if not any(_says_same(flat, text) for text in stated_by):
+            out.append(
+                Violation(UNSUPPORTED_ROOT_CAUSE, where, sentence.strip(), RULES[UNSUPPORTED_ROOT_CAUSE])
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation and tokens
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SPACES = re.compile(r"\s+")
+
+
+def _cased(text: str) -> str:
+    """`normalize` without lowercasing."""
+    return _SPACES.sub(" ", _THOUSANDS.sub("", unicodedata.normalize("NFKC", text)))
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width → half-width), lowercase, thousands separators dropped, spaces collapsed."""
+    flat = unicodedata.normalize("NFKC", text).lower()
+    return _SPACES.sub(" ", _THOUSANDS.sub("", flat))
+
+
+_ASCII = re.compile(r"[a-z0-9]+(?:[-_.:/][a-z0-9]+)*%?")
+_ASCII_CASED = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*%?")
+_DATE_RE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}")
+_TIME_RE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
+_NUMBER_RE = re.compile(r"(\d+(?:\.\d+)?)(%|[a-z]+)?")
+_SPOKEN_NUMBER = re.compile(r"(\d+(?:\.\d+)?) ?(%|percent|毫秒|秒钟?|分钟|小时|天|[a-z]+)?")
+# A unit written after the number, with or without a space.
+_UNIT_AFTER = re.compile(r"\s?(%|percent|毫秒|秒钟?|分钟|小时|天|[a-z]+)")
+_NUMBER, _DATE, _TIME, _WORD = "number", "date", "time", "word"
+
+_DURATION = {
+    "ms": 0.001,
+    "毫秒": 0.001,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "秒": 1.0,
+    "秒钟": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "分钟": 60.0,
+    "h": 3600.0,
+    "hr": 3600.0,
+    "hrs": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "小时": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
+    "days": 86400.0,
+    "天": 86400.0,
+}
+_PERCENT = {"%", "percent"}
+# Generic technical vocabulary that is no fact of any world: the words an answer uses to talk
+# about CPU, memory or HTTP without naming anything that a tool result must hold.
+_VOCABULARY_WORDS = (
+    "cpu gpu ram jvm gc os io tcp udp ip http https api rpc grpc sql db dns tls ssl url uri id ids "
+    "qps rps tps sla slo sli utc gmt ok p50 p90 p95 p99 e.g i.e etc vs json yaml n/a pod pods "
+    "follow-up read-only real-time up-to-date built-in"
+)
+_VOCABULARY = frozenset(_VOCABULARY_WORDS.split())
+
+
+def _value_key(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _number_keys(value: float, unit: str) -> set[str]:
+    """The comparable forms of one number: by value and unit class, with % ↔ fraction and
+    durations in seconds."""
+    if unit in _PERCENT:
+        return {f"{_value_key(value)}%", _value_key(value / 100)}
+    if unit in _DURATION:
+        return {f"{_value_key(value * _DURATION[unit])}s"}
+    keys = {f"{_value_key(value)}{unit}"} if unit else {_value_key(value)}
+    if not unit and 0 < value <= 1:
+        keys.add(f"{_value_key(value * 100)}%")
+    return keys
+
+
+def _facts_of(text: str) -> Iterable[tuple[str, str]]:
+    """(lowercased token, kind) for every fact-bearing token of a sentence (NFKC, thousands
+    separators dropped, case kept so CamelCase and ALL-CAPS can be told from plain words)."""
+    for match in _ASCII_CASED.finditer(text):
+        original = match.group()
+        token = original.lower()
+        dates = _DATE_RE.findall(token)
+        times = _TIME_RE.findall(token)
+        if dates or times:
+            yield from ((d, _DATE) for d in dates)
+            yield from ((t, _TIME) for t in times)
+            continue
+        number = _NUMBER_RE.fullmatch(token)
+        if number is not None:
+            unit = number.group(2) or _unit_after(text.lower(), match.end())
+            yield f"{number.group(1)}{' ' if unit and not number.group(2) else ''}{unit}", _NUMBER
+            continue
+        if token not in _VOCABULARY and (
+            any(ch.isdigit() or ch in "-_.:/" for ch in token) or critical_word(original)
+        ):
+            yield token, _WORD
+
+
+def _unit_after(flat: str, end: int) -> str:
+    after = _UNIT_AFTER.match(flat, end)
+    if after is not None and (after.group(1) in _DURATION or after.group(1) in _PERCENT):
+        return after.group(1)
+    return ""
+
+
+class _Index:
+    """Material texts prepared for look-ups."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.flat = [normalize(t) for t in texts if t]
+        self.words: set[str] = set()
+        self.parts: set[str] = set()
+        self.numbers: set[str] = set()
+        self.dates: set[str] = set()
+        self.times: set[str] = set()
+        self.tokens: set[str] = set()
+        for text, flat in zip((t for t in texts if t), self.flat, strict=True):
+            self._add(text, flat)
+
+    def _add(self, text: str, flat: str) -> None:
+        self.tokens.update(tokenize(flat))
+        for word in re.findall(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*", unicodedata.normalize("NFKC", text)):
+            # CamelCase and joined parts: "HighCPUUsage" carries "cpu", "db-01.prod" carries "db-01".
+            self.parts.update(p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word))
+        for match in _ASCII.finditer(flat):
+            token = match.group()
+            self.words.add(token)
+            pieces = re.split(r"([-_.:/])", token)
+            for end in range(1, len(pieces), 2):
+                self.words.add("".join(pieces[:end]))
+            for piece in pieces[::2]:
+                self.parts.add(piece)
+            self.dates.update(_DATE_RE.findall(token))
+            self.times.update(_TIME_RE.findall(token))
+            number = _NUMBER_RE.fullmatch(token)
+            if number is not None:
+                unit = number.group(2) or _unit_after(flat, match.end())
+                value = float(number.group(1))
+                self.numbers.update(_number_keys(value, unit))
+                self.numbers.add(_value_key(value) + "?")  # the bare value, for unitless answers
+
+    def supports(self, token: str, kind: str) -> bool:
+        if kind == _DATE:
+            return _date_key(token) in {_date_key(d) for d in self.dates}
+        if kind == _TIME:
+            return token in self.times or any(t.startswith(f"{token}:") for t in self.times)
+        if kind == _NUMBER:
+            number = _SPOKEN_NUMBER.fullmatch(token)
+            if number is None:
+                return token in self.words
+            value, unit = float(number.group(1)), number.group(2) or ""
+            key = _value_key(value)
+            if not unit:  # "0.92" for 92%, "25" for 25m
+                return f"{key}?" in self.numbers or key in self.numbers
+            # The material's unit, or a unit it never wrote ("92" → "92%"); never another unit.
+            return bool(_number_keys(value, unit) & self.numbers) or key in self.numbers
+        return token in self.words or token in self.parts
+
+    def quotes(self, quote: str) -> bool:
+        return any(quote in flat for flat in self.flat)
+
+
+def _date_key(date: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.split(r"[-/]", date))
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentences, hedges, root causes, quotes
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)")
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)、]|[（(]?\d{1,2}[)）])\s+")
+_HEDGE = re.compile(
+    r"可能|或许|也许|疑似|推测|假设|猜测|待验证|待确认|未经证实|未证实|尚未证实|不确定|怀疑|方向"
+    r"|\bpossibl|\bmay\b|\bmight\b|\bcould\b|\bperhaps\b|\blikely\b|\bsuspect|\bhypothes|\bunconfirmed\b"
+    r"|\bunverified\b|\bnot (?:yet )?(?:confirmed|verified)\b|\bto (?:be )?(?:confirm|verif)",
+    re.IGNORECASE,
+)
+_ROOT_CAUSE = re.compile(
+    r"根因|根本原因|原因是|原因在于|是由.{0,30}?(?:导致|引起|造成)|导致了|引起了|造成了|归因于"
+    r"|\broot[- ]cause|\b(?:is|was|were|are|being)\s+caused\s+by\b|\bthe\s+cause\s+(?:is|was)\b"
+    r"|\b(?:is|was|are|were)\s+due\s+to\b|\bstems?\s+from\b|\bresult(?:s|ed)\s+from\b",
+    re.IGNORECASE,
+)
+# "无法确定根因", "the root cause could not be determined": not knowing is always honest.
+_UNKNOWN_CAUSE = re.compile(
+    r"(?:无法|未能|不能|尚未|没有|未)(?:确定|找到|确认|定位|判断|查明|识别)|不确定|未知"
+    r"|\b(?:could|can)\s*(?:not|n't)\b|\bcannot\b|\bunable\b|\bunknown\b|\bno\s+root[- ]cause\b"
+    r"|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:determined|identified|confirmed|known|found|established)\b",
+    re.IGNORECASE,
+)
+_QUOTE = re.compile(r"[“\"「『`]([^”\"」』`\n]{1,300})[”\"」』`]")
+_PLACEHOLDER = re.compile(r"<[a-z][^<>\n]{1,60}>|\{\{?[a-z_]{2,30}\}?\}|\btodo\b|\btbd\b|\blorem ipsum\b")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Plain words of running English (not identifiers, which any language's answer carries).
+_PLAIN_WORD = re.compile(r"(?<![\w.\-])[a-z]{2,}(?![\w.\-])")
+
+
+def sentences(text: str) -> list[tuple[str, bool]]:
+    """(sentence, hedged) in order. Bullets under a hedged header line ("待验证的方向（未经证实）：",
+    "Unconfirmed directions:") are hedged like the header."""
+    out: list[tuple[str, bool]] = []
+    header_hedged = False
+    for line in text.splitlines():
+        if not line.strip():
+            header_hedged = False
+            continue
+        bullet = _BULLET.match(line) is not None
+        if not bullet:
+            header_hedged = False
+        line_hedged = bool(_HEDGE.search(line))
+        for part in _SENTENCE_END.split(_BULLET.sub("", line, count=1)):
+            if part.strip():
+                out.append((part, header_hedged or line_hedged or bool(_HEDGE.search(part))))
+        if not bullet and line.rstrip().endswith((":", "：")):
+            header_hedged = line_hedged
+    return out
+
+
+def _quotes(flat: str) -> list[str]:
+    return [q.strip() for q in _QUOTE.findall(flat) if q.strip()]
+
+
+def _says_same(sentence: str, statement: str) -> bool:
+    """The sentence states what `statement` says: most of its content tokens are the statement's."""
+    mine = {t for t in tokenize(_ROOT_CAUSE.sub(" ", sentence)) if len(t) > 1}
+    if not mine:
+        return True
+    theirs = set(tokenize(normalize(statement)))
+    return len(mine & theirs) / len(mine) >= 0.5
+
+
+def _meaningful(text: str) -> bool:
+    return bool(re.search(r"[\w\u3400-\u9fff]", text)) and normalize(text).strip(" .…-") not in {"", "n/a"}
+
+
+def _in_language(text: str, language: str) -> bool:
+    if language.lower().startswith("zh"):
+        return _CJK.search(text) is not None
+    return len(_PLAIN_WORD.findall(text)) >= 2 or _CJK.search(text) is None

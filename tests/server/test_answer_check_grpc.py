@@ -1,0 +1,213 @@
+"""The answer check end to end over gRPC: a lying Composer behind a real OpenAI-compatible HTTP server
+(tests/support/fake_openai.py). The Executor calls one real tool and cites it correctly, the Verifier
+says PASS, and the Composer invents facts. Nothing it invents may reach the user — not in Chat, not
+in StreamChat's events — and the session still ends with a correct answer from the allowed claims."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import grpc
+import pytest
+from evigate.v1 import (
+    chat_service_pb2,
+    chat_service_pb2_grpc,
+    session_pb2,
+    trace_service_pb2,
+    trace_service_pb2_grpc,
+    verdict_pb2,
+)
+
+from server.agents.base import AgentBackend
+from server.agents.llm import build_llm_backend
+from tests.pipeline import llm_script as s
+from tests.server.conftest import AppFactory
+from tests.support.fake_openai import FakeOpenAI, Responder, json_reply
+
+JSON = dict[str, Any]
+ZH_QUESTION = "payment-service 现在有 HighCPUUsage 告警吗？"
+EN_QUESTION = "Does payment-service have a HighCPUUsage alert right now?"
+EN_CLAIM = "payment-service has a firing HighCPUUsage alert; CPU usage is 92%."
+
+LIES: dict[str, dict[str, tuple[str, str]]] = {
+    # lie → (the invented text, a token of it that must never reach the user)
+    "zh": {
+        "number": ("payment-service 的 CPU 使用率为 99%。", "99%"),
+        "root_cause": ("payment-service 的 HighCPUUsage 告警正在触发，根因是内存泄漏。", "内存泄漏"),
+        "ticket": ("payment-service 的 HighCPUUsage 告警正在触发，详见工单 OPS-4711。", "OPS-4711"),
+        "pod": ("payment-service 的 HighCPUUsage 告警来自 pod payment-service-abc12。", "abc12"),
+        "together": (
+            "payment-service 的 CPU 使用率为 99%，根因是 PaymentController 的内存泄漏（工单 OPS-4711），"
+            "请重启 pod payment-service-abc12。",
+            "PaymentController",
+        ),
+    },
+    "en": {
+        "number": ("payment-service is at 99% CPU.", "99%"),
+        "root_cause": (
+            "payment-service has HighCPUUsage firing. The root cause is a memory leak.",
+            "memory leak",
+        ),
+        "ticket": ("payment-service has HighCPUUsage firing, tracked in ticket OPS-4711.", "OPS-4711"),
+        "pod": ("payment-service has HighCPUUsage firing on pod payment-service-abc12.", "abc12"),
+        "together": (
+            "payment-service CPU is at 99%. The root cause is a memory leak in PaymentController "
+            "(ticket OPS-4711); restart pod payment-service-abc12.",
+            "PaymentController",
+        ),
+    },
+}
+
+
+def _composed(answer: str, summary: str | None = None) -> Responder:
+    return json_reply(
+        {
+            "answer_summary": summary if summary is not None else answer,
+            "recommended_actions": [],
+            "user_facing_answer": answer,
+        }
+    )
+
+
+@pytest.fixture
+def script() -> s.StageScript:
+    return s.StageScript()
+
+
+@pytest.fixture
+def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=script) as server:
+        yield server
+
+
+@pytest.fixture
+async def agents(fake: FakeOpenAI) -> AsyncIterator[AgentBackend]:
+    backend = build_llm_backend(s.settings(fake.base_url))
+    yield backend
+    await backend.aclose()
+
+
+async def _chat(app_factory: AppFactory, agents: AgentBackend, query: str, language: str) -> tuple[Any, Any]:
+    app = await app_factory(agents=agents)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        reply = await chat_service_pb2_grpc.ChatServiceStub(channel).Chat(
+            chat_service_pb2.ChatRequest(query=query, language=language), timeout=60
+        )
+        trace = (
+            await trace_service_pb2_grpc.TraceServiceStub(channel).GetTrace(
+                trace_service_pb2.GetTraceRequest(session_id=reply.session_id), timeout=10
+            )
+        ).trace
+    return reply, trace
+
+
+def _executor(script: s.StageScript, language: str) -> None:
+    claim = s.CPU_CLAIM if language == "zh" else EN_CLAIM
+    script.add("executor", [s.call(), s.cite(claim_text=claim)])
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("lie", ["number", "root_cause", "ticket", "pod", "together"])
+async def test_a_lying_composer_never_reaches_the_user(
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, language: str, lie: str
+) -> None:
+    text, token = LIES[language][lie]
+    _executor(script, language)
+    script.add("composer", [_composed(text), _composed(text)])  # the retry lies again
+    question = ZH_QUESTION if language == "zh" else EN_QUESTION
+    reply, trace = await _chat(app_factory, agents, question, language)
+
+    assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
+    assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS  # the verdict does not rise or fall
+    shown = f"{reply.answer} {reply.composer_output.answer_summary}"
+    assert token not in shown and text not in shown
+    claim = s.CPU_CLAIM if language == "zh" else EN_CLAIM
+    assert claim in reply.answer  # composed by code from the allowed claim
+    assert trace.answer_source == "offline_fallback"
+    assert [r.attempt for r in trace.answer_check_rejections] == [1, 2]
+    assert all(r.composer_output.user_facing_answer == text for r in trace.answer_check_rejections)
+    assert trace.session.answer == reply.answer
+    final_round = trace.rounds[-1]
+    assert final_round.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
+
+
+async def test_the_retry_is_told_the_violations_and_may_correct_itself(
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI
+) -> None:
+    _executor(script, "zh")
+    fixed = "是的，payment-service 有正在触发的 HighCPUUsage 告警，CPU 使用率为 92%。"
+    script.add("composer", [_composed(LIES["zh"]["ticket"][0]), _composed(fixed)])
+    reply, trace = await _chat(app_factory, agents, ZH_QUESTION, "zh")
+
+    assert reply.answer == fixed
+    assert trace.answer_source == "composer_retry"
+    (rejection,) = trace.answer_check_rejections
+    assert {(v.rule_id, v.token) for v in rejection.violations} == {
+        ("answer.unsupported_identifier", "ops-4711")
+    }
+    retry_request = [r for r in fake.requests if r.model == "composer"][1]
+    told = s.payload(retry_request)["answer_check"]
+    assert told["violations"][0]["token"] == "ops-4711"
+    assert told["rejected_output"]["user_facing_answer"] == LIES["zh"]["ticket"][0]
+
+
+async def test_a_valid_paraphrase_passes_unchanged(
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI
+) -> None:
+    _executor(script, "en")
+    paraphrase = "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %."
+    script.add("composer", [_composed(paraphrase, "HighCPUUsage is firing on payment-service (0.92).")])
+    reply, trace = await _chat(app_factory, agents, EN_QUESTION, "en")
+
+    assert reply.answer == paraphrase
+    assert trace.answer_source == "composer" and not trace.answer_check_rejections
+    assert len([r for r in fake.requests if r.model == "composer"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "rule"),
+    [
+        ("<the answer, in the user's language>", "answer.placeholder"),
+        (
+            "You add no facts, no root causes, no numbers that are not in the allowed material.",
+            "answer.prompt_echo",
+        ),
+        ("", "answer.empty"),
+    ],
+    ids=["placeholder", "instruction-echo", "empty"],
+)
+async def test_placeholder_instruction_echo_and_empty_answers_are_refused(
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, answer: str, rule: str
+) -> None:
+    _executor(script, "zh")
+    script.add("composer", [_composed(answer), _composed(answer)])
+    reply, trace = await _chat(app_factory, agents, ZH_QUESTION, "zh")
+
+    assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
+    assert s.CPU_CLAIM in reply.answer
+    assert trace.answer_source == "offline_fallback"
+    assert rule in {v.rule_id for v in trace.answer_check_rejections[0].violations}
+
+
+async def test_stream_chat_never_emits_the_rejected_text(
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript
+) -> None:
+    text, token = LIES["zh"]["together"]
+    _executor(script, "zh")
+    script.add("composer", [_composed(text), _composed(text)])
+    app = await app_factory(agents=agents)
+    events: list[chat_service_pb2.StreamChatResponse] = []
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        stream = chat_service_pb2_grpc.ChatServiceStub(channel).StreamChat(
+            chat_service_pb2.StreamChatRequest(query=ZH_QUESTION), timeout=60
+        )
+        async for event in stream:
+            events.append(event)
+    kinds = [e.WhichOneof("event") for e in events]
+    assert kinds.count("composer_output") == 1 and kinds[-1] == "result"
+    for event in events:
+        assert token not in str(event) and "OPS-4711" not in str(event)
+    composed = next(e.composer_output for e in events if e.WhichOneof("event") == "composer_output")
+    assert s.CPU_CLAIM in composed.user_facing_answer
+    assert events[-1].result.answer == composed.user_facing_answer
