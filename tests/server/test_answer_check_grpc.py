@@ -21,6 +21,7 @@ from evigate.v1 import (
 
 from server.agents.base import AgentBackend
 from server.agents.llm import build_llm_backend
+from server.app import App
 from tests.pipeline import llm_script as s
 from tests.server.conftest import AppFactory
 from tests.support.fake_openai import FakeOpenAI, Responder, json_reply
@@ -88,7 +89,9 @@ async def agents(fake: FakeOpenAI) -> AsyncIterator[AgentBackend]:
     await backend.aclose()
 
 
-async def _chat(app_factory: AppFactory, agents: AgentBackend, query: str, language: str) -> tuple[Any, Any]:
+async def _chat(
+    app_factory: AppFactory, agents: AgentBackend, query: str, language: str
+) -> tuple[Any, Any, App]:
     app = await app_factory(agents=agents)
     async with grpc.aio.insecure_channel(app.address) as channel:
         reply = await chat_service_pb2_grpc.ChatServiceStub(channel).Chat(
@@ -99,7 +102,7 @@ async def _chat(app_factory: AppFactory, agents: AgentBackend, query: str, langu
                 trace_service_pb2.GetTraceRequest(session_id=reply.session_id), timeout=10
             )
         ).trace
-    return reply, trace
+    return reply, trace, app
 
 
 def _executor(script: s.StageScript, language: str) -> None:
@@ -116,7 +119,7 @@ async def test_a_lying_composer_never_reaches_the_user(
     _executor(script, language)
     script.add("composer", [_composed(text), _composed(text)])  # the retry lies again
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
-    reply, trace = await _chat(app_factory, agents, question, language)
+    reply, trace, app = await _chat(app_factory, agents, question, language)
 
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
     assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS  # the verdict does not rise or fall
@@ -130,6 +133,12 @@ async def test_a_lying_composer_never_reaches_the_user(
     assert trace.session.answer == reply.answer
     final_round = trace.rounds[-1]
     assert final_round.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
+    rejected_rules = {v.rule_id for v in trace.answer_check_rejections[0].violations}
+    for rule in rejected_rules:  # each refused output counts once per rule it broke
+        counted = app.metrics.registry.get_sample_value(
+            "evigate_answer_check_rejections_total", {"rule": rule}
+        )
+        assert counted == 2
 
 
 async def test_the_retry_is_told_the_violations_and_may_correct_itself(
@@ -138,7 +147,7 @@ async def test_the_retry_is_told_the_violations_and_may_correct_itself(
     _executor(script, "zh")
     fixed = "是的，payment-service 有正在触发的 HighCPUUsage 告警，CPU 使用率为 92%。"
     script.add("composer", [_composed(LIES["zh"]["ticket"][0]), _composed(fixed)])
-    reply, trace = await _chat(app_factory, agents, ZH_QUESTION, "zh")
+    reply, trace, _app = await _chat(app_factory, agents, ZH_QUESTION, "zh")
 
     assert reply.answer == fixed
     assert trace.answer_source == "composer_retry"
@@ -158,7 +167,7 @@ async def test_a_valid_paraphrase_passes_unchanged(
     _executor(script, "en")
     paraphrase = "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %."
     script.add("composer", [_composed(paraphrase, "HighCPUUsage is firing on payment-service (0.92).")])
-    reply, trace = await _chat(app_factory, agents, EN_QUESTION, "en")
+    reply, trace, _app = await _chat(app_factory, agents, EN_QUESTION, "en")
 
     assert reply.answer == paraphrase
     assert trace.answer_source == "composer" and not trace.answer_check_rejections
@@ -182,7 +191,7 @@ async def test_placeholder_instruction_echo_and_empty_answers_are_refused(
 ) -> None:
     _executor(script, "zh")
     script.add("composer", [_composed(answer), _composed(answer)])
-    reply, trace = await _chat(app_factory, agents, ZH_QUESTION, "zh")
+    reply, trace, _app = await _chat(app_factory, agents, ZH_QUESTION, "zh")
 
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
     assert s.CPU_CLAIM in reply.answer
