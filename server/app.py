@@ -23,6 +23,7 @@ from evigate.v1 import (
     gatekeeper_service_pb2,
     trace_service_pb2,
 )
+from evigate.v1.trace_service_pb2 import GetTraceResponse
 from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
@@ -34,12 +35,22 @@ from server.grpc.health import HealthChecker
 from server.grpc.interceptors import AuthInterceptor, CallWrapper
 from server.grpc.metrics import Metrics
 from server.grpc.registration import register
-from server.grpc.servicers import ChatServicer, FeedbackServicer, GatekeeperServicer, TraceServicer
-from server.grpc.trace_cache import TraceCache
+from server.grpc.servicers import (
+    ChatServicer,
+    FeedbackServicer,
+    GatekeeperServicer,
+    MetricsObserver,
+    TraceServicer,
+)
 from server.grpc.validation import Limits
 from server.pipeline import Pipeline
 from server.pipeline.orchestrator import PipelineSettings
 from server.tools import build_backend
+from server.usecases.chat import ChatUseCase
+from server.usecases.check import CheckUseCase
+from server.usecases.feedback import FeedbackUseCase
+from server.usecases.trace import TraceUseCase
+from server.usecases.trace_cache import TraceCache
 from server.worker import EvaluationWorker, worker_settings
 from storage import Database, Repository
 
@@ -123,7 +134,9 @@ class App:
         self.database: Database | None = None
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
-        self.traces = TraceCache(settings.trace_cache_ttl_s)  # GetTrace replies; the worker invalidates
+        self.traces: TraceCache[GetTraceResponse] = TraceCache(
+            settings.trace_cache_ttl_s
+        )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
@@ -213,10 +226,10 @@ class App:
         server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
-            (CHAT, ChatServicer(pipeline, repo, limits, self.metrics)),
-            (FEEDBACK, FeedbackServicer(repo, traces)),
-            (TRACE, TraceServicer(repo, traces)),
-            (GATEKEEPER, GatekeeperServicer(repo, catalog, limits)),
+            (CHAT, ChatServicer(ChatUseCase(pipeline, MetricsObserver(self.metrics)), limits)),
+            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate))),
+            (TRACE, TraceServicer(TraceUseCase(repo), traces)),
+            (GATEKEEPER, GatekeeperServicer(CheckUseCase(repo, catalog), limits)),
             (_service(health_pb2), health.servicer),
         ]
         for service, servicer in servicers:

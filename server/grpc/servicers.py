@@ -1,12 +1,13 @@
-"""The four evigate.v1 services. They translate proto ⇄ domain and nothing else: validation is in
-server.grpc.validation, conversion in server.grpc.convert, error mapping in server.grpc.errors
-(applied by the call interceptor to whatever a handler raises)."""
+"""The four evigate.v1 services. They translate proto ⇄ domain and call one use case
+(server.usecases) each: validation is in server.grpc.validation, conversion in server.grpc.convert,
+error mapping in server.grpc.errors (applied by the call wrapper to whatever a handler raises)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import grpc
 from evigate.v1 import (
@@ -21,16 +22,16 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
 )
 
-from rules.catalog import Catalog
 from server.codec import from_seed
-from server.deadline import Deadline, DeadlineExceeded
-from server.gatecheck import check_session_evidence
+from server.deadline import Deadline
 from server.grpc import convert, validation
 from server.grpc.metrics import Metrics
-from server.grpc.trace_cache import TraceCache
-from server.pipeline import ChatResult, Pipeline, StageEvent
-from storage.errors import SessionNotFound
-from storage.repository import Repository
+from server.usecases.chat import ChatInput, ChatUseCase
+from server.usecases.check import CheckUseCase
+from server.usecases.feedback import FeedbackUseCase
+from server.usecases.trace import TraceUseCase
+from server.usecases.trace_cache import TraceCache
+from storage.records import TraceRecord
 
 log = logging.getLogger("evigate.grpc")
 FEEDBACK_RECORDED = "反馈已记录"
@@ -51,99 +52,58 @@ def deadline_of(context: grpc.aio.ServicerContext) -> Deadline:
 
 
 class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
-    def __init__(
-        self, pipeline: Pipeline, repo: Repository, limits: validation.Limits, metrics: Metrics
-    ) -> None:
-        self._pipeline = pipeline
-        self._repo = repo
+    def __init__(self, chat: ChatUseCase, limits: validation.Limits) -> None:
+        self._chat = chat
         self._limits = limits
-        self._metrics = metrics
 
-    async def _events(
+    def _input(
         self, query: str, session_id: str, language: str, context: grpc.aio.ServicerContext
-    ) -> AsyncGenerator[StageEvent, None]:
+    ) -> ChatInput:
         validation.chat(query, session_id, language, self._limits)
-        ran = False
-        deadline = deadline_of(context)
-        async for event in self._pipeline.stream(query, session_id or None, language or "zh", deadline):
-            if event.kind != "result":
-                ran = True
-                self._metrics.observe_event(event.kind, event.data)
-            elif isinstance(event.data, ChatResult):
-                if ran:
-                    await self._observe_finished(event.data)
-                if event.data.status == "FAILED" and deadline.expired():
-                    # Recorded as FAILED; the caller's deadline is what ended it.
-                    raise DeadlineExceeded(event.data.failure_reason)
-            yield event
-
-    async def _observe_finished(self, result: ChatResult) -> None:
-        self._metrics.sessions.labels(result.status).inc()
-        try:
-            session = await self._repo.get_session(result.session_id)
-        except Exception:  # metrics never fail a call
-            log.warning("stage latencies unavailable", extra={"session_id": result.session_id})
-            return
-        if session is not None and session.extras:
-            self._metrics.observe_stage_latencies(session.extras.get("stage_latencies") or [])
-            self._metrics.observe_answer_check(session.extras.get("answer_check"))
+        return ChatInput(query, session_id or None, language or "zh", deadline_of(context))
 
     async def Chat(  # noqa: N802 - generated method name
         self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext
     ) -> chat_service_pb2.ChatResponse:
-        events = self._events(request.query, request.session_id, request.language, context)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                if isinstance(event.data, ChatResult):
-                    return convert.chat_response(event.data)
-        raise RuntimeError("the pipeline ended without a result")
+        chat = self._input(request.query, request.session_id, request.language, context)
+        return convert.chat_response(await self._chat.run(chat))
 
     async def StreamChat(  # noqa: N802
         self, request: chat_service_pb2.StreamChatRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[chat_service_pb2.StreamChatResponse]:
-        async for event in self._events(request.query, request.session_id, request.language, context):
-            yield convert.stream_event(event)
+        chat = self._input(request.query, request.session_id, request.language, context)
+        events = self._chat.events(chat)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield convert.stream_event(event)
 
 
 class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
-    def __init__(self, repo: Repository, traces: TraceCache) -> None:
-        self._repo = repo
-        self._traces = traces
+    def __init__(self, feedback: FeedbackUseCase) -> None:
+        self._feedback = feedback
 
     async def SubmitFeedback(  # noqa: N802
         self, request: feedback_service_pb2.SubmitFeedbackRequest, context: grpc.aio.ServicerContext
     ) -> feedback_service_pb2.SubmitFeedbackResponse:
         session_id = request.session_id  # each read of a proto string field builds a new str
         word = validation.feedback_request(session_id, request.feedback)
-        try:
-            outcome = await self._repo.submit_feedback(session_id, word)
-        finally:
-            self._traces.invalidate(session_id)
+        outcome = await self._feedback.submit(session_id, word)
         return feedback_service_pb2.SubmitFeedbackResponse(
             success=True, message=FEEDBACK_RECORDED, case_id=outcome.case_id or ""
         )
 
 
 class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, repo: Repository, traces: TraceCache) -> None:
-        self._repo = repo
+    def __init__(self, traces: TraceUseCase, cache: TraceCache[trace_service_pb2.GetTraceResponse]) -> None:
         self._traces = traces
+        self._cache = cache
 
     async def GetTrace(  # noqa: N802
         self, request: trace_service_pb2.GetTraceRequest, context: grpc.aio.ServicerContext
     ) -> trace_service_pb2.GetTraceResponse:
         session_id = request.session_id
         validation.require("INVALID_TRACE_REQUEST", validation.session_id(session_id))
-
-        async def load() -> tuple[trace_service_pb2.GetTraceResponse, bool]:
-            record = await self._repo.get_trace(session_id)
-            if record is None:
-                raise SessionNotFound(session_id)
-            return trace_service_pb2.GetTraceResponse(trace=convert.trace(record)), (
-                record.session.status != "RUNNING"
-            )
-
-        return await self._traces.get_or_load(session_id, load)
+        return await self._traces.get(session_id, _trace_reply, self._cache)
 
     async def ListSessions(  # noqa: N802
         self, request: trace_service_pb2.ListSessionsRequest, context: grpc.aio.ServicerContext
@@ -151,16 +111,19 @@ class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
         feedback, status, size, token = validation.list_request(
             request.feedback, request.status, request.page_size, request.page_token
         )
-        sessions, next_token = await self._repo.list_sessions(feedback, status, size, token)
+        sessions, next_token = await self._traces.list_sessions(feedback, status, size, token)
         return trace_service_pb2.ListSessionsResponse(
             sessions=[convert.diagnosis_session(s) for s in sessions], next_page_token=next_token or ""
         )
 
 
+def _trace_reply(record: TraceRecord) -> trace_service_pb2.GetTraceResponse:
+    return trace_service_pb2.GetTraceResponse(trace=convert.trace(record))
+
+
 class GatekeeperServicer(gatekeeper_service_pb2_grpc.GatekeeperServiceServicer):
-    def __init__(self, repo: Repository, catalog: Catalog, limits: validation.Limits) -> None:
-        self._repo = repo
-        self._catalog = catalog
+    def __init__(self, check: CheckUseCase, limits: validation.Limits) -> None:
+        self._check = check
         self._limits = limits
 
     async def Check(  # noqa: N802
@@ -169,5 +132,20 @@ class GatekeeperServicer(gatekeeper_service_pb2_grpc.GatekeeperServiceServicer):
         evidence = validation.check_request(
             request.session_id, request.evidence, request.HasField("evidence"), self._limits
         )
-        result = await check_session_evidence(self._repo, self._catalog, request.session_id, evidence)
+        result = await self._check.check(request.session_id, evidence)
         return gatekeeper_service_pb2.CheckResponse(result=from_seed(gatekeeper_pb2.GatekeeperResult, result))
+
+
+class MetricsObserver:
+    """The chat use case's observer: stage events and finished sessions into the metrics."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def on_event(self, kind: str, data: Any) -> None:
+        self._metrics.observe_event(kind, data)
+
+    def on_finished(self, status: str, stage_latencies: Sequence[Any], answer_check: Any) -> None:
+        self._metrics.sessions.labels(status).inc()
+        self._metrics.observe_stage_latencies(stage_latencies)
+        self._metrics.observe_answer_check(answer_check)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 JSON = dict[str, Any]
@@ -20,6 +20,10 @@ class ChatResult:
     gatekeeper_result: JSON | None
     evidence: JSON | None
     failure_reason: str
+    # What this run measured, not part of the result (empty for a stored result read back): each
+    # stage's latency, and the answer check's record (refused Composer outputs, the answer's source).
+    stage_latencies: tuple[JSON, ...] = field(default=(), compare=False)
+    answer_check: JSON | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -282,7 +282,7 @@ class Pipeline:
         await self._repo.finish_failed(
             session_id, reason, {**progress.extras(), "failed_stage": progress.stage}
         )
-        return ChatResult(session_id, "FAILED", "", None, None, None, None, reason)
+        return ChatResult(session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies))
 
     async def _stages(
         self,
@@ -372,7 +372,16 @@ class Pipeline:
         if self._settings.on_success is not None:
             self._settings.on_success(session_id)
         return ChatResult(
-            session_id, "SUCCESS", answer, composer_output, last.verdict, last.gate, last.structured, ""
+            session_id,
+            "SUCCESS",
+            answer,
+            composer_output,
+            last.verdict,
+            last.gate,
+            last.structured,
+            "",
+            tuple(progress.latencies),
+            composed.check.to_seed(),
         )
 
     async def _round(

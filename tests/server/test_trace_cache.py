@@ -9,7 +9,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 from evigate.v1 import session_pb2, trace_service_pb2
 
-from server.grpc.trace_cache import TraceCache
+from server.usecases.trace_cache import TraceCache
+
+Reply = trace_service_pb2.GetTraceResponse
 
 
 def _reply(feedback: session_pb2.Feedback.ValueType) -> trace_service_pb2.GetTraceResponse:
@@ -18,7 +20,7 @@ def _reply(feedback: session_pb2.Feedback.ValueType) -> trace_service_pb2.GetTra
 
 def test_put_get_expire_and_invalidate() -> None:
     now = [100.0]
-    cache = TraceCache(0.05, clock=lambda: now[0])
+    cache: TraceCache[Reply] = TraceCache(0.05, clock=lambda: now[0])
     cache.put("s", _reply(session_pb2.FEEDBACK_USEFUL), cache.epoch())
     assert cache.get("s") is not None
     cache.invalidate("s")
@@ -31,7 +33,7 @@ def test_put_get_expire_and_invalidate() -> None:
 
 
 def test_a_reply_read_before_an_invalidation_is_not_stored() -> None:
-    cache = TraceCache(10)
+    cache: TraceCache[Reply] = TraceCache(10)
     read_epoch = cache.epoch()  # GetTrace starts reading s ...
     cache.invalidate("s")  # ... feedback on s commits meanwhile ...
     cache.put("s", _reply(session_pb2.FEEDBACK_UNSPECIFIED), read_epoch)  # ... the stale read ends
@@ -43,7 +45,7 @@ def test_a_reply_read_before_an_invalidation_is_not_stored() -> None:
 
 
 def test_forgotten_invalidations_stay_conservative() -> None:
-    cache = TraceCache(10, max_entries=2)
+    cache: TraceCache[Reply] = TraceCache(10, max_entries=2)
     read_epoch = cache.epoch()
     for name in ("a", "b", "c"):  # "a" falls out of the bounded invalidation record
         cache.invalidate(name)
@@ -52,7 +54,7 @@ def test_forgotten_invalidations_stay_conservative() -> None:
 
 
 def test_ttl_zero_is_off() -> None:
-    cache = TraceCache(0)
+    cache: TraceCache[Reply] = TraceCache(0)
     cache.put("s", _reply(session_pb2.FEEDBACK_USEFUL), cache.epoch())
     assert cache.get("s") is None
 
@@ -74,7 +76,7 @@ def _loader(
 
 
 async def test_concurrent_misses_share_one_read() -> None:
-    cache = TraceCache(10)
+    cache: TraceCache[Reply] = TraceCache(10)
     calls: list[str] = []
     gate = asyncio.Event()
     load = _loader(calls, gate, _reply(session_pb2.FEEDBACK_USEFUL))
@@ -88,7 +90,7 @@ async def test_concurrent_misses_share_one_read() -> None:
 
 
 async def test_a_read_begun_before_an_invalidation_is_not_joined() -> None:
-    cache = TraceCache(10)
+    cache: TraceCache[Reply] = TraceCache(10)
     calls: list[str] = []
     old_gate, new_gate = asyncio.Event(), asyncio.Event()
     first = asyncio.ensure_future(
@@ -110,7 +112,7 @@ async def test_a_read_begun_before_an_invalidation_is_not_joined() -> None:
 
 
 async def test_a_cancelled_reader_does_not_fail_the_calls_waiting_for_it() -> None:
-    cache = TraceCache(10)
+    cache: TraceCache[Reply] = TraceCache(10)
     calls: list[str] = []
     gate = asyncio.Event()
     load = _loader(calls, gate, _reply(session_pb2.FEEDBACK_USEFUL))
@@ -128,7 +130,7 @@ async def test_a_cancelled_reader_does_not_fail_the_calls_waiting_for_it() -> No
 
 
 async def test_a_failed_read_fails_every_call_waiting_for_it_and_is_not_cached() -> None:
-    cache = TraceCache(10)
+    cache: TraceCache[Reply] = TraceCache(10)
     gate = asyncio.Event()
 
     async def load() -> tuple[trace_service_pb2.GetTraceResponse, bool]:
@@ -144,7 +146,7 @@ async def test_a_failed_read_fails_every_call_waiting_for_it_and_is_not_cached()
 
 
 async def test_a_running_sessions_reply_is_shared_but_not_stored() -> None:
-    cache = TraceCache(10)
+    cache: TraceCache[Reply] = TraceCache(10)
     calls: list[str] = []
     gate = asyncio.Event()
     gate.set()

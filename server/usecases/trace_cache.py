@@ -1,4 +1,4 @@
-"""A short-lived cache of finished sessions' GetTrace replies.
+"""A short-lived cache of finished sessions' traces, as each front end presents them.
 
 Reading a trace costs several queries plus the conversion of every round. A session that is no
 longer RUNNING changes only through feedback (its `feedback`, `case_id`, `update_time`) and its one
@@ -21,13 +21,15 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
 
-from evigate.v1 import trace_service_pb2
-
-Reply = trace_service_pb2.GetTraceResponse
+Reply = TypeVar("Reply")
 
 
-class TraceCache:
+class TraceCache(Generic[Reply]):
+    """Keyed by session id; values are whatever the front end built from the trace (the gRPC reply,
+    kept serialisable as is, so a hit costs no conversion)."""
+
     def __init__(
         self, ttl_s: float, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic
     ) -> None:

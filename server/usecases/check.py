@@ -1,0 +1,24 @@
+"""Check: an outside Executor's output judged by the Gatekeeper against a session's recorded calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules import gatekeeper
+from rules.catalog import Catalog
+from server.pipeline import material
+from server.usecases.ports import SessionStore
+from storage.errors import SessionNotFound
+
+
+class CheckUseCase:
+    def __init__(self, store: SessionStore, catalog: Catalog) -> None:
+        self._store = store
+        self._catalog = catalog
+
+    async def check(self, session_id: str, evidence: dict[str, Any]) -> dict[str, Any]:
+        """The gatekeeper result dict; SessionNotFound for an unknown session."""
+        if await self._store.get_session(session_id) is None:
+            raise SessionNotFound(session_id)
+        invocations = await self._store.list_invocations(session_id)
+        return gatekeeper.check(evidence, material.invocation_facts(invocations), self._catalog).to_seed()
