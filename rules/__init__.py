@@ -1,4 +1,4 @@
-"""evigate rules: pure, deterministic rule engines over plain data (DESIGN §3-§5).
+"""evigate rules: pure, deterministic rule engines over plain data (docs/design.md §5).
 
 No I/O besides reading the JSON rule catalog, no asyncio, no database, no LLM; nothing here
 imports server, storage or the generated contract.

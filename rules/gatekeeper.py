@@ -1,4 +1,4 @@
-"""The Gatekeeper: checks that every citation of an executor output is real (DESIGN §3).
+"""The Gatekeeper: checks that every citation of an executor output is real (docs/design.md §5.1).
 
 `check` takes the executor output as plain JSON data — possibly adversarial: wrong types, missing
 keys, huge lists — and the session's invocations, and never raises on bad input: every problem

@@ -1,4 +1,4 @@
-"""The answer guard: catches over-statements of negative evidence in user-facing text (DESIGN §4).
+"""The answer guard: catches over-statements of negative evidence in user-facing text (docs/design.md §5.3).
 
 `$.no_evidence` only means "this query found nothing", never "the problem does not exist", "it is
 ruled out" or "the system is healthy". `scan` finds such sentences in Chinese and English, whichever

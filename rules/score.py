@@ -1,4 +1,4 @@
-"""The evidence score: seven rules over tool_invocation facts (DESIGN §5).
+"""The evidence score: seven rules over tool_invocation facts (docs/design.md §5.5).
 
 It measures evidence collection, not answer correctness. `no_tool_call` and `execution_failed`
 short-circuit to 0; an L0 hit takes precedence over L1; the sum is clamped to 0–100.

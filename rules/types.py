@@ -50,7 +50,7 @@ class InvocationFacts:
 
 @dataclass(frozen=True, slots=True)
 class ScoreFacts:
-    """The tool_invocation facts the evidence score reads (DESIGN §5)."""
+    """The tool_invocation facts the evidence score reads (docs/design.md §5.5)."""
 
     tool_name: str
     status: str  # "success" | "failed"

@@ -1,4 +1,4 @@
-"""Code-enforced verdict constraints: never PASS over a Gatekeeper failure (DESIGN §1, §4)."""
+"""Code-enforced verdict constraints: never PASS over a Gatekeeper failure (docs/design.md §5.2)."""
 
 from __future__ import annotations
 

@@ -355,7 +355,7 @@ class Repository(JobQueue):
     # -- feedback and cases ---------------------------------------------------------------------
 
     async def submit_feedback(self, session_id: str, feedback: str) -> FeedbackOutcome:
-        """DESIGN §6. `useful` is idempotent through case_library's UNIQUE(diagnosis_id): the
+        """docs/design.md §7. `useful` is idempotent through case_library's UNIQUE(diagnosis_id): the
         insert either wins or fails on the key, and the loser reads the winner's case — never a
         read-then-insert. The session row is updated first, so concurrent calls queue on its row
         lock rather than deadlocking on the case key. Feedback never changes `status`.

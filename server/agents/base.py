@@ -1,6 +1,6 @@
 """The seam between the pipeline and the agent backends (offline | llm).
 
-Every stage exchanges seed-shaped JSON dicts (DESIGN §1–§4): the same shapes that are stored in the
+Every stage exchanges seed-shaped JSON dicts (docs/design.md §2.2): the same shapes that are stored in the
 database and mapped to proto messages by server.codec. A backend implements the four protocols.
 """
 

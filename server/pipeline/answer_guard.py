@@ -1,4 +1,4 @@
-"""The answer guard after the Composer (DESIGN §4): over-statements of negative evidence in any text
+"""The answer guard after the Composer (docs/design.md §5.3): over-statements of negative evidence in any text
 the user sees are rewritten into the safe phrasing; if the rewritten text still over-states, the
 verdict is lowered. Either way every finding is recorded with the action taken."""
 

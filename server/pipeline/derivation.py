@@ -67,7 +67,7 @@ def _occurs(token: str, text: str) -> bool:
 
 def overstatements(claim: JSON) -> list[str]:
     """Over-statements of negative evidence in claim_text ("问题不存在", "ruled out"): no excerpt can
-    support them, whatever was cited (DESIGN §2: $.no_evidence only means "this query found nothing")."""
+    support them (docs/design.md §2.3: $.no_evidence only means "this query found nothing")."""
     text = claim.get("claim_text")
     if not isinstance(text, str):
         return []

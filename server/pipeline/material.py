@@ -165,7 +165,7 @@ def verifier_evaluation(  # noqa: PLR0917 - one field per part of the record
     summary: list[JSON],
     composer_output: JSON | None,
 ) -> JSON:
-    """One round's record in self_evaluation (DESIGN §7)."""
+    """One round's record in self_evaluation (docs/design.md §4.2)."""
     evaluation = {
         key: verdict.get(key)
         for key in (

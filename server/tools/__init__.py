@@ -1,4 +1,4 @@
-"""The Executor's tools: query_metrics, query_logs, lookup_knowledge (DESIGN §2–§3, §6).
+"""The Executor's tools: query_metrics, query_logs, lookup_knowledge (docs/design.md §6).
 
 build_backend() gives a ToolBackend; SessionToolBox wraps it for one session (validation, evidence
 refs, dedup, recording through an InvocationRecorder such as storage's Repository).

@@ -1,4 +1,4 @@
-"""The loop, end to end through a server process: feedback exactly as DESIGN §6, and a case made
+"""The loop, end to end through a server process: feedback exactly as docs/design.md §7, and a case made
 from useful feedback found by lookup_knowledge (L0 and L1) in a later session about the same
 problem, whose evidence score shows it.
 
@@ -108,7 +108,7 @@ async def test_a_useful_answer_becomes_a_case_that_later_sessions_find(
         trace = (await client.trace(reply.session_id)).trace
         assert trace.feedback == session_pb2.FEEDBACK_USEFUL and trace.case_id == first.case_id
 
-    # The case row, exactly as DESIGN §6 describes it.
+    # The case row, exactly as docs/design.md §7 describes it.
     cases = db_rows(
         any_url,
         "SELECT case_id, diagnosis_id, source_type, fault_category, title, root_cause, solution,"

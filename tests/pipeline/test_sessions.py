@@ -1,5 +1,5 @@
 """The orchestrator end to end with offline agents, the real fixture tools and the real storage
-(SQLite and MariaDB): the DESIGN §9 reference sessions, stream event order, idempotent repeats,
+(SQLite and MariaDB): the docs/design.md §8.8 reference sessions, stream event order, idempotent repeats,
 the persisted trace, tool failures, stage failures, cancellation and the answer guard."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ async def _stream(pipeline: Pipeline, query: str, session_id: str | None = None)
     return [event async for event in pipeline.stream(query, session_id, "zh", Deadline.after(30))]
 
 
-# -- DESIGN §9 reference sessions ------------------------------------------------------------------
+# -- docs/design.md §8.8 reference sessions --------------------------------------------------------
 async def test_reference_session_high_cpu(db: Database, pipeline: Pipeline) -> None:
     (alert,) = demo.matching_alerts("payment-service", "HighCPUUsage", "firing")
     assert alert["current"] == "92%"

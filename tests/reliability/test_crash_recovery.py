@@ -156,4 +156,4 @@ async def test_sessions_left_running_by_a_crash_are_failed_by_their_owner_only(
         assert trace.session.failure_reason == RESTART_REASON
         again = await client.chat("payment-service CPU?", session_id="run-a1")
         assert again.status == session_pb2.SESSION_STATUS_FAILED
-    assert db_rows(mariadb_url, "SELECT COUNT(*) FROM job")[0][0] == 0  # no score for FAILED (§5)
+    assert db_rows(mariadb_url, "SELECT COUNT(*) FROM job")[0][0] == 0  # no score for FAILED (§5.5)

@@ -92,7 +92,7 @@ async def test_a_failing_evaluation_backs_off_then_fails_keeping_its_error(
     stats = await db.repo.job_stats()
     assert (stats.pending, stats.running, stats.failed, stats.done) == (0, 0, 1, 0)
     evaluation = self_evaluation(sqlite_url, "s1")
-    assert evaluation is not None and "evidence_score" not in evaluation  # stays null (§5)
+    assert evaluation is not None and "evidence_score" not in evaluation  # stays null (docs/design.md §5.5)
     assert evaluation["verifier_evaluation"] == {"verdict": "PASS", "round": 1}
 
 

@@ -1,4 +1,4 @@
-"""The Gatekeeper against DESIGN §3: one case per row of the table, the §9 reference sessions,
+"""The Gatekeeper against docs/design.md §5.1: one case per row of the table, the §8.8 reference sessions,
 back-fill, adversarial input and catalog-driven behaviour."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Row(NamedTuple):
     failed_rules: tuple[str, ...]
 
 
-# One case per row (and per clause) of the DESIGN §3 table.
+# One case per row (and per clause) of the docs/design.md §5.1 table.
 TABLE: dict[str, Row] = {
     "contract: answer_version is not executor_evidence_v2": Row(
         {**_positive(cpu_binding()), "answer_version": "executor_evidence_v1"},

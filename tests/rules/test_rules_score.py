@@ -1,4 +1,4 @@
-"""The evidence score: one case per rule of DESIGN §5."""
+"""The evidence score: one case per rule of docs/design.md §5.5."""
 
 from __future__ import annotations
 

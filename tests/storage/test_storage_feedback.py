@@ -1,4 +1,4 @@
-"""Feedback and the case library (DESIGN §6), on SQLite and MariaDB."""
+"""Feedback and the case library (docs/design.md §7), on SQLite and MariaDB."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bundled demo world supports DESIGN §9's reference sessions and the README's questions."""
+"""The bundled demo world supports docs/design.md §8.8's reference sessions and the README's questions."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """JSON schemas (for response_format=json_schema) and shape checks of the planner, verifier and
 composer replies. The checks turn a model's JSON into the seed shape or raise LLMOutputError; the
-pipeline (not this module) enforces the verdict constraints of DESIGN §4."""
+pipeline (not this module) enforces the verdict constraints of docs/design.md §5.2."""
 
 from __future__ import annotations
 

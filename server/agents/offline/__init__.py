@@ -1,4 +1,4 @@
-"""The offline agent backend: deterministic, rule-based, no network (DESIGN §1)."""
+"""The offline agent backend: deterministic, rule-based, no network (docs/design.md §2.2)."""
 
 from __future__ import annotations
 

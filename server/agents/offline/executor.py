@@ -129,7 +129,7 @@ def build_evidence(
 
 
 def cap_claims(claims: list[JSON], language: str) -> list[JSON]:
-    """At most MAX_CLAIMS claims (DESIGN §2): beyond that, claims of one type become one claim
+    """At most MAX_CLAIMS claims (docs/design.md §2.3): beyond that, claims of one type become one claim
     with all their bindings (the cap limits claims, never bindings)."""
     if len(claims) <= MAX_CLAIMS:
         return claims

@@ -1,5 +1,5 @@
 """The offline backend over the bundled demo world through the real SessionToolBox and Gatekeeper:
-the DESIGN §9 reference sessions as the service will run them (no database: an in-memory recorder)."""
+the docs/design.md §8.8 reference sessions as the service runs them (no database: an in-memory recorder)."""
 
 from __future__ import annotations
 

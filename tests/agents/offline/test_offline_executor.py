@@ -34,7 +34,7 @@ def types(data: JSON) -> list[str]:
     return [claim["claim_type"] for claim in data["claims"]]
 
 
-# --- DESIGN §9 reference sessions ------------------------------------------------------------------
+# --- docs/design.md §8.8 reference sessions --------------------------------------------------------
 
 
 async def test_reference_positive_highcpu_on_payment_service() -> None:

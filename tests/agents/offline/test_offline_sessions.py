@@ -1,5 +1,5 @@
 """The offline backend through the pipeline's own stage glue (real Gatekeeper, verdict constraints,
-Composer material and answer guard) over the fake ToolBox: DESIGN §9 and narrow questions."""
+Composer material and answer guard) over the fake ToolBox: docs/design.md §8.8 and narrow questions."""
 
 from __future__ import annotations
 

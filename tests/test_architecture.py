@@ -1,0 +1,196 @@
+"""Who may import whom (docs/design.md §9): an AST check of every import in server/, storage/, rules/.
+
+Every `import` and `from … import` counts, wherever it sits (module level, inside a function, under
+TYPE_CHECKING), and relative imports are resolved against the file's package. Module names come
+from file paths (server/tools/args.py is server.tools.args); an import spelled `evigate.server.…`,
+`evigate.storage.…` or `evigate.rules.…` (the packaging rename) reads as `server.…` and so on, so
+the table below serves both spellings. A change of layering is a change of RULES and of the table
+in docs/design.md §9, together (test_every_rule_is_in_the_design_doc keeps them in step).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ROOTS = ("server", "storage", "rules")
+# The protoc output (generated/evigate/v1, generated/evigate/bp): the wire contract's code.
+GENERATED = ("evigate.v1", "evigate.bp")
+# What talks to the outside world: processes, transports, frameworks. The rules engines use none.
+FRAMEWORKS: tuple[str, ...] = (
+    *("grpc", "grpc_health", "grpc_reflection", "google", "sqlalchemy", "alembic", "openai"),
+    *("pymysql", "aiomysql", "prometheus_client", "yaml"),
+)
+# Entry points: the gRPC front end, the CLI, the composition root and the background worker.
+ENTRY_POINTS: tuple[str, ...] = (
+    *("server.grpc", "server.cli", "server.cli_render", "server.app", "server.__main__"),
+    "server.worker",
+)
+SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Modules under `importers` (minus `exempt`) import nothing under `forbidden` except `allowed`.
+    Prefixes match whole dotted components: "server.cli" covers server.cli, not server.cli_render."""
+
+    id: str
+    importers: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    allowed: tuple[str, ...] = ()
+    exempt: tuple[str, ...] = ()
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("rules-pure", ("rules",), ("server", "storage", *GENERATED, *FRAMEWORKS)),
+    Rule("storage-alone", ("storage",), ("server", "rules", *GENERATED, "grpc", "google", "openai")),
+    Rule("entry-points-on-top", ROOTS, ENTRY_POINTS, exempt=ENTRY_POINTS),
+    Rule(
+        "grpc-not-cli",
+        ("server.grpc",),
+        ("server.cli", "server.cli_render", "server.app", "server.__main__"),
+    ),
+    Rule(
+        "worker-needs-no-pipeline",
+        ("server.worker",),
+        ("server.pipeline", "server.agents", "server.tools", "server.gatecheck"),
+    ),
+    Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.gatecheck",)),
+    Rule(
+        "agents-below-pipeline",
+        ("server.agents", "server.skills"),
+        ("server.pipeline", "server.gatecheck", "storage", *GENERATED),
+    ),
+    Rule(
+        "tools-below-agents",
+        ("server.tools",),
+        ("server.pipeline", "server.gatecheck", "server.agents", "server.skills", "storage", *GENERATED),
+        allowed=("server.agents.base",),
+    ),
+    Rule(
+        "sources-below-tools",
+        ("server.sources",),
+        ("server", "storage", *GENERATED),
+        allowed=("server.sources", "server.tools.backend", "server.tools.text"),
+    ),
+    Rule("helpers-are-leaves", SHARED_HELPERS, ("server", "storage", "rules")),
+)
+
+
+def under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def canonical(name: str) -> str:
+    """`evigate.server.x` → `server.x` (likewise storage, rules); anything else unchanged."""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[0] == "evigate" and parts[1] in ROOTS:
+        return ".".join(parts[1:])
+    return name
+
+
+def module_name(path: Path, base: Path) -> tuple[str, bool]:
+    """The dotted name of a source file, and whether it is a package's __init__."""
+    parts = list(path.relative_to(base).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts.pop()
+    return ".".join(parts), is_package
+
+
+@dataclass(frozen=True)
+class Import:
+    line: int
+    target: str  # canonical dotted name of what is imported (module, or module.attribute)
+
+
+def imports_of(source: str, module: str, is_package: bool) -> Iterator[Import]:
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(node.lineno, canonical(alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, node.module] if node.module else anchor)
+            else:
+                base = canonical(node.module or "")
+            for alias in node.names:
+                yield Import(node.lineno, base if alias.name == "*" else f"{base}.{alias.name}")
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    line: int
+    target: str
+    rule: Rule
+
+    def __str__(self) -> str:
+        rule = self.rule
+        what = ", ".join(rule.forbidden) + (f" (except {', '.join(rule.allowed)})" if rule.allowed else "")
+        return (
+            f"{self.path}:{self.line}: imports {self.target}, breaking rule {rule.id!r}: "
+            f"{', '.join(rule.importers)} must not import {what} (docs/design.md §9)"
+        )
+
+
+def violations(base: Path, rules: tuple[Rule, ...] = RULES) -> list[Violation]:
+    found = []
+    for root in ROOTS:
+        for path in sorted((base / root).rglob("*.py")):
+            module, is_package = module_name(path, base)
+            applicable = [r for r in rules if under(module, r.importers) and not under(module, r.exempt)]
+            if not applicable:
+                continue
+            for imp in imports_of(path.read_text(encoding="utf-8"), module, is_package):
+                for rule in applicable:
+                    if under(imp.target, rule.forbidden) and not under(imp.target, rule.allowed):
+                        found.append(Violation(str(path.relative_to(base)), imp.line, imp.target, rule))
+    return found
+
+
+def test_the_tree_keeps_the_import_rules() -> None:
+    found = violations(REPO)
+    assert not found, "import rules broken:\n" + "\n".join(map(str, found))
+
+
+def test_every_rule_is_in_the_design_doc() -> None:
+    doc = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
+    missing = [rule.id for rule in RULES if f"`{rule.id}`" not in doc]
+    assert not missing, f"rules missing from the table in docs/design.md §9: {', '.join(missing)}"
+
+
+def _write(base: Path, relative: str, text: str) -> None:
+    path = base / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_checker_catches_each_spelling_of_a_forbidden_import(tmp_path: Path) -> None:
+    """A small tree with one breach per import form: absolute, evigate-prefixed, relative, lazy."""
+    _write(tmp_path, "rules/bad.py", "from server.app import App\n")
+    _write(tmp_path, "storage/bad.py", "import evigate.server.codec\n")
+    _write(tmp_path, "server/tools/bad.py", "def f():\n    from ..pipeline import material\n")
+    _write(tmp_path, "server/sources/__init__.py", "from ..tools import toolbox\n")
+    _write(tmp_path, "server/sources/ok.py", "from server.tools.backend import ToolError\nfrom . import ok\n")
+    _write(tmp_path, "server/tools/ok.py", "from server.agents.base import ToolCallResult\n")
+    found = {(v.path, v.line, v.target, v.rule.id) for v in violations(tmp_path)}
+    assert found == {
+        ("rules/bad.py", 1, "server.app.App", "rules-pure"),
+        ("rules/bad.py", 1, "server.app.App", "entry-points-on-top"),
+        ("storage/bad.py", 1, "server.codec", "storage-alone"),
+        ("server/tools/bad.py", 2, "server.pipeline.material", "tools-below-agents"),
+        ("server/sources/__init__.py", 1, "server.tools.toolbox", "sources-below-tools"),
+    }
+
+
+def test_a_violation_names_file_line_and_rule(tmp_path: Path) -> None:
+    _write(tmp_path, "rules/bad.py", "\n\nimport sqlalchemy\n")
+    (message,) = map(str, violations(tmp_path))
+    assert message.startswith("rules/bad.py:3: imports sqlalchemy, breaking rule 'rules-pure': rules must")
