@@ -43,15 +43,22 @@ _TRAILING = _LEADING + "."
 _STRUCTURAL = r"=()\[\]{},;\"'<>|"
 _VALUE_PIECE = re.compile(rf"(?:(?<=[{_STRUCTURAL}])|^)([A-Za-z]+[_-])?[^{_STRUCTURAL}]*\d[^{_STRUCTURAL}]*")
 _DIGIT = re.compile(r"\d")
+_ID_PREFIX = re.compile(r"([A-Za-z]+[_-])")
 _PATH = re.compile(r"^(?:[A-Za-z][\w+.-]*:)?/+[^/\s]*(?:/[^/\s]*)+$|^[A-Za-z]:\\")
 
 
+_HAS_STRUCTURAL = re.compile(rf"[{_STRUCTURAL}]")
+
+
 def _mask_core(core: str) -> str:
-    if core.isdigit():
-        return WILDCARD
     if _PATH.match(core):
         return WILDCARD
-    return _VALUE_PIECE.sub(r"\g<1><*>", core)
+    if _HAS_STRUCTURAL.search(core):
+        return _VALUE_PIECE.sub(r"\g<1><*>", core)
+    if not _DIGIT.search(core):
+        return core
+    prefix = _ID_PREFIX.match(core)  # one piece, the usual case: skip the substitution
+    return prefix.group(1) + WILDCARD if prefix else WILDCARD
 
 
 def mask_word(word: str) -> str:

@@ -13,6 +13,7 @@ need no per-system setting:
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from typing import Protocol
 from drain3.drain import Drain
 
 from .masking import WILDCARD, mask_tokens
+
+_LETTER = re.compile(r"[^\W\d_]")
 
 # Most severe first: the order a reader scans a pattern's levels in.
 _SEVERITY = ("FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE")
@@ -89,18 +92,48 @@ def group_messages(messages: Sequence[str], settings: MinerSettings | None = Non
             # A repeated text would join the cluster it joined before (its template already covers
             # it) and change nothing but Drain's counter, so only new texts go through the tree.
             cluster_texts[drain.add_log_message(text)[0].cluster_id].append(text)
+    parts = [
+        part
+        for texts in cluster_texts.values()
+        for part in _split(texts, rows, weight, settings.max_constant_values)
+    ]
+    return _merge(parts, rows, weight, text_of)
+
+
+def _merge(
+    parts: list[list[str]], rows: dict[str, list[str]], weight: Counter[str], text_of: list[str]
+) -> Grouping:
+    """Number the parts, one number per merge key; a merged group shows its largest part's template."""
     group_of_text: dict[str, int] = {}
-    templates: list[str] = []
-    number_of_template: dict[str, int] = {}
-    for texts in cluster_texts.values():
-        for part in _split(texts, rows, weight, settings.max_constant_values):
-            template = _template([rows[t] for t in part])
-            number = number_of_template.setdefault(template, len(templates))
-            if number == len(templates):
-                templates.append(template)
-            for text in part:
-                group_of_text[text] = number
-    return Grouping([group_of_text[t] for t in text_of], templates)
+    number_of_key: dict[str, int] = {}
+    best: list[tuple[int, str]] = []  # (lines, template) of each group's largest part
+    for part in parts:
+        template = _template([rows[t] for t in part])
+        number = number_of_key.setdefault(_merge_key(template), len(best))
+        lines = sum(weight[t] for t in part)
+        if number == len(best):
+            best.append((lines, template))
+        elif lines > best[number][0]:
+            best[number] = (lines, template)
+        for text in part:
+            group_of_text[text] = number
+    return Grouping([group_of_text[t] for t in text_of], [template for _, template in best])
+
+
+def _merge_key(template: str) -> str:
+    """The template with each run of value words as one: Drain keeps lines of different lengths
+    apart, so a value spelled in one word here and two there (`lifetime 00:01` / `lifetime <1 sec`,
+    `18846 bytes` / `18846 bytes (18.4 KB)`) splits a statement. A template of values only keeps
+    its own key: it names no statement to merge on."""
+    words: list[str] = []
+    for word in template.split():
+        is_value = WILDCARD in word and not _LETTER.search(word.replace(WILDCARD, ""))
+        if is_value and words and words[-1] == WILDCARD:
+            continue
+        words.append(WILDCARD if is_value else word)
+    while words and words[0] == WILDCARD:
+        words.pop(0)
+    return " ".join(words) if any(WILDCARD not in w for w in words) else template
 
 
 def _split(

@@ -49,6 +49,11 @@ class ParsedLine:
     fields: Mapping[str, str] = field(default_factory=dict)  # every other named group that matched
 
 
+def is_continuation(line: str) -> bool:
+    """A stack-trace or wrapped line: part of the event above it, not a line with a header."""
+    return _CONTINUATION.match(line) is not None
+
+
 def normalize_level(text: str | None) -> str | None:
     return _LEVELS.get(text.upper()) if text else None
 
@@ -200,7 +205,7 @@ def detect_text_format(
     of them; ties go to the more specific format, and a tie between equally specific formats (or a
     sample no format explains) is ambiguous: None. Formats behind a source label are tried only when
     no plain one passes."""
-    lines = [line.rstrip("\r\n") for line in sample_lines if line.strip() and not _CONTINUATION.match(line)]
+    lines = [line.rstrip("\r\n") for line in sample_lines if line.strip() and not is_continuation(line)]
     if not lines:
         return None
     candidates = list(formats) if formats is not None else list(shipped_formats())

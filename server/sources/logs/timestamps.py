@@ -88,9 +88,16 @@ def _slashed(text: str, clock: Clock) -> datetime | None:
     return _build(clock, (year, int(mo), int(d)), _hms(t), frac, None)
 
 
+_SYSLOG = re.compile(rf"({_MON}) +(\d{{1,2}}) (\d\d:\d\d:\d\d)(?:\.(\d+))?$")
+
+
 def _syslog(text: str, clock: Clock) -> datetime | None:
-    month, day = MONTHS[text[:3]], int(text[4:6])
-    return _build(clock, (clock.year_for(month, day), month, day), _hms(text[7:15]), text[16:] or None, None)
+    m = _SYSLOG.match(text)
+    if m is None:
+        return None
+    mon, d, t, frac = m.groups()
+    month, day = MONTHS[mon], int(d)
+    return _build(clock, (clock.year_for(month, day), month, day), _hms(t), frac, None)
 
 
 _APACHE = re.compile(rf"{_DAY} ({_MON}) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.(\d+))? (\d{{4}})$")
@@ -123,6 +130,12 @@ def _klog(text: str, clock: Clock) -> datetime | None:
     return _build(clock, (clock.year_for(month, day), month, day), _hms(text[5:13]), text[14:], None)
 
 
+def _month_day(text: str, clock: Clock) -> datetime | None:
+    # MM-dd HH:mm:ss.SSS (Android logcat's threadtime)
+    month, day = int(text[0:2]), int(text[3:5])
+    return _build(clock, (clock.year_for(month, day), month, day), _hms(text[6:14]), text[15:] or None, None)
+
+
 def _time_only(text: str, clock: Clock) -> datetime | None:
     return None  # logback's default layout writes no date: the time alone names no moment
 
@@ -140,10 +153,11 @@ KINDS: dict[str, TimestampKind] = {
     ),
     "slashed": TimestampKind(rf"\d{{4}}/\d\d/\d\d {_HMS}(?:[.,]\d{{1,9}})?", _slashed),
     "slashed_short": TimestampKind(rf"\d\d/\d\d/\d\d {_HMS}", _slashed),
-    "syslog": TimestampKind(rf"{_MON} [ \d]\d {_HMS}(?:\.\d{{1,6}})?", _syslog),
+    "syslog": TimestampKind(rf"{_MON} [ \d]?\d {_HMS}(?:\.\d{{1,6}})?", _syslog),
     "apache": TimestampKind(rf"{_DAY} {_MON} [ \d]\d {_HMS}(?:\.\d{{1,6}})? \d{{4}}", _apache),
     "clf": TimestampKind(rf"\d\d/{_MON}/\d{{4}}:{_HMS} [+-]\d{{4}}", _clf),
     "compact": TimestampKind(r"\d{6} \d{6}", _compact),
+    "month_day": TimestampKind(rf"\d\d-\d\d {_HMS}(?:\.\d{{1,6}})?", _month_day),
     "klog": TimestampKind(rf"\d{{4}} {_HMS}\.\d{{6}}", _klog),
     "time_only": TimestampKind(rf"{_HMS}(?:[.,]\d{{1,9}})?", _time_only),
 }

@@ -113,3 +113,28 @@ def test_events_without_time_or_level_still_summarize() -> None:
 
 def test_no_events_no_patterns() -> None:
     assert summarize([]) == []
+
+
+def test_a_value_spelled_in_one_or_several_words_stays_one_statement() -> None:
+    events = [
+        event(0, "INFO", "proxy 10.0.0.1:8080 close, 0 bytes sent, 0 bytes received, lifetime 00:01"),
+        event(1, "INFO", "proxy 10.0.0.1:8080 close, 403 bytes sent, 426 bytes received, lifetime <1 sec"),
+        event(2, "INFO", "proxy 10.0.0.2:8080 close, 12 bytes sent, 99 bytes received, lifetime 00:02"),
+    ]
+    (pattern,) = summarize(events)
+    assert pattern.count == 3
+    assert pattern.template.startswith("proxy <*> close, <*> sent, <*> received, lifetime ")
+
+
+def test_a_leading_value_that_only_some_lines_carry_does_not_split_a_statement() -> None:
+    events = [
+        event(i, "WARN", f"www.example.com:{80 + i} error : connection request was canceled")
+        for i in range(3)
+    ]
+    events += [event(9, "WARN", "error : connection request was canceled")]
+    assert [p.count for p in summarize(events)] == [4]
+
+
+def test_templates_made_only_of_values_are_not_merged_with_each_other() -> None:
+    events = [event(0, None, "42"), event(1, None, "7"), event(2, None, "3|4|5|6"), event(3, None, "1|2|3|4")]
+    assert sorted(p.count for p in summarize(events)) == [2, 2]

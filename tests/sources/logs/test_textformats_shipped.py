@@ -301,6 +301,20 @@ CASES = [
         logger="reflector.go:138",
         thread="1234",
     ),
+    Case(
+        "android_logcat",
+        (
+            "03-04 14:03:22.917  1702  2395 W ActivityManager: Slow operation: 1204ms so far, "
+            "now at startProcess",
+            "03-04 14:03:23.001  2227  2227 I chatty  : uid=10037(com.android.systemui) expire 4 lines",
+        ),
+        utc((2026, 3, 4), 14, 3, 22, 917000),
+        "WARN",
+        "Slow operation: 1204ms so far, now at startProcess",
+        logger="ActivityManager",
+        thread="2395",
+        pid="1702",
+    ),
 ]
 CLOCK = Clock(now=datetime(2026, 6, 1, tzinfo=UTC))
 
