@@ -25,21 +25,44 @@ _HEADER_WORD = re.compile(
     r".*\d|-$|[A-Z][A-Z_]{0,11}$|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Mon|Tue|Wed|Thu|Fri|Sat|Sun)$"
     r"|[\w-]+(?:\.[\w-]+)+$|\[\S*\]$|\S+:$|" + LEVEL_REGEX + "$"
 )
+_FEW_VALUES = 16
 _LEVEL_WORD = re.compile(r"[\[(]?" + LEVEL_REGEX + r"[\])]?:?$")
 _KIND_REGEXES = {name: re.compile(kind.regex + "$") for name, kind in KINDS.items() if name != "time_only"}
+
+
+def _column(rows: list[list[str]], index: int, share: float) -> list[str] | None:
+    # Only lines with a message word after this column can tell a header word from a message.
+    words = [row[index] for row in rows if len(row) > index + 1]
+    return words if len(words) >= share * len(rows) else None
 
 
 def _header_columns(rows: list[list[str]], share: float, max_columns: int) -> int:
     columns = 0
     while columns < max_columns:
-        # Only lines with a message word after this column can tell a header word from a message.
-        words = [row[columns] for row in rows if len(row) > columns + 1]
-        if len(words) < share * len(rows):
+        words = _column(rows, columns, share)
+        if words is not None and sum(1 for w in words if _HEADER_WORD.match(w)) >= share * len(words):
+            columns += 1
+        elif not (skip := _enumerated_fields(rows, columns, share, max_columns)):
             break
-        if sum(1 for w in words if _HEADER_WORD.match(w)) < share * len(words):
-            break
-        columns += 1
+        else:
+            columns += skip
     return columns
+
+
+def _enumerated_fields(rows: list[list[str]], start: int, share: float, max_columns: int) -> int:
+    """Plain words can still be header fields (a component, a state: `unix.hw action start`): up to
+    two columns of a few distinct words each, followed by a column of numbers, are header; a
+    message's first words are too varied, or not followed by a number on nearly every line."""
+    for gap in (1, 2):
+        if start + gap >= max_columns:
+            return 0
+        words = _column(rows, start + gap - 1, share)
+        if words is None or len(set(words)) > _FEW_VALUES:
+            return 0
+        after = _column(rows, start + gap, share)
+        if after is not None and sum(1 for w in after if w[:1].isdigit()) >= share * len(after):
+            return gap
+    return 0
 
 
 def _timestamp_span(rows: list[list[str]], columns: int, share: float) -> tuple[int, int, str] | None:

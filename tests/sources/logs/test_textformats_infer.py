@@ -40,3 +40,17 @@ def test_lines_opening_with_text_have_no_header_to_infer() -> None:
     prose = ["starting up", "listening on 0.0.0.0:8080", "ready to serve", "got SIGTERM, draining"]
     assert infer_header_format(prose) is None
     assert text_format_for(prose) is None
+
+
+def test_plain_word_fields_followed_by_numbers_belong_to_the_header() -> None:
+    # id, node, component, state, epoch, flag, then the message (an HPC-style event log).
+    components = [("hw.fan", "state_change"), ("fs.lustre", "mount"), ("hw.psu", "state_change")]
+    lines = [
+        f"{4100 + i} node-{i % 9} {components[i % 3][0]} {components[i % 3][1]} {1077804742 + i} 1 "
+        f"{['Fan 2 is in the failed state', 'Mount of /scratch took 3 s', 'PSU 1 restored'][i % 3]}"
+        for i in range(12)
+    ]
+    found = infer_header_format(lines)
+    assert found is not None and found.name == "inferred(6 header fields)"
+    parsed = found.parse(lines[1])
+    assert parsed is not None and parsed.message == "Mount of /scratch took 3 s"
