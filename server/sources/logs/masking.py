@@ -9,8 +9,8 @@ replaces them by `<*>` with rules that hold for any system (no per-system config
 - per word: a word with a digit becomes `<*>`, keeping an identifier's alphabetic prefix
   (`blk_-1608` → `blk_<*>`, `attempt_1445_0020_m_1` → `attempt_<*>`), with brackets, quotes and
   `key=` around it kept (`(uid=0)` → `(uid=<*>)`); paths and URLs become `<*>`;
-- a run of identical masked words (a list of block ids) collapses to one, so lists of any length
-  fall in one template.
+- a run of value words (a list of block ids, `10.0.0.1: 11:`, `451 bytes (0.4 KB)`) collapses to
+  its first, so a value written in one word here and several there falls in one template.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ _TRAILING = _LEADING + "."
 _STRUCTURAL = r"=()\[\]{},;\"'<>|"
 _VALUE_PIECE = re.compile(rf"(?:(?<=[{_STRUCTURAL}])|^)([A-Za-z]+[_-])?[^{_STRUCTURAL}]*\d[^{_STRUCTURAL}]*")
 _DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
 _ID_PREFIX = re.compile(r"([A-Za-z]+[_-])")
 _PATH = re.compile(r"^(?:[A-Za-z][\w+.-]*:)?/+[^/\s]*(?:/[^/\s]*)+$|^[A-Za-z]:\\")
 
@@ -70,6 +71,10 @@ def mask_word(word: str) -> str:
     return word[: len(word) - len(rest)] + _mask_core(core) + rest[len(core) :]
 
 
+def _is_value(word: str) -> bool:
+    return WILDCARD in word and not _LETTER.search(word)
+
+
 # Words recur across lines (constants, hosts, users): their masking is remembered, up to a bound.
 _CACHE: dict[str, str] = {}
 _CACHE_LIMIT = 100_000
@@ -88,7 +93,11 @@ def mask_tokens(message: str) -> list[str]:
             if len(_CACHE) >= _CACHE_LIMIT:
                 _CACHE.clear()
             _CACHE[word] = masked
-        if tokens and masked == tokens[-1] and WILDCARD in masked:
+        if (
+            tokens
+            and WILDCARD in masked
+            and (masked == tokens[-1] or (_is_value(masked) and _is_value(tokens[-1])))
+        ):
             continue
         tokens.append(masked)
     return tokens

@@ -35,6 +35,8 @@ TABLE = [
     ("pool stats active=12, idle=0, waiting=31", "pool stats active=<*>, idle=<*>, waiting=<*>"),
     # a run of values, or a list of ids of any length, collapses to one
     ("load 0.93 0.71 0.65", "load <*>"),
+    ("sent 451 bytes (0.4 KB) in 3 s", "sent <*> in <*>"),
+    ("from 10.0.0.1: 11: bye", "from <*>: bye"),
     ("ask 10.0.0.1:50010 to delete blk_1 blk_2 blk_3", "ask <*> to delete blk_<*>"),
     # words without digits, and non-ASCII text, are left alone
     ("Connection is not available, request timed out", "Connection is not available, request timed out"),
