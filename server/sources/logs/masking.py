@@ -23,7 +23,7 @@ _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*"
 _UNITS = r"(?:[kKMGTP]i?[bB](?:/s)?|[bB]ytes?|B|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|%)"
 # Timestamps inside a message span words; one alternation scans for them (only in messages with a
-# colon: every spelling has one).
+# clock time: every spelling has one).
 _TIME_PHRASE = re.compile(
     "|".join(
         [
@@ -33,8 +33,10 @@ _TIME_PHRASE = re.compile(
         ]
     )
 )
+_CLOCK = re.compile(r"\d\d:\d\d")
 # `12.5 KB`, `3 seconds`: the space goes, so the word rule masks number and unit as one value.
 _SPACED_UNIT = re.compile(rf"(?<=\d) (?={_UNITS}(?![\w/]))")
+_DIGIT_SPACE = re.compile(r"\d ")
 # Punctuation around a word that belongs to the sentence, not to the value.
 _LEADING = "[](){}<>\"'`,;:|"
 _TRAILING = _LEADING + "."
@@ -55,6 +57,9 @@ def _mask_core(core: str) -> str:
     if _PATH.match(core):
         return WILDCARD
     if _HAS_STRUCTURAL.search(core):
+        key, equals, value = core.partition("=")
+        if equals and not _DIGIT.search(key) and not _HAS_STRUCTURAL.search(key + value):
+            return key + "=" + _mask_core(value)  # key=value, the usual structured case
         return _VALUE_PIECE.sub(r"\g<1><*>", core)
     if not _DIGIT.search(core):
         return core
@@ -71,10 +76,6 @@ def mask_word(word: str) -> str:
     return word[: len(word) - len(rest)] + _mask_core(core) + rest[len(core) :]
 
 
-def _is_value(word: str) -> bool:
-    return WILDCARD in word and not _LETTER.search(word)
-
-
 # Words recur across lines (constants, hosts, users): their masking is remembered, up to a bound.
 _CACHE: dict[str, str] = {}
 _CACHE_LIMIT = 100_000
@@ -82,10 +83,12 @@ _CACHE_LIMIT = 100_000
 
 def mask_tokens(message: str) -> list[str]:
     """The message's words with variables masked: what the template miner sees."""
-    if ":" in message:
+    if _CLOCK.search(message):
         message = _TIME_PHRASE.sub(WILDCARD, message)
-    message = _SPACED_UNIT.sub("", message)
+    if _DIGIT_SPACE.search(message):
+        message = _SPACED_UNIT.sub("", message)
     tokens: list[str] = []
+    after_value = False  # the previous word is a value only (no letters): a run to collapse
     for word in message.split():
         masked = _CACHE.get(word)
         if masked is None:
@@ -93,12 +96,13 @@ def mask_tokens(message: str) -> list[str]:
             if len(_CACHE) >= _CACHE_LIMIT:
                 _CACHE.clear()
             _CACHE[word] = masked
-        if (
-            tokens
-            and WILDCARD in masked
-            and (masked == tokens[-1] or (_is_value(masked) and _is_value(tokens[-1])))
-        ):
-            continue
+        if WILDCARD in masked:
+            value = _LETTER.search(masked) is None
+            if tokens and (masked == tokens[-1] or (value and after_value)):
+                continue
+            after_value = value
+        else:
+            after_value = False
         tokens.append(masked)
     return tokens
 
