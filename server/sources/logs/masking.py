@@ -42,8 +42,11 @@ _LEADING = "[](){}<>\"'`,;:|"
 _TRAILING = _LEADING + "."
 # A piece of a word (between structural punctuation: `LOGIN(uid=0)` has LOGIN, uid and 0) that
 # holds a digit is a value; an identifier's alphabetic prefix (`blk_`, `attempt_`, `MININT-`) stays.
+# Non-ASCII text separates pieces too: Chinese or Japanese runs words together without spaces
+# (`订单8841支付失败`), and only the number is the value there.
 _STRUCTURAL = r"=()\[\]{},;\"'<>|"
-_VALUE_PIECE = re.compile(rf"(?:(?<=[{_STRUCTURAL}])|^)([A-Za-z]+[_-])?[^{_STRUCTURAL}]*\d[^{_STRUCTURAL}]*")
+_SEPARATOR = _STRUCTURAL + "\u0080-\U0010ffff"
+_VALUE_PIECE = re.compile(rf"(?:(?<=[{_SEPARATOR}])|^)([A-Za-z]+[_-])?[^{_SEPARATOR}]*\d[^{_SEPARATOR}]*")
 _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 _ID_PREFIX = re.compile(r"([A-Za-z]+[_-])")
@@ -56,6 +59,8 @@ _HAS_STRUCTURAL = re.compile(rf"[{_STRUCTURAL}]")
 def _mask_core(core: str) -> str:
     if _PATH.match(core):
         return WILDCARD
+    if not core.isascii():
+        return _VALUE_PIECE.sub(r"\g<1><*>", core)
     if _HAS_STRUCTURAL.search(core):
         key, equals, value = core.partition("=")
         if equals and not _DIGIT.search(key) and not _HAS_STRUCTURAL.search(key + value):

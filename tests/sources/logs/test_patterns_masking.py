@@ -41,6 +41,7 @@ TABLE = [
     # words without digits, and non-ASCII text, are left alone
     ("Connection is not available, request timed out", "Connection is not available, request timed out"),
     ("订单 8841 支付失败", "订单 <*> 支付失败"),
+    ("订单8841支付失败，耗时35ms", "订单<*>支付失败，耗时<*>"),
 ]
 
 

@@ -138,3 +138,12 @@ def test_a_leading_value_that_only_some_lines_carry_does_not_split_a_statement()
 def test_templates_made_only_of_values_are_not_merged_with_each_other() -> None:
     events = [event(0, None, "42"), event(1, None, "7"), event(2, None, "3|4|5|6"), event(3, None, "1|2|3|4")]
     assert sorted(p.count for p in summarize(events)) == [2, 2]
+
+
+def test_chinese_messages_group_by_their_words_not_their_numbers() -> None:
+    events = [event(i, "ERROR", f"订单{8800 + i}支付失败，耗时{30 + i}ms") for i in range(4)]
+    events += [event(9, "INFO", "订单8841已发货")]
+    assert [(p.template, p.count) for p in summarize(events)] == [
+        ("订单<*>支付失败，耗时<*>", 4),
+        ("订单<*>已发货", 1),
+    ]
