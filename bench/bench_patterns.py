@@ -137,7 +137,10 @@ def main() -> None:
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # drain3's TemplateMiner logs its configuration
 
-    results = [r for d in sorted(args.loghub.resolve().iterdir()) if d.is_dir() and (r := run_system(d))]
+    folder = args.loghub.resolve()
+    if not folder.is_dir():
+        raise SystemExit(f"no loghub folder at {folder} (pass --loghub DIR)")
+    results = [r for d in sorted(folder.iterdir()) if d.is_dir() and (r := run_system(d))]
     if not results:
         raise SystemExit(f"no <Name>/<Name>_2k.log with a structured CSV under {args.loghub}")
     print(f"{'system':<12} {'lines':>6} {'parser':<22} {'parsed':>7} {'GA evigate':>11} {'GA drain3':>10}")
