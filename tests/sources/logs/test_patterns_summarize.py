@@ -147,3 +147,8 @@ def test_chinese_messages_group_by_their_words_not_their_numbers() -> None:
         ("订单<*>支付失败，耗时<*>", 4),
         ("订单<*>已发货", 1),
     ]
+
+
+def test_empty_messages_are_one_empty_template() -> None:
+    events = [event(0, "INFO", ""), event(1, "INFO", "   "), event(2, "INFO", "worker 3 idle")]
+    assert sorted((p.template, p.count) for p in summarize(events)) == [("", 2), ("worker <*> idle", 1)]
