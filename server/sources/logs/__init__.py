@@ -1,0 +1,1 @@
+"""Reading log files as they really are: formats, layouts, rotation, multi-line events, patterns."""
