@@ -56,18 +56,19 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "worker-needs-no-pipeline",
         ("server.worker",),
-        ("server.pipeline", "server.agents", "server.tools", "server.gatecheck"),
+        ("server.pipeline", "server.agents", "server.tools", "server.usecases"),
     ),
-    Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.gatecheck",)),
+    Rule("use-cases-know-no-wire", ("server.usecases",), ("server.codec", *GENERATED, "grpc", "google")),
+    Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.usecases",)),
     Rule(
         "agents-below-pipeline",
         ("server.agents", "server.skills"),
-        ("server.pipeline", "server.gatecheck", "storage", *GENERATED),
+        ("server.pipeline", "server.usecases", "storage", *GENERATED),
     ),
     Rule(
         "tools-below-agents",
         ("server.tools",),
-        ("server.pipeline", "server.gatecheck", "server.agents", "server.skills", "storage", *GENERATED),
+        ("server.pipeline", "server.usecases", "server.agents", "server.skills", "storage", *GENERATED),
         allowed=("server.agents.base",),
     ),
     Rule(
