@@ -14,7 +14,7 @@ from rules.catalog import load_catalog
 from server.agents.base import ExecutorOutput, ExecutorTask
 from server.agents.offline import build_offline_backend
 from server.deadline import Deadline
-from server.pipeline import Pipeline, orchestrator
+from server.pipeline import Pipeline, lifecycle
 from server.pipeline.orchestrator import PipelineSettings
 from server.skills import load_skills
 from server.tools import build_backend
@@ -60,7 +60,7 @@ class _Stuck:
 
 @pytest.fixture(autouse=True)
 def _retry_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(orchestrator, "RECOVERY_FIRST_DELAY_S", 0.0)
+    monkeypatch.setattr(lifecycle, "RECOVERY_FIRST_DELAY_S", 0.0)
 
 
 def _pipeline(repo: Any, executor: Any = None) -> Pipeline:
@@ -79,8 +79,7 @@ def _pipeline(repo: Any, executor: Any = None) -> Pipeline:
 
 async def _recovered(pipeline: Pipeline) -> None:
     """Waits for the background recoveries the pipeline started (they end once they wrote)."""
-    while pipeline._recoveries:
-        await asyncio.gather(*list(pipeline._recoveries))
+    await pipeline.recovered()
 
 
 async def test_an_insert_whose_reply_was_lost_is_failed_once_reachable(db: Database) -> None:

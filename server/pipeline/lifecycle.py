@@ -1,0 +1,136 @@
+"""A session's lifecycle in storage: created RUNNING, ended SUCCESS (by the stage sequence) or
+FAILED with its reason — and never left RUNNING, whatever is cancelled or which write fails: a
+cancellation landing on the INSERT's commit still records FAILED, and a session interrupted by a
+database outage is recorded FAILED in the background once the database answers again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from server.pipeline.events import ChatResult
+from server.pipeline.progress import Progress
+from storage.errors import DatabaseUnavailable
+from storage.records import SessionRecord, TraceRecord
+from storage.repository import Repository
+
+log = logging.getLogger("evigate.pipeline")
+RECOVERY_FIRST_DELAY_S = 0.5
+RECOVERY_MAX_DELAY_S = 10.0
+RECOVERY_WINDOW_S = 600.0
+
+
+class SessionRunning(Exception):  # noqa: N818 - the name the server already maps
+    """A session with this id is still running (Chat with a client-chosen id repeated too early)."""
+
+
+class SessionLifecycle:
+    def __init__(self, repo: Repository, owner: str) -> None:
+        self._repo = repo
+        self._owner = owner  # this process's identity, for orphaned-session recovery
+        self._recoveries: set[asyncio.Task[None]] = set()
+
+    def aclose(self) -> None:
+        """Stops the background recoveries (shutdown)."""
+        for task in list(self._recoveries):
+            task.cancel()
+
+    async def recovered(self) -> None:
+        """Waits until every background recovery has ended (each ends once it wrote or gave up)."""
+        while self._recoveries:
+            await asyncio.gather(*list(self._recoveries))
+
+    async def existing(self, session_id: str | None) -> ChatResult | None:
+        if not session_id:
+            return None
+        trace = await self._repo.get_trace(session_id)
+        if trace is None:
+            return None
+        if trace.session.status == "RUNNING":
+            raise SessionRunning(session_id)
+        return result_from_trace(trace)
+
+    async def create(self, session_id: str, query: str, language: str) -> None:
+        """Creates the RUNNING row. A cancellation can arrive after the INSERT committed but before
+        its reply: the row is then still written and recorded FAILED, never left RUNNING."""
+        create = asyncio.ensure_future(self._repo.create_session(session_id, query, language, self._owner))
+        try:
+            await asyncio.shield(create)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail_if_created(create, session_id))
+            raise
+
+    async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str) -> None:
+        reason = "cancelled before the pipeline started"
+        try:
+            await create
+        except DatabaseUnavailable:  # the INSERT may have committed all the same
+            self.fail_once_reachable(session_id, reason, Progress())
+            return
+        except Exception:  # not created (e.g. the id exists: not this call's row)
+            return
+        with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
+            await self.fail_or_later(session_id, reason, Progress())
+
+    def fail_once_reachable(self, session_id: str, reason: str, progress: Progress) -> None:
+        """The database went away mid-session, so the row would stay RUNNING (start-up recovery only
+        runs after a crash): record it FAILED in the background once the database is back."""
+
+        async def retry() -> None:
+            delay = RECOVERY_FIRST_DELAY_S
+            deadline = time.monotonic() + RECOVERY_WINDOW_S
+            while time.monotonic() < deadline:
+                await asyncio.sleep(delay)
+                try:
+                    session = await self._repo.get_session(session_id)
+                    # Not RUNNING: the row was never written, or the write that failed did commit.
+                    if session is not None and session.status == "RUNNING":
+                        await self.fail(session_id, reason, progress)
+                    return
+                except Exception as error:  # unreachable still, or a connection the outage broke
+                    log.warning(
+                        "recording a session FAILED: retrying",
+                        extra={"session_id": session_id, "error": f"{type(error).__name__}: {error}"},
+                    )
+                    delay = min(delay * 2, RECOVERY_MAX_DELAY_S)
+            log.warning("session left RUNNING: database unreachable", extra={"session_id": session_id})
+
+        task = asyncio.create_task(retry(), name=f"fail-{session_id}")
+        self._recoveries.add(task)
+        task.add_done_callback(self._recoveries.discard)
+
+    async def fail_or_later(self, session_id: str, reason: str, progress: Progress) -> ChatResult:
+        """`_fail`, and when the database is unreachable, the same in the background once it is back
+        (DatabaseUnavailable is still raised)."""
+        try:
+            return await self.fail(session_id, reason, progress)
+        except DatabaseUnavailable:
+            self.fail_once_reachable(session_id, reason, progress)
+            raise
+
+    async def fail(self, session_id: str, reason: str, progress: Progress) -> ChatResult:
+        """FAILED with the reason; the plan, rounds and invocations are already stored, the extras
+        keep the latencies, prompt versions and the rounds' evaluations."""
+        await self._repo.finish_failed(
+            session_id, reason, {**progress.extras(), "failed_stage": progress.stage}
+        )
+        return ChatResult(session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies))
+
+
+def result_from_trace(trace: TraceRecord) -> ChatResult:
+    """The stored result of a finished session (idempotent Chat)."""
+    session: SessionRecord = trace.session
+    last = trace.rounds[-1] if trace.rounds else None
+    return ChatResult(
+        session_id=session.session_id,
+        status=session.status,
+        answer=session.answer or "",
+        composer_output=session.composer_output,
+        verdict=last.verdict if last else None,
+        gatekeeper_result=last.gatekeeper_result if last else None,
+        evidence=last.executor_output if last else None,
+        failure_reason=session.failure_reason or "",
+    )
