@@ -1,0 +1,1 @@
+"""Data sources the tools read: log files, and later Prometheus, Alertmanager, embeddings."""

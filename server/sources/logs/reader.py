@@ -1,0 +1,271 @@
+"""Reading one file: bytes → lines → (container records →) the application's format → events.
+
+A file's format is detected once from a sample of its lines and named in every event it yields
+(`cri+json`, `docker+pattern:logback`, `logfmt`). Lines that are undecodable, binary, or neither
+start nor continue an event are yielded as SkippedLine, never raised."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from .config import LogConfig
+from .containers import DOCKER_SERVICE_KEYS, Fragment, Joined, Joiner, looks_like
+from .events import ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, normalize_level
+from .jsonlines import JsonLines
+from .layouts import LogSource
+from .logfmt import Logfmt
+from .multiline import Continuations, exception_chain
+from .textlines import RegexFormat, choose_text_format
+
+_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_GZIP_MAGIC = b"\x1f\x8b"
+# A truncated or corrupt .gz ends its stream early: what was read before stays.
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def is_gzip(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(2) == _GZIP_MAGIC
+
+
+def open_member(path: Path, compressed: bool) -> BinaryIO:
+    if compressed:
+        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
+    return path.open("rb")
+
+
+def raw_lines(handle: Iterable[bytes], line: int = 1, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, offset of its first byte, bytes): offsets count decompressed bytes."""
+    for raw in handle:
+        yield line, offset, raw
+        offset += len(raw)
+        line += 1
+
+
+def decode(raw: bytes) -> tuple[str | None, str]:
+    """The line's text, or None and why not."""
+    try:
+        text = raw.rstrip(b"\r\n").decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)  # colour codes from a terminal-minded logger
+    if _BINARY.search(text):
+        return None, "binary"
+    return text, ""
+
+
+class _NoFormat:
+    name = "unknown"
+
+    def parse(self, line: str) -> LineFields | None:
+        return None
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    container: str  # "cri", "docker" or ""
+    line_format: LineFormat
+
+    @property
+    def parser(self) -> str:
+        name = self.line_format.name
+        return f"{self.container}+{name}" if self.container else name
+
+
+def _majority(hits: int, total: int) -> bool:
+    return total > 0 and hits * 2 >= total
+
+
+def detect(sample: list[str], config: LogConfig) -> FileFormat:
+    """The container wrapper, then the application format of the lines inside it."""
+    lines = [s for s in sample if s.strip()]
+    container = ""
+    for candidate in ("cri", "docker"):
+        if _majority(sum(looks_like(candidate, s) for s in lines), len(lines)):
+            container = candidate
+            break
+    inner = lines
+    if container:
+        joiner = Joiner(container)
+        inner = []
+        for s in lines:
+            joined = joiner.feed(0, 0, s)
+            if joined:
+                inner.append(joined.fragment.text)
+    starts = [s for s in inner if s.strip() and s[0] not in " \t"]  # stack frames are no evidence
+    tz = config.default_tz
+    json_format = JsonLines(config.fields, tz)
+    if _majority(sum(json_format.parse(s) is not None for s in starts), len(starts)):
+        return FileFormat(container, json_format)
+    logfmt = Logfmt(config.fields, tz)
+    parsed = [logfmt.parse(s) for s in starts]
+    if _majority(
+        sum(p is not None and (p.timestamp is not None or p.level is not None) for p in parsed), len(starts)
+    ):
+        return FileFormat(container, logfmt)
+    user = [RegexFormat(p, tz) for p in config.patterns]
+    text = choose_text_format(starts, user, tz)
+    return FileFormat(container, text if text is not None else _NoFormat())
+
+
+@dataclass
+class Draft:
+    """An event being assembled: its first line parsed, the continuation lines collected."""
+
+    line: int
+    offset: int
+    parsed: LineFields
+    timestamp: datetime
+    container: Fragment | None
+    joined: bool = False  # rebuilt from partial runtime records: its bytes are split by wrappers
+    continuation: list[str] = field(default_factory=list)
+
+
+class StreamParser:
+    """Turns the lines of one file (or a slice of it starting at an event) into drafts and skips."""
+
+    def __init__(self, rel: str, file_format: FileFormat) -> None:
+        self._rel = rel
+        self._format = file_format
+        self._continuations = Continuations()
+
+    def run(self, lines: Iterable[tuple[int, int, bytes]]) -> Iterator[Draft | SkippedLine]:
+        container = self._format.container
+        joiner = Joiner(container) if container else None
+        current: Draft | None = None
+        for number, offset, raw in lines:
+            text, why = decode(raw)
+            if text is None:
+                yield SkippedLine(self._rel, number, why)
+                continue
+            if not text.strip():
+                continue
+            joined_parts = False
+            if joiner is None:
+                fragment, line, start = None, number, offset
+            else:
+                joined = joiner.feed(number, offset, text)
+                if joined is False:
+                    yield SkippedLine(self._rel, number, f"not {container}")
+                    continue
+                if not isinstance(joined, Joined):
+                    continue  # a partial line: the rest follows
+                fragment, line, start, text = (
+                    joined.fragment,
+                    joined.line,
+                    joined.offset,
+                    joined.fragment.text,
+                )
+                joined_parts = joined.partial_join
+            outcome = self._line(
+                current, line=line, offset=start, text=text, fragment=fragment, whole=raw.endswith(b"\n")
+            )
+            if joined_parts and outcome is None and current is not None:
+                current.joined = True
+            elif joined_parts and isinstance(outcome, Draft):
+                outcome.joined = True
+            if isinstance(outcome, Draft):
+                if current is not None:
+                    yield current
+                current = outcome
+            elif outcome is not None:
+                yield outcome
+        if joiner is not None and (rest := joiner.flush()) is not None:
+            outcome = self._line(
+                current,
+                line=rest.line,
+                offset=rest.offset,
+                text=rest.fragment.text,
+                fragment=rest.fragment,
+                whole=False,
+            )
+            if isinstance(outcome, Draft):
+                if current is not None:
+                    yield current
+                current = outcome
+            elif outcome is not None:
+                yield outcome
+        if current is not None:
+            yield current
+
+    def _line(
+        self,
+        current: Draft | None,
+        *,
+        line: int,
+        offset: int,
+        text: str,
+        fragment: Fragment | None,
+        whole: bool,
+    ) -> Draft | SkippedLine | None:
+        """A new draft, None when the line joined the current one, or the reason it was skipped."""
+        parsed = self._format.line_format.parse(text)
+        if parsed is not None:
+            moment = parsed.timestamp or (fragment.time if fragment is not None else None)
+            if moment is not None:
+                self._continuations.reset()
+                return Draft(line, offset, parsed, moment, fragment)
+        if current is not None and self._continuations.accepts(text):
+            current.continuation.append(text)
+            return None
+        if parsed is not None:
+            return SkippedLine(self._rel, line, "no timestamp")
+        return SkippedLine(
+            self._rel, line, "truncated" if not whole else f"not {self._format.line_format.name}"
+        )
+
+
+def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:
+    """The typed event: level normalised, service resolved, stack trace read into a chain."""
+    parsed = draft.parsed
+    fields: dict[str, str] = dict(source.fields)
+    if draft.container is not None:
+        fields["stream"] = draft.container.stream
+        fields.update(draft.container.attrs)
+    for name in ("logger", "thread", "pid", "component"):
+        value = getattr(parsed, name, None)
+        if value not in (None, ""):
+            fields[name] = str(value)
+    fields.update(getattr(parsed, "fields", None) or {})
+    continuation = list(draft.continuation)
+    carried = getattr(parsed, "exception_text", None)
+    if carried:
+        continuation.extend(line for line in carried.splitlines() if line.strip())
+    chain: tuple[ExceptionInfo, ...] = exception_chain(continuation)
+    return LogEvent(
+        timestamp=draft.timestamp,
+        level=event_level(parsed, config),
+        service=event_service(draft, source),
+        message=parsed.message,
+        fields=fields,
+        file=rel,
+        line=draft.line,
+        parser=file_format.parser,
+        continuation=tuple(continuation),
+        exceptions=chain,
+    )
+
+
+def event_level(parsed: LineFields, config: LogConfig) -> str:
+    return normalize_level(parsed.level) or config.default_level
+
+
+def event_service(draft: Draft, source: LogSource) -> str:
+    """The record's own service field, then the container runtime's labels, then the layout's."""
+    own = getattr(draft.parsed, "service", None)
+    if own:
+        return str(own)
+    if draft.container is not None:
+        for key in DOCKER_SERVICE_KEYS:
+            if draft.container.attrs.get(key):
+                return draft.container.attrs[key]
+    return source.service
