@@ -57,7 +57,7 @@ class LogConfig:
     fields: FieldNames = field(default_factory=FieldNames)
     patterns: tuple[UserPattern, ...] = ()
     default_tz: tzinfo = UTC  # for timestamps written without a zone
-    default_level: str = "INFO"  # for records that carry no level (nginx access logs)
+    default_level: str = "INFO"  # one of events.LEVELS, for records without a level (nginx access logs)
     generic_stems: frozenset[str] = GENERIC_STEMS
     # Files to read under root: anything that looks like a log (by name); the rest is ignored.
     suffixes: tuple[str, ...] = (".log", ".ndjson", ".jsonl", ".json", ".txt", ".out", ".logfmt")

@@ -165,6 +165,7 @@ class ParsedLine:
     service: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     exception_text: str | None = None  # a stack trace carried in a field (JSON encoders do this)
+    composed: bool = False  # no message field: the message is the other fields as `k=v` pairs
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class FileIndex:
     skipped: SkipReport = field(default_factory=SkipReport)
     escaped: bool = False  # `\u` escapes seen: non-ASCII text is not searchable as raw bytes
     joined: bool = False  # an event rebuilt from partial runtime records
+    composed: bool = False  # a message made of `k=v` pairs that are not so in the file
 
     @property
     def since(self) -> float:
@@ -139,6 +140,7 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
         index.levels.append(LEVEL_CODES.get(level, 0))
         index.services.append(code)
         index.joined = index.joined or draft.joined
+        index.composed = index.composed or getattr(draft.parsed, "composed", False)
         block.append(len(index.offsets) - 1)
         if len(block) >= config.block_events:
             _close(index, block, None)

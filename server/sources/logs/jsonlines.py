@@ -79,7 +79,8 @@ class JsonLines:
         service = first(self._names.service)
         exception = first(self._names.exception)
         fields = {k: text_of(v) for k, v in record.items() if k not in used and v is not None}
-        if message is None:  # nginx-style records: the record itself is the message
+        composed = message is None
+        if composed:  # nginx-style records: the record itself is the message
             message = " ".join(f"{k}={v}" for k, v in fields.items())
         return ParsedLine(
             timestamp=parse_time(stamp, self._tz),
@@ -88,4 +89,5 @@ class JsonLines:
             service=None if service is None else text_of(service),
             fields=fields,
             exception_text=None if exception is None else text_of(exception),
+            composed=composed,
         )

@@ -235,7 +235,7 @@ class _Scan:
 def _needle(keyword: str | None, index: FileIndex) -> tuple[bytes | None, bool]:
     """The bytes to find before parsing, and whether the block must be ASCII-lowercased first;
     None when raw bytes could miss a match (escapes, or a line split by the container runtime)."""
-    if keyword is None or index.joined:
+    if keyword is None or index.joined or (index.composed and ("=" in keyword or " " in keyword)):
         return None, False
     fmt = index.file_format
     escaping = fmt.container == "docker" or fmt.line_format.name in ("json", "logfmt")
