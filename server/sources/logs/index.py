@@ -126,7 +126,7 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
     index.skipped.keep = config.skipped_keep
     codes: dict[str, int] = {}
     lines = _Lines(member.path, compressed, member.rel)
-    drafts = _drafts(StreamParser(member.rel, file_format).run(lines), index.skipped)
+    drafts = _drafts(StreamParser(member.rel, file_format.for_indexing()).run(lines), index.skipped)
     block: list[int] = []  # indices of the open block's events
     for draft in drafts:
         level = event_level(draft.parsed, config)

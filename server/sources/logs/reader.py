@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 from .config import LogConfig
 from .containers import DOCKER_SERVICE_KEYS, Fragment, Joined, Joiner, looks_like
-from .events import ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, normalize_level
+from .events import LEVELS, ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, normalize_level
 from .jsonlines import JsonLines
 from .layouts import LogSource
 from .logfmt import Logfmt
@@ -27,6 +27,7 @@ from .textlines import RegexFormat, choose_text_format
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _GZIP_MAGIC = b"\x1f\x8b"
+_NORMAL = frozenset(LEVELS)
 # A truncated or corrupt .gz ends its stream early: what was read before stays.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
@@ -74,6 +75,12 @@ class _NoFormat:
 class FileFormat:
     container: str  # "cri", "docker" or ""
     line_format: LineFormat
+
+    def for_indexing(self) -> FileFormat:
+        """JSON and logfmt can skip building fields and messages when only the index is wanted."""
+        if isinstance(self.line_format, JsonLines | Logfmt):
+            return FileFormat(self.container, self.line_format.light())
+        return self
 
     @property
     def parser(self) -> str:
@@ -256,7 +263,10 @@ def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, c
 
 
 def event_level(parsed: LineFields, config: LogConfig) -> str:
-    return normalize_level(parsed.level) or config.default_level
+    level = parsed.level
+    if level in _NORMAL:
+        return level
+    return normalize_level(level) or config.default_level
 
 
 def event_service(draft: Draft, source: LogSource) -> str:
