@@ -5,8 +5,8 @@ A file is re-indexed when its size or mtime changes."""
 
 from __future__ import annotations
 
-import itertools
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +35,7 @@ LEVEL_CODES = {name: i + 1 for i, name in enumerate(LEVELS)}  # 0: a configured 
 class Block:
     first: int  # event indices [first, end)
     end: int
-    start: int  # bytes [start, stop) in the (decompressed) file
+    start: int  # bytes [start, stop) in the (decompressed) file: first event's start, last one's end
     stop: int
     since: float
     until: float
@@ -57,11 +57,11 @@ class FileIndex:
     services: array[int] = field(default_factory=lambda: array("H"))
     service_names: list[str] = field(default_factory=list)  # code → name as written
     blocks: list[Block] = field(default_factory=list)
-    size: int = 0  # decompressed bytes
     skipped: SkipReport = field(default_factory=SkipReport)
     escaped: bool = False  # `\u` escapes seen: non-ASCII text is not searchable as raw bytes
     joined: bool = False  # an event rebuilt from partial runtime records
     composed: bool = False  # a message made of `k=v` pairs that are not so in the file
+    _block_firsts: list[int] = field(default_factory=list)
 
     @property
     def since(self) -> float:
@@ -75,16 +75,23 @@ class FileIndex:
         wanted = service.lower()
         return {code for code, name in enumerate(self.service_names) if name.lower() == wanted}
 
-    def event_range(self, i: int) -> tuple[int, int]:
-        stop = self.offsets[i + 1] if i + 1 < len(self.offsets) else self.size
+    def event_range(self, i: int, block: Block | None = None) -> tuple[int, int]:
+        """An event's bytes: to the next event, or to the end of the last event of its block."""
+        if block is None:
+            block = self.blocks[bisect_right(self._firsts(), i) - 1]
+        stop = self.offsets[i + 1] if i + 1 < block.end else block.stop
         return self.offsets[i], stop
+
+    def _firsts(self) -> list[int]:
+        if len(self._block_firsts) != len(self.blocks):
+            self._block_firsts = [b.first for b in self.blocks]
+        return self._block_firsts
 
 
 class _Lines:
     """Raw lines of a file that end quietly at a truncated gzip stream, noting where."""
 
     def __init__(self, path: Path, compressed: bool, rel: str) -> None:
-        self.end = 0
         self.escaped = False
         self.broken: SkippedLine | None = None
         self._path, self._compressed, self._rel = path, compressed, rel
@@ -94,7 +101,6 @@ class _Lines:
         with open_member(self._path, self._compressed) as handle:
             try:
                 for number, offset, raw in raw_lines(handle):
-                    self.end = offset + len(raw)
                     if b"\\u" in raw:
                         self.escaped = True
                     yield number, offset, raw
@@ -106,7 +112,9 @@ def _sample(path: Path, compressed: bool, count: int) -> list[str]:
     out: list[str] = []
     with open_member(path, compressed) as handle:
         try:
-            for raw in itertools.islice(handle, count * 2):
+            for number, _, raw in raw_lines(handle):
+                if number > count * 2:
+                    break
                 text, _ = decode(raw)
                 if text is not None:
                     out.append(text)
@@ -115,6 +123,12 @@ def _sample(path: Path, compressed: bool, count: int) -> list[str]:
         except GZIP_ERRORS:
             pass
     return out
+
+
+# A block never spans more than this, nor a gap of unreadable bytes wider than MAX_GAP between two
+# of its events: a query reads whole blocks, and garbage must not make one huge.
+MAX_SPAN = 16 * 2**20
+MAX_GAP = 2**20
 
 
 def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
@@ -127,8 +141,16 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
     codes: dict[str, int] = {}
     lines = _Lines(member.path, compressed, member.rel)
     drafts = _drafts(StreamParser(member.rel, file_format.for_indexing()).run(lines), index.skipped)
-    block: list[int] = []  # indices of the open block's events
+    first, prev_end = 0, 0  # the open block's first event; where the last event ended
     for draft in drafts:
+        count = len(index.offsets)
+        if count > first and (
+            count - first >= config.block_events
+            or draft.offset - prev_end > MAX_GAP
+            or draft.offset - index.offsets[first] > MAX_SPAN
+        ):
+            _close(index, first, count, prev_end)
+            first = count
         level = event_level(draft.parsed, config)
         service = event_service(draft, source)
         code = codes.setdefault(service, len(codes))
@@ -141,19 +163,11 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
         index.services.append(code)
         index.joined = index.joined or draft.joined
         index.composed = index.composed or getattr(draft.parsed, "composed", False)
-        block.append(len(index.offsets) - 1)
-        if len(block) >= config.block_events:
-            _close(index, block, None)
-            block = []
-    index.size = lines.end
+        prev_end = draft.end
+    if len(index.offsets) > first:
+        _close(index, first, len(index.offsets), prev_end)
     if lines.broken is not None:
         index.skipped.add(lines.broken)
-    if block:
-        _close(index, block, index.size)
-    elif index.blocks:  # the last block ends where the file does
-        last = index.blocks[-1]
-        index.blocks[-1] = Block(last.first, last.end, last.start, index.size, last.since, last.until,
-                                 last.levels, last.services)  # fmt: skip
     index.escaped = lines.escaped or file_format.container == "docker"
     return index
 
@@ -166,26 +180,12 @@ def _drafts(items: Iterable[Draft | SkippedLine], skipped: SkipReport) -> Iterat
             yield item
 
 
-def _close(index: FileIndex, block: list[int], stop: int | None) -> None:
-    """A block ends where the next one's first event starts (fixed up when that is known)."""
-    first, end = block[0], block[-1] + 1
-    if index.blocks and index.blocks[-1].stop < 0:
-        prev = index.blocks[-1]
-        index.blocks[-1] = Block(prev.first, prev.end, prev.start, index.offsets[first], prev.since,
-                                 prev.until, prev.levels, prev.services)  # fmt: skip
+def _close(index: FileIndex, first: int, end: int, stop: int) -> None:
     stamps = index.stamps[first:end]
     mask = 0
     for code in set(index.levels[first:end]):
         mask |= 1 << code
+    services = frozenset(index.services[first:end])
     index.blocks.append(
-        Block(
-            first,
-            end,
-            index.offsets[first],
-            -1 if stop is None else stop,
-            min(stamps),
-            max(stamps),
-            mask,
-            frozenset(index.services[first:end]),
-        )
+        Block(first, end, index.offsets[first], stop, min(stamps), max(stamps), mask, services)
     )

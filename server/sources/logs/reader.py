@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .config import LogConfig
-from .containers import DOCKER_SERVICE_KEYS, Fragment, Joined, Joiner, looks_like
+from .containers import DOCKER_SERVICE_KEYS, Fragment, Joiner, looks_like
 from .events import LEVELS, ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, normalize_level
 from .jsonlines import JsonLines
 from .layouts import LogSource
@@ -28,6 +28,8 @@ _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _GZIP_MAGIC = b"\x1f\x8b"
 _NORMAL = frozenset(LEVELS)
+MAX_LINE = 2**20
+OVERLONG = b"\x00(overlong)"  # stands for a line too long to hold; decode() explains it
 # A truncated or corrupt .gz ends its stream early: what was read before stays.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
@@ -43,16 +45,27 @@ def open_member(path: Path, compressed: bool) -> BinaryIO:
     return path.open("rb")
 
 
-def raw_lines(handle: Iterable[bytes], line: int = 1, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, offset of its first byte, bytes): offsets count decompressed bytes."""
-    for raw in handle:
+def raw_lines(handle: BinaryIO, line: int = 1, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, offset of its first byte, bytes): offsets count decompressed bytes. A line
+    longer than MAX_LINE (a binary file without newlines) is never held whole: it comes as OVERLONG."""
+    read = handle.readline
+    while raw := read(MAX_LINE):
+        length = len(raw)
+        if length == MAX_LINE and not raw.endswith(b"\n"):
+            while more := read(MAX_LINE):
+                length += len(more)
+                if more.endswith(b"\n"):
+                    break
+            raw = OVERLONG
         yield line, offset, raw
-        offset += len(raw)
+        offset += length
         line += 1
 
 
 def decode(raw: bytes) -> tuple[str | None, str]:
     """The line's text, or None and why not."""
+    if raw is OVERLONG:
+        return None, f"longer than {MAX_LINE // 2**20} MiB"
     try:
         text = raw.rstrip(b"\r\n").decode("utf-8")
     except UnicodeDecodeError:
@@ -129,12 +142,26 @@ class Draft:
     """An event being assembled: its first line parsed, the continuation lines collected."""
 
     line: int
-    offset: int
+    offset: int  # where its first line starts
+    end: int  # where its last line ends
     parsed: LineFields
     timestamp: datetime
     container: Fragment | None
     joined: bool = False  # rebuilt from partial runtime records: its bytes are split by wrappers
     continuation: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Line:
+    """One line of the application's output, wherever it came from."""
+
+    number: int
+    offset: int
+    end: int
+    text: str
+    fragment: Fragment | None = None
+    joined: bool = False
+    whole: bool = True  # ended by a newline (a last line without one may be cut off)
 
 
 class StreamParser:
@@ -144,91 +171,64 @@ class StreamParser:
         self._rel = rel
         self._format = file_format
         self._continuations = Continuations()
+        self._current: Draft | None = None
 
     def run(self, lines: Iterable[tuple[int, int, bytes]]) -> Iterator[Draft | SkippedLine]:
         container = self._format.container
         joiner = Joiner(container) if container else None
-        current: Draft | None = None
+        self._current = None
+        last_end = 0
         for number, offset, raw in lines:
+            last_end = offset + len(raw)
             text, why = decode(raw)
             if text is None:
                 yield SkippedLine(self._rel, number, why)
                 continue
             if not text.strip():
                 continue
-            joined_parts = False
             if joiner is None:
-                fragment, line, start = None, number, offset
-            else:
-                joined = joiner.feed(number, offset, text)
-                if joined is False:
-                    yield SkippedLine(self._rel, number, f"not {container}")
-                    continue
-                if not isinstance(joined, Joined):
-                    continue  # a partial line: the rest follows
-                fragment, line, start, text = (
-                    joined.fragment,
-                    joined.line,
-                    joined.offset,
-                    joined.fragment.text,
+                yield from self._take(_Line(number, offset, last_end, text, whole=raw.endswith(b"\n")))
+                continue
+            joined = joiner.feed(number, offset, text)
+            if joined is False:
+                yield SkippedLine(self._rel, number, f"not {container}")
+            elif joined is not None:
+                frag = joined.fragment
+                yield from self._take(
+                    _Line(joined.line, joined.offset, last_end, frag.text, frag, joined.partial_join)
                 )
-                joined_parts = joined.partial_join
-            outcome = self._line(
-                current, line=line, offset=start, text=text, fragment=fragment, whole=raw.endswith(b"\n")
-            )
-            if joined_parts and outcome is None and current is not None:
-                current.joined = True
-            elif joined_parts and isinstance(outcome, Draft):
-                outcome.joined = True
-            if isinstance(outcome, Draft):
-                if current is not None:
-                    yield current
-                current = outcome
-            elif outcome is not None:
-                yield outcome
         if joiner is not None and (rest := joiner.flush()) is not None:
-            outcome = self._line(
-                current,
-                line=rest.line,
-                offset=rest.offset,
-                text=rest.fragment.text,
-                fragment=rest.fragment,
-                whole=False,
-            )
-            if isinstance(outcome, Draft):
-                if current is not None:
-                    yield current
-                current = outcome
-            elif outcome is not None:
-                yield outcome
-        if current is not None:
-            yield current
+            frag = rest.fragment
+            yield from self._take(_Line(rest.line, rest.offset, last_end, frag.text, frag, True, whole=False))
+        if self._current is not None:
+            yield self._current
 
-    def _line(
-        self,
-        current: Draft | None,
-        *,
-        line: int,
-        offset: int,
-        text: str,
-        fragment: Fragment | None,
-        whole: bool,
-    ) -> Draft | SkippedLine | None:
-        """A new draft, None when the line joined the current one, or the reason it was skipped."""
-        parsed = self._format.line_format.parse(text)
+    def _take(self, line: _Line) -> Iterator[Draft | SkippedLine]:
+        """A new event (the previous one is complete), a continuation, or a skipped line."""
+        current = self._current
+        parsed = self._format.line_format.parse(line.text)
         if parsed is not None:
-            moment = parsed.timestamp or (fragment.time if fragment is not None else None)
+            moment = parsed.timestamp or (line.fragment.time if line.fragment is not None else None)
             if moment is not None:
                 self._continuations.reset()
-                return Draft(line, offset, parsed, moment, fragment)
-        if current is not None and self._continuations.accepts(text):
-            current.continuation.append(text)
-            return None
+                if current is not None:
+                    yield current
+                self._current = Draft(
+                    line.number, line.offset, line.end, parsed, moment, line.fragment, line.joined
+                )
+                return
+        if current is not None and self._continuations.accepts(line.text):
+            current.continuation.append(line.text)
+            current.end = max(current.end, line.end)
+            current.joined = current.joined or line.joined
+            return
         if parsed is not None:
-            return SkippedLine(self._rel, line, "no timestamp")
-        return SkippedLine(
-            self._rel, line, "truncated" if not whole else f"not {self._format.line_format.name}"
-        )
+            yield SkippedLine(self._rel, line.number, "no timestamp")
+        elif isinstance(self._format.line_format, _NoFormat):
+            yield SkippedLine(self._rel, line.number, "format not recognised")
+        else:
+            why = "truncated" if not line.whole else f"not {self._format.line_format.name}"
+            yield SkippedLine(self._rel, line.number, why)
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:

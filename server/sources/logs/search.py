@@ -203,7 +203,7 @@ class _Scan:
                 for i in self._candidates(block, data):
                     if not self._keeps(i):
                         continue
-                    start, stop = index.event_range(i)
+                    start, stop = index.event_range(i, block)
                     event = parse_event(index, i, data[start - block.start : stop - block.start], self.config)
                     if event is not None and self._matches(event):
                         yield (index.stamps[i], order, i, event)

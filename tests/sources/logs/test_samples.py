@@ -216,3 +216,31 @@ def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) ->
     assert [_answer(e) for e in from_json.events] == [_answer(e) for e in from_text.events]
     assert {e.parser for e in from_json.events} == {"json"}
     assert {e.parser for e in from_text.events} == {"pattern:logback"}
+
+
+def test_result_items_hold_the_first_line_and_the_exception_chain() -> None:
+    from server.sources.logs.items import log_item, skipped_summary
+    from server.tools.refs import log_text
+
+    result = everything("plain", service="order-service", keyword="O1002")
+    item = log_item(result.events[0])
+    assert item == {
+        "timestamp": "2026-07-08 23:05:28.123",
+        "level": "ERROR",
+        "service": "order-service",
+        "message": "下单失败 orderId=O1002",
+        "exception": result.events[0].chain_text(),
+        "thread": "http-nio-8080-exec-3",
+        "logger": "c.s.order.service.OrderService",
+        "source": "order-service/app.log:3",
+        "parser": "pattern:logback",
+    }
+    text = log_text(item)
+    assert text.startswith("2026-07-08 23:05:28.123 ERROR order-service 下单失败 orderId=O1002 | exception=")
+    assert (
+        "Caused by: java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available"
+        in text
+    )
+    assert "\tat " not in text
+    summary = skipped_summary(everything("plain", service="payment-service").skipped)
+    assert summary == {"skipped_lines": 1, "skipped_at": ["payment-service/payment-service.log.1:2 (binary)"]}
