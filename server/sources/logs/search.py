@@ -58,12 +58,13 @@ class LogReader:
         self._lock = threading.Lock()
         self._indexes: dict[str, FileIndex] = {}
 
-    def refresh(self) -> tuple[list[FileIndex], SkipReport]:
-        """Every file's current index, and the files that could not be opened at all."""
+    def refresh(self) -> tuple[list[FileIndex], list[tuple[str, SkippedLine]]]:
+        """Every file's current index, and the files that could not be read at all (with the
+        service their place in the tree names)."""
         root = self.config.root
         if not root.is_dir():
             raise ToolError(f"log data unavailable: {root} is not a directory")
-        unreadable = SkipReport(keep=self.config.skipped_keep)
+        unreadable: list[tuple[str, SkippedLine]] = []
         out: list[FileIndex] = []
         with self._lock:
             seen: set[str] = set()
@@ -78,21 +79,30 @@ class LogReader:
                             index = build(source, member, self.config)
                             self._indexes[key] = index
                     except OSError as exc:
-                        unreadable.add(SkippedLine(member.rel, 0, f"unreadable: {exc.strerror or exc}"))
+                        why = f"unreadable: {exc.strerror or exc}"
+                        unreadable.append((source.service, SkippedLine(member.rel, 0, why)))
                         continue
                     out.append(index)
             for gone in set(self._indexes) - seen:
                 del self._indexes[gone]
-        if not out and not unreadable.count:
+        if not out and not unreadable:
             raise ToolError(f"log data unavailable: no log files under {root}")
         return out, unreadable
 
     def search(self, query: LogSearch) -> SearchResult:
-        indexes, unreadable = self.refresh()
+        indexes, unreadable_files = self.refresh()
         if not any(index.offsets for index in indexes):
+            everything = SkipReport(keep=self.config.skipped_keep)
+            for _, line in unreadable_files:
+                everything.add(line)
             raise ToolError(
-                f"no readable log line under {self.config.root}: {_describe(indexes, unreadable)}"
+                f"no readable log line under {self.config.root}: {_describe(indexes, everything)}"
             )
+        wanted = query.service.lower() if query.service is not None else None
+        unreadable = SkipReport(keep=self.config.skipped_keep)
+        for service, line in unreadable_files:
+            if wanted is None or service.lower() == wanted:
+                unreadable.add(line)
         level = None
         if query.level is not None:
             level = normalize_level(query.level) or query.level.upper()
@@ -121,7 +131,8 @@ class LogReader:
                     heapq.heappush(heap, entry)
                 elif entry[:3] > heap[0][:3]:
                     heapq.heapreplace(heap, entry)
-        if selected and not any(index.offsets for index in selected) and (skipped.count or unreadable.count):
+        readable = any(index.offsets for index in selected)
+        if (selected or unreadable.count) and not readable and skipped.count:
             raise ToolError(f"no readable log line for this query: {_describe(selected, unreadable)}")
         events = _materialize(sorted(heap, key=lambda e: e[:3], reverse=True), indexes, self.config)
         return SearchResult(events, total, skipped, [i.member.rel for i in selected])
