@@ -96,8 +96,13 @@ class FileFormat:
         return self
 
     @property
+    def name(self) -> str:
+        """The application format's name (a format written elsewhere may not carry one)."""
+        return str(getattr(self.line_format, "name", type(self.line_format).__name__))
+
+    @property
     def parser(self) -> str:
-        name = self.line_format.name
+        name = self.name
         return f"{self.container}+{name}" if self.container else name
 
 
@@ -227,7 +232,7 @@ class StreamParser:
         elif isinstance(self._format.line_format, _NoFormat):
             yield SkippedLine(self._rel, line.number, "format not recognised")
         else:
-            why = "truncated" if not line.whole else f"not {self._format.line_format.name}"
+            why = "truncated" if not line.whole else f"not {self._format.name}"
             yield SkippedLine(self._rel, line.number, why)
 
 

@@ -249,7 +249,7 @@ def _needle(keyword: str | None, index: FileIndex) -> tuple[bytes | None, bool]:
     if keyword is None or index.joined or (index.composed and ("=" in keyword or " " in keyword)):
         return None, False
     fmt = index.file_format
-    escaping = fmt.container == "docker" or fmt.line_format.name in ("json", "logfmt")
+    escaping = fmt.container == "docker" or fmt.name in ("json", "logfmt")
     if escaping and (_ESCAPED_BY_WRITERS.search(keyword) or (index.escaped and not keyword.isascii())):
         return None, False
     if keyword.isascii():
