@@ -189,3 +189,26 @@ def _close(index: FileIndex, first: int, end: int, stop: int) -> None:
     index.blocks.append(
         Block(first, end, index.offsets[first], stop, min(stamps), max(stamps), mask, services)
     )
+
+
+_SCAN_CHUNK = 4 * 2**20
+# A name containing one of these may be written escaped (JSON's `\/`, `\u0026`): never ruled out.
+_ESCAPABLE = frozenset("\"\\/<>&'")
+
+
+def mentions(path: Path, name: str) -> bool:
+    """Whether the file's (decompressed) bytes contain the name in any letter case; True when
+    that cannot be ruled out by bytes (non-ASCII or escapable names, an unreadable stream)."""
+    if not name.isascii() or _ESCAPABLE.intersection(name):
+        return True
+    needle = name.lower().encode()
+    carry = b""
+    try:
+        with open_member(path, is_gzip(path)) as handle:
+            while chunk := handle.read(_SCAN_CHUNK):
+                if needle in (carry + chunk).lower():
+                    return True
+                carry = chunk[-len(needle) + 1 :] if len(needle) > 1 else b""
+    except GZIP_ERRORS:
+        return True
+    return False

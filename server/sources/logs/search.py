@@ -19,8 +19,8 @@ from server.tools.backend import TimeWindow, ToolError
 
 from .config import LogConfig
 from .events import LogEvent, SkippedLine, SkipReport, normalize_level
-from .index import LEVEL_CODES, Block, FileIndex, build
-from .layouts import discover
+from .index import LEVEL_CODES, Block, FileIndex, build, mentions
+from .layouts import LogSource, Member, discover
 from .reader import Draft, StreamParser, finish, open_member, raw_lines
 
 _UNBOUNDED = TimeWindow(None, None)
@@ -46,6 +46,13 @@ class SearchResult:
     files_read: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Snapshot:
+    indexes: list[FileIndex]
+    unreadable: list[tuple[str, SkippedLine]]  # (the layout's service, why) of files not opened
+    complete: bool  # every file is indexed (or unreadable)
+
+
 # A heap entry: (epoch seconds, file order, event index, the event or None until materialized).
 _Entry = tuple[float, int, int, LogEvent | None]
 
@@ -57,41 +64,64 @@ class LogReader:
         self.config = config
         self._lock = threading.Lock()
         self._indexes: dict[str, FileIndex] = {}
+        # (file, size, mtime) → services whose names its bytes do not contain
+        self._absent: dict[tuple[str, int, int], set[str]] = {}
 
-    def refresh(self) -> tuple[list[FileIndex], list[tuple[str, SkippedLine]]]:
-        """Every file's current index, and the files that could not be read at all (with the
-        service their place in the tree names)."""
+    def refresh(self, service: str | None = None) -> Snapshot:
+        """The current index of every file that may hold the service (every file without one).
+
+        A file not indexed yet whose place in the tree names another service is indexed only if
+        its bytes contain the service's name (a scan at grep speed, remembered per file version):
+        the first query about one service does not parse the whole tree."""
         root = self.config.root
         if not root.is_dir():
             raise ToolError(f"log data unavailable: {root} is not a directory")
-        unreadable: list[tuple[str, SkippedLine]] = []
-        out: list[FileIndex] = []
+        snapshot = Snapshot([], [], complete=True)
+        files = 0
         with self._lock:
             seen: set[str] = set()
             for source in discover(self.config):
                 for member in source.members:
                     key = str(member.path)
                     seen.add(key)
+                    files += 1
                     try:
                         stat = member.path.stat()
+                        stamp = (stat.st_size, stat.st_mtime_ns)
                         index = self._indexes.get(key)
-                        if index is None or index.stamp != (stat.st_size, stat.st_mtime_ns):
+                        if index is None or index.stamp != stamp:
+                            if service is not None and not self._may_hold(source, member, stamp, service):
+                                snapshot.complete = False
+                                continue
                             index = build(source, member, self.config)
                             self._indexes[key] = index
                     except OSError as exc:
                         why = f"unreadable: {exc.strerror or exc}"
-                        unreadable.append((source.service, SkippedLine(member.rel, 0, why)))
+                        snapshot.unreadable.append((source.service, SkippedLine(member.rel, 0, why)))
                         continue
-                    out.append(index)
+                    snapshot.indexes.append(index)
             for gone in set(self._indexes) - seen:
                 del self._indexes[gone]
-        if not out and not unreadable:
+        if not files:
             raise ToolError(f"log data unavailable: no log files under {root}")
-        return out, unreadable
+        return snapshot
+
+    def _may_hold(self, source: LogSource, member: Member, stamp: tuple[int, int], service: str) -> bool:
+        wanted = service.lower()
+        if source.service.lower() == wanted:
+            return True
+        absent = self._absent.setdefault((str(member.path), *stamp), set())
+        if wanted in absent:
+            return False
+        if mentions(member.path, wanted):
+            return True
+        absent.add(wanted)
+        return False
 
     def search(self, query: LogSearch) -> SearchResult:
-        indexes, unreadable_files = self.refresh()
-        if not any(index.offsets for index in indexes):
+        snapshot = self.refresh(query.service)
+        indexes, unreadable_files = snapshot.indexes, snapshot.unreadable
+        if snapshot.complete and not any(index.offsets for index in indexes):
             everything = SkipReport(keep=self.config.skipped_keep)
             for _, line in unreadable_files:
                 everything.add(line)

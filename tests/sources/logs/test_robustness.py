@@ -24,7 +24,7 @@ def test_an_overlong_line_is_skipped_without_being_held(tmp_path: Path) -> None:
     assert [e.message for e in result.events] == ["after", "before"]
     assert [str(s) for s in result.skipped.first] == ["api.log:2 (longer than 1 MiB)"]
     assert logs.search(LogSearch(keyword="after")).events[0].line == 3
-    (index,), _ = logs.refresh()
+    (index,) = logs.refresh().indexes
     # The gap of garbage closes a block: neither event's bytes include the blob.
     assert [index.event_range(i)[1] - index.event_range(i)[0] for i in range(2)] == [
         len(_json("2026-07-08T23:00:00Z", "before")),

@@ -89,8 +89,8 @@ def test_index_is_reused_and_rebuilt_when_a_file_changes(tmp_path: Path) -> None
     _write_json(log, [{"time": T0.isoformat(), "level": "info", "msg": "first"}])
     logs = LogReader(LogConfig(root=tmp_path))
     assert logs.search(LogSearch()).total == 1
-    (before,), _ = logs.refresh()
-    assert logs.refresh()[0][0] is before  # unchanged: the same index
+    (before,) = logs.refresh().indexes
+    assert logs.refresh().indexes[0] is before  # unchanged: the same index
     with log.open("a") as handle:
         handle.write(
             json.dumps({"time": (T0 + timedelta(seconds=1)).isoformat(), "level": "warn", "msg": "second"})
@@ -99,7 +99,7 @@ def test_index_is_reused_and_rebuilt_when_a_file_changes(tmp_path: Path) -> None
     os.utime(log, ns=(before.stamp[1] + 1_000_000, before.stamp[1] + 1_000_000))
     result = logs.search(LogSearch())
     assert [e.message for e in result.events] == ["second", "first"]
-    assert logs.refresh()[0][0] is not before
+    assert logs.refresh().indexes[0] is not before
     log.unlink()
     with pytest.raises(ToolError, match="no log files"):
         logs.search(LogSearch())
@@ -196,3 +196,22 @@ def test_default_time_zone_and_level_are_configurable(tmp_path: Path) -> None:
     (event,) = LogReader(shanghai).search(LogSearch()).events
     assert (event.timestamp, event.level) == (T0, "WARN")
     assert LogReader(shanghai).search(LogSearch(level="warning")).total == 1
+
+
+def test_a_service_query_indexes_only_files_that_may_hold_the_service(tmp_path: Path) -> None:
+    moment = T0.isoformat()
+    _write_json(tmp_path / "cart.log", [{"time": moment, "level": "info", "msg": "from the path"}])
+    shared = [
+        {"time": moment, "level": "info", "service": "CART", "msg": "from a field"},
+        {"time": moment, "level": "info", "service": "other", "msg": "x"},
+    ]
+    _write_json(tmp_path / "shared.log", shared)
+    with gzip.open(tmp_path / "unrelated.log.1.gz", "wt") as out:
+        out.write(json.dumps({"time": moment, "level": "info", "msg": "nothing about it"}) + "\n")
+    logs = LogReader(LogConfig(root=tmp_path))
+    result = logs.search(LogSearch(service="cart"))
+    assert sorted(e.message for e in result.events) == ["from a field", "from the path"]
+    assert sorted(i.member.rel for i in logs.refresh("cart").indexes) == ["cart.log", "shared.log"]
+    assert logs.search(LogSearch(service="nobody")).total == 0  # an unknown service: no evidence, no error
+    assert logs.search(LogSearch()).total == 4
+    assert len(logs.refresh("cart").indexes) == 3  # once indexed, a file is always consulted
