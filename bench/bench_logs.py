@@ -105,15 +105,16 @@ def _pct(values: list[float], q: float) -> float:
 
 def measure(root: Path, runs: int, service: str) -> dict[str, object]:
     reader = LogReader(LogConfig(root=root, patterns=(LOGBACK,)))
-    started = time.perf_counter()
-    first = reader.search(LogSearch(service=service, keyword=KEYWORD))
-    cold = time.perf_counter() - started
     since = START + timedelta(hours=14)
     queries = {
         "a": LogSearch(service=service, keyword=KEYWORD, limit=20),
         "b": LogSearch(level="ERROR", window=TimeWindow(since, since + timedelta(hours=1)), limit=20),
     }
-    out: dict[str, object] = {"cold_s": cold, "cold_total": first.total}
+    out: dict[str, object] = {}
+    for name, query in queries.items():  # first runs: (a) indexes its service's files, (b) the rest
+        started = time.perf_counter()
+        reader.search(query)
+        out[f"cold_{name}"] = time.perf_counter() - started
     for name, query in queries.items():
         times, result = [], None
         for _ in range(runs):
@@ -161,7 +162,8 @@ def main() -> None:
         tmp = tempfile.mkdtemp(prefix="evigate-bench-logs-")
         root = Path(tmp)
     try:
-        if not any(root.iterdir()) if root.exists() else True:
+        root.mkdir(parents=True, exist_ok=True)
+        if not any(root.iterdir()):
             t = time.perf_counter()
             generate(root, args.size_mb, args.services)
             print(f"generated {args.size_mb} MB in {time.perf_counter() - t:.1f} s under {root}")
@@ -181,8 +183,10 @@ def main() -> None:
         grep_a = grep_time(root, a["files"], KEYWORD, args.runs)
         grep_ai = grep_time(root, a["files"], KEYWORD, args.runs, "-i")
         grep_b = grep_time(root, b["files"], "ERROR", args.runs, "-i")
-        print(f"{on_disk:.0f} MB on disk, {args.services} services; index built by the first query in "
-              f"{result['cold_s']:.1f} s; peak RSS {result['rss_mb']:.0f} MB (target < 300)")  # fmt: skip
+        rss = result["rss_mb"]
+        print(f"{on_disk:.0f} MB on disk, {args.services} services; peak RSS {rss:.0f} MB (target < 300)")
+        print(f"first (a) {result['cold_a']:.1f} s (indexes its service's files), then first (b) "
+              f"{result['cold_b']:.1f} s (indexes all the rest)")  # fmt: skip
         head = f"{'query':<34}{'p50 ms':>9}{'p99 ms':>9}{'matches':>9}{'files':>7}"
         print(f"{head}{'grep -F p50':>13}{'-F -i p50':>11}{'ratio':>7}")
         rows = [
