@@ -1,5 +1,5 @@
 """The index of one file: where each event starts, its time, level and service, in flat arrays
-(23 bytes an event), and blocks of events with their time range, levels and services, so that a
+(15 bytes an event), and blocks of events with their time range, levels and services, so that a
 query skips files and blocks its filters exclude and parses only the events it may return.
 A file is re-indexed when its size or mtime changes."""
 
@@ -10,6 +10,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .config import LogConfig
 from .events import LEVELS, SkippedLine, SkipReport
@@ -37,6 +38,7 @@ class Block:
     end: int
     start: int  # bytes [start, stop) in the (decompressed) file: first event's start, last one's end
     stop: int
+    line: int  # the first event's line number (the others' are counted from it)
     since: float
     until: float
     levels: int  # bit per level code
@@ -50,8 +52,7 @@ class FileIndex:
     stamp: tuple[int, int]  # size, mtime_ns
     compressed: bool
     file_format: FileFormat
-    offsets: array[int] = field(default_factory=lambda: array("Q"))
-    lines: array[int] = field(default_factory=lambda: array("I"))
+    starts: array[int] = field(default_factory=lambda: array("I"))  # from its block's start
     stamps: array[float] = field(default_factory=lambda: array("d"))
     levels: bytearray = field(default_factory=bytearray)
     services: array[int] = field(default_factory=lambda: array("H"))
@@ -75,17 +76,39 @@ class FileIndex:
         wanted = service.lower()
         return {code for code, name in enumerate(self.service_names) if name.lower() == wanted}
 
-    def event_range(self, i: int, block: Block | None = None) -> tuple[int, int]:
-        """An event's bytes: to the next event, or to the end of the last event of its block."""
-        if block is None:
-            block = self.blocks[bisect_right(self._firsts(), i) - 1]
-        stop = self.offsets[i + 1] if i + 1 < block.end else block.stop
-        return self.offsets[i], stop
+    @property
+    def count(self) -> int:
+        return len(self.stamps)
 
-    def _firsts(self) -> list[int]:
+    def block_of(self, i: int) -> Block:
         if len(self._block_firsts) != len(self.blocks):
             self._block_firsts = [b.first for b in self.blocks]
-        return self._block_firsts
+        return self.blocks[bisect_right(self._block_firsts, i) - 1]
+
+    def read_block(self, handle: BinaryIO, block: Block) -> BlockBytes:
+        """A block's bytes (handles of gzip files must be read in ascending block order)."""
+        handle.seek(block.start)
+        return BlockBytes(self, block, handle.read(block.stop - block.start))
+
+
+class BlockBytes:
+    """One block's bytes, from which its events are cut with their line numbers."""
+
+    def __init__(self, index: FileIndex, block: Block, data: bytes) -> None:
+        self.index, self.block, self.data = index, block, data
+        self._pos, self._line = 0, block.line  # a cursor: events are usually asked for in order
+
+    def event(self, i: int) -> tuple[bytes, int, int]:
+        """(the event's bytes, its first line number, its offset in the file): its bytes run to the
+        next event, or to the end of the block's last event."""
+        starts, block = self.index.starts, self.block
+        start = starts[i]
+        stop = starts[i + 1] if i + 1 < block.end else block.stop - block.start
+        if start < self._pos:
+            self._pos, self._line = 0, block.line
+        self._line += self.data.count(b"\n", self._pos, start)
+        self._pos = start
+        return self.data[start:stop], self._line, block.start + start
 
 
 class _Lines:
@@ -141,31 +164,32 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
     codes: dict[str, int] = {}
     lines = _Lines(member.path, compressed, member.rel)
     drafts = _drafts(StreamParser(member.rel, file_format.for_indexing()).run(lines), index.skipped)
-    first, prev_end = 0, 0  # the open block's first event; where the last event ended
+    first, start, line, prev_end = 0, 0, 0, 0  # the open block: first event, its offset and line
     for draft in drafts:
-        count = len(index.offsets)
+        count = index.count
         if count > first and (
             count - first >= config.block_events
             or draft.offset - prev_end > MAX_GAP
-            or draft.offset - index.offsets[first] > MAX_SPAN
+            or draft.offset - start > MAX_SPAN
         ):
-            _close(index, first, count, prev_end)
+            _close(index, (first, count), (start, prev_end), line)
             first = count
+        if count == first:
+            start, line = draft.offset, draft.line
         level = event_level(draft.parsed, config)
         service = event_service(draft, source)
         code = codes.setdefault(service, len(codes))
         if code == len(index.service_names):
             index.service_names.append(service)
-        index.offsets.append(draft.offset)
-        index.lines.append(draft.line)
+        index.starts.append(draft.offset - start)
         index.stamps.append(draft.timestamp.timestamp())
         index.levels.append(LEVEL_CODES.get(level, 0))
         index.services.append(code)
         index.joined = index.joined or draft.joined
         index.composed = index.composed or getattr(draft.parsed, "composed", False)
         prev_end = draft.end
-    if len(index.offsets) > first:
-        _close(index, first, len(index.offsets), prev_end)
+    if index.count > first:
+        _close(index, (first, index.count), (start, prev_end), line)
     if lines.broken is not None:
         index.skipped.add(lines.broken)
     index.escaped = lines.escaped or file_format.container == "docker"
@@ -180,15 +204,14 @@ def _drafts(items: Iterable[Draft | SkippedLine], skipped: SkipReport) -> Iterat
             yield item
 
 
-def _close(index: FileIndex, first: int, end: int, stop: int) -> None:
+def _close(index: FileIndex, events: tuple[int, int], span: tuple[int, int], line: int) -> None:
+    first, end = events
     stamps = index.stamps[first:end]
     mask = 0
     for code in set(index.levels[first:end]):
         mask |= 1 << code
     services = frozenset(index.services[first:end])
-    index.blocks.append(
-        Block(first, end, index.offsets[first], stop, min(stamps), max(stamps), mask, services)
-    )
+    index.blocks.append(Block(first, end, span[0], span[1], line, min(stamps), max(stamps), mask, services))
 
 
 _SCAN_CHUNK = 4 * 2**20

@@ -19,7 +19,7 @@ from server.tools.backend import TimeWindow, ToolError
 
 from .config import LogConfig
 from .events import LogEvent, SkippedLine, SkipReport, normalize_level
-from .index import LEVEL_CODES, Block, FileIndex, build, mentions
+from .index import LEVEL_CODES, Block, BlockBytes, FileIndex, build, mentions
 from .layouts import LogSource, Member, discover
 from .reader import Draft, StreamParser, finish, open_member, raw_lines
 
@@ -121,7 +121,7 @@ class LogReader:
     def search(self, query: LogSearch) -> SearchResult:
         snapshot = self.refresh(query.service)
         indexes, unreadable_files = snapshot.indexes, snapshot.unreadable
-        if snapshot.complete and not any(index.offsets for index in indexes):
+        if snapshot.complete and not any(index.count for index in indexes):
             everything = SkipReport(keep=self.config.skipped_keep)
             for _, line in unreadable_files:
                 everything.add(line)
@@ -147,7 +147,7 @@ class LogReader:
             if codes is None:
                 continue
             selected.append(index)
-            if not _overlaps(index.since, index.until, query.window) and index.offsets:
+            if not _overlaps(index.since, index.until, query.window) and index.count:
                 continue
             skipped.merge(index.skipped)
             level_code = LEVEL_CODES.get(level, 0) if level is not None else None
@@ -161,7 +161,7 @@ class LogReader:
                     heapq.heappush(heap, entry)
                 elif entry[:3] > heap[0][:3]:
                     heapq.heapreplace(heap, entry)
-        readable = any(index.offsets for index in selected)
+        readable = any(index.count for index in selected)
         if (selected or unreadable.count) and not readable and skipped.count:
             raise ToolError(f"no readable log line for this query: {_describe(selected, unreadable)}")
         events = _materialize(sorted(heap, key=lambda e: e[:3], reverse=True), indexes, self.config)
@@ -184,7 +184,7 @@ def _wanted_services(index: FileIndex, service: str | None) -> set[int] | None:
     if service is None:
         return set(range(len(index.service_names)))
     codes = index.service_codes(service)
-    if codes or (not index.offsets and index.source.service.lower() == service.lower()):
+    if codes or (not index.count and index.source.service.lower() == service.lower()):
         return codes
     return None
 
@@ -239,13 +239,11 @@ class _Scan:
             return
         with open_member(index.member.path, index.compressed) as handle:
             for block in blocks:
-                handle.seek(block.start)
-                data = handle.read(block.stop - block.start)
-                for i in self._candidates(block, data):
+                data = index.read_block(handle, block)
+                for i in self._candidates(block, data.data):
                     if not self._keeps(i):
                         continue
-                    start, stop = index.event_range(i, block)
-                    event = parse_event(index, i, data[start - block.start : stop - block.start], self.config)
+                    event = parse_event(index, *data.event(i), self.config)
                     if event is not None and self._matches(event):
                         yield (index.stamps[i], order, i, event)
 
@@ -254,16 +252,15 @@ class _Scan:
             yield from range(block.first, block.end)
             return
         hay = data.lower() if self.lowered else data
-        offsets, i = self.index.offsets, block.first
+        starts, i = self.index.starts, block.first
         pos = hay.find(self.needle)
         while pos != -1:
-            absolute = block.start + pos
-            while i + 1 < block.end and offsets[i + 1] <= absolute:
+            while i + 1 < block.end and starts[i + 1] <= pos:
                 i += 1
             yield i
             if i + 1 >= block.end:
                 return
-            pos = hay.find(self.needle, offsets[i + 1] - block.start)
+            pos = hay.find(self.needle, starts[i + 1])
             i += 1
 
     def _matches(self, event: LogEvent) -> bool:
@@ -289,9 +286,9 @@ def _needle(keyword: str | None, index: FileIndex) -> tuple[bytes | None, bool]:
     return None, False
 
 
-def parse_event(index: FileIndex, i: int, data: bytes, config: LogConfig) -> LogEvent | None:
+def parse_event(index: FileIndex, data: bytes, line: int, offset: int, config: LogConfig) -> LogEvent | None:
     parser = StreamParser(index.member.rel, index.file_format)
-    lines = raw_lines(io.BytesIO(data), index.lines[i], index.offsets[i])
+    lines = raw_lines(io.BytesIO(data), line, offset)
     for item in parser.run(lines):
         if isinstance(item, Draft):
             return finish(item, index.source, index.file_format, index.member.rel, config)
@@ -307,11 +304,13 @@ def _materialize(entries: list[_Entry], indexes: list[FileIndex], config: LogCon
     loaded: dict[tuple[int, int], LogEvent] = {}
     for order, numbers in wanted.items():
         index = indexes[order]
+        data: BlockBytes | None = None
         with open_member(index.member.path, index.compressed) as handle:
             for i in sorted(numbers):
-                start, stop = index.event_range(i)
-                handle.seek(start)
-                event = parse_event(index, i, handle.read(stop - start), config)
+                block = index.block_of(i)
+                if data is None or data.block is not block:
+                    data = index.read_block(handle, block)
+                event = parse_event(index, *data.event(i), config)
                 if event is not None:
                     loaded[(order, i)] = event
     out = []

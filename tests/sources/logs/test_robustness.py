@@ -25,8 +25,8 @@ def test_an_overlong_line_is_skipped_without_being_held(tmp_path: Path) -> None:
     assert [str(s) for s in result.skipped.first] == ["api.log:2 (longer than 1 MiB)"]
     assert logs.search(LogSearch(keyword="after")).events[0].line == 3
     (index,) = logs.refresh().indexes
-    # The gap of garbage closes a block: neither event's bytes include the blob.
-    assert [index.event_range(i)[1] - index.event_range(i)[0] for i in range(2)] == [
+    # The gap of garbage closes a block: neither block (nor event) holds the blob's bytes.
+    assert [b.stop - b.start for b in index.blocks] == [
         len(_json("2026-07-08T23:00:00Z", "before")),
         len(_json("2026-07-08T23:00:01Z", "after")),
     ]

@@ -201,7 +201,7 @@ def test_default_time_zone_and_level_are_configurable(tmp_path: Path) -> None:
 def test_a_service_query_indexes_only_files_that_may_hold_the_service(tmp_path: Path) -> None:
     moment = T0.isoformat()
     _write_json(tmp_path / "cart.log", [{"time": moment, "level": "info", "msg": "from the path"}])
-    shared = [
+    shared: list[dict[str, object]] = [
         {"time": moment, "level": "info", "service": "CART", "msg": "from a field"},
         {"time": moment, "level": "info", "service": "other", "msg": "x"},
     ]
