@@ -43,7 +43,7 @@ class SearchResult:
     events: list[LogEvent]  # newest first, at most the limit
     total: int  # how many matched in all
     skipped: SkipReport  # unreadable lines in the files this query had to read
-    files_read: list[str] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)  # those with blocks its filters could not exclude
 
 
 @dataclass
@@ -142,6 +142,7 @@ class LogReader:
         heap: list[_Entry] = []
         total = 0
         selected: list[FileIndex] = []
+        consulted: list[str] = []
         for order, index in enumerate(indexes):
             codes = _wanted_services(index, query.service)
             if codes is None:
@@ -154,18 +155,19 @@ class LogReader:
             blocks = [b for b in index.blocks if _block_wanted(b, codes, level_code, query.window)]
             if not blocks:
                 continue
+            consulted.append(index.member.rel)
             scan = _Scan(index, self.config, codes=codes, level=level_code, query=query, regex=regex)
             for entry in scan.entries(order, blocks):
                 total += 1
                 if len(heap) < query.limit:
                     heapq.heappush(heap, entry)
-                elif entry[:3] > heap[0][:3]:
+                elif heap and entry[:3] > heap[0][:3]:
                     heapq.heapreplace(heap, entry)
         readable = any(index.count for index in selected)
         if (selected or unreadable.count) and not readable and skipped.count:
             raise ToolError(f"no readable log line for this query: {_describe(selected, unreadable)}")
         events = _materialize(sorted(heap, key=lambda e: e[:3], reverse=True), indexes, self.config)
-        return SearchResult(events, total, skipped, [i.member.rel for i in selected])
+        return SearchResult(events, total, skipped, consulted)
 
 
 def _describe(indexes: list[FileIndex], unreadable: SkipReport) -> str:

@@ -215,3 +215,16 @@ def test_a_service_query_indexes_only_files_that_may_hold_the_service(tmp_path: 
     assert logs.search(LogSearch(service="nobody")).total == 0  # an unknown service: no evidence, no error
     assert logs.search(LogSearch()).total == 4
     assert len(logs.refresh("cart").indexes) == 3  # once indexed, a file is always consulted
+
+
+def test_files_read_are_those_the_filters_could_not_exclude() -> None:
+    late = window("2026-07-08T23:00:00", "2026-07-09T00:00:00")
+    assert everything("plain", service="payment-service", window=late).files_read == [
+        "payment-service/payment-service.log"
+    ]
+    assert everything("plain", level="FATAL").files_read == [
+        "payment-service/payment-service.log",
+        "worker/worker.log",
+    ]
+    counted = reader("plain").search(LogSearch(level="ERROR", limit=0))
+    assert (counted.total, counted.events) == (everything("plain", level="ERROR").total, [])
