@@ -126,7 +126,9 @@ def detect(sample: list[str], config: LogConfig) -> FileFormat:
             joined = joiner.feed(0, 0, s)
             if joined:
                 inner.append(joined.fragment.text)
-    starts = [s for s in inner if s.strip() and s[0] not in " \t"]  # stack frames are no evidence
+    # Stack traces say nothing of the format: a JSON file may print them raw between its records.
+    continuations = Continuations()
+    starts = [s for s in inner if s.strip() and not continuations.accepts(s)]
     tz = config.default_tz
     json_format = JsonLines(config.fields, tz)
     if _majority(sum(json_format.parse(s) is not None for s in starts), len(starts)):

@@ -71,3 +71,14 @@ def test_a_raw_stack_trace_between_json_lines_joins_the_json_event(tmp_path: Pat
         "java.lang.IllegalStateException: closed",
         0,
     )
+
+
+def test_many_raw_stack_traces_do_not_hide_a_json_file(tmp_path: Path) -> None:
+    trace = b"java.lang.IllegalStateException: closed\nCaused by: java.io.IOException: reset\n\tat a.B.c\n"
+    records = [_json(f"2026-07-08T23:00:0{i}Z", f"failure {i}", "ERROR") + trace for i in range(5)]
+    (tmp_path / "api.log").write_bytes(b"".join(records))
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch())
+    assert {e.parser for e in result.events} == {"json"}
+    assert [e.chain_text() for e in result.events] == [
+        "java.lang.IllegalStateException: closed ← Caused by: java.io.IOException: reset"
+    ] * 5
