@@ -1,5 +1,5 @@
 """The index of one file: where each event starts, its time, level and service, in flat arrays
-(15 bytes an event), and blocks of events with their time range, levels and services, so that a
+(19 bytes an event), and blocks of events with their time range, levels and services, so that a
 query skips files and blocks its filters exclude and parses only the events it may return.
 A file is re-indexed when its size or mtime changes."""
 
@@ -38,7 +38,6 @@ class Block:
     end: int
     start: int  # bytes [start, stop) in the (decompressed) file: first event's start, last one's end
     stop: int
-    line: int  # the first event's line number (the others' are counted from it)
     since: float
     until: float
     levels: int  # bit per level code
@@ -53,6 +52,7 @@ class FileIndex:
     compressed: bool
     file_format: FileFormat
     starts: array[int] = field(default_factory=lambda: array("I"))  # from its block's start
+    lines: array[int] = field(default_factory=lambda: array("I"))
     stamps: array[float] = field(default_factory=lambda: array("d"))
     levels: bytearray = field(default_factory=bytearray)
     services: array[int] = field(default_factory=lambda: array("H"))
@@ -92,11 +92,10 @@ class FileIndex:
 
 
 class BlockBytes:
-    """One block's bytes, from which its events are cut with their line numbers."""
+    """One block's bytes, from which its events are cut."""
 
     def __init__(self, index: FileIndex, block: Block, data: bytes) -> None:
         self.index, self.block, self.data = index, block, data
-        self._pos, self._line = 0, block.line  # a cursor: events are usually asked for in order
 
     def event(self, i: int) -> tuple[bytes, int, int]:
         """(the event's bytes, its first line number, its offset in the file): its bytes run to the
@@ -104,11 +103,7 @@ class BlockBytes:
         starts, block = self.index.starts, self.block
         start = starts[i]
         stop = starts[i + 1] if i + 1 < block.end else block.stop - block.start
-        if start < self._pos:
-            self._pos, self._line = 0, block.line
-        self._line += self.data.count(b"\n", self._pos, start)
-        self._pos = start
-        return self.data[start:stop], self._line, block.start + start
+        return self.data[start:stop], self.index.lines[i], block.start + start
 
 
 class _Lines:
@@ -164,7 +159,7 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
     codes: dict[str, int] = {}
     lines = _Lines(member.path, compressed, member.rel)
     drafts = _drafts(StreamParser(member.rel, file_format.for_indexing()).run(lines), index.skipped)
-    first, start, line, prev_end = 0, 0, 0, 0  # the open block: first event, its offset and line
+    first, start, prev_end = 0, 0, 0  # the open block's first event and its offset; the last event's end
     for draft in drafts:
         count = index.count
         if count > first and (
@@ -172,16 +167,17 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
             or draft.offset - prev_end > MAX_GAP
             or draft.offset - start > MAX_SPAN
         ):
-            _close(index, (first, count), (start, prev_end), line)
+            _close(index, (first, count), (start, prev_end))
             first = count
         if count == first:
-            start, line = draft.offset, draft.line
+            start = draft.offset
         level = event_level(draft.parsed, config)
         service = event_service(draft, source)
         code = codes.setdefault(service, len(codes))
         if code == len(index.service_names):
             index.service_names.append(service)
         index.starts.append(draft.offset - start)
+        index.lines.append(draft.line)
         index.stamps.append(draft.timestamp.timestamp())
         index.levels.append(LEVEL_CODES.get(level, 0))
         index.services.append(code)
@@ -189,7 +185,7 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
         index.composed = index.composed or getattr(draft.parsed, "composed", False)
         prev_end = draft.end
     if index.count > first:
-        _close(index, (first, index.count), (start, prev_end), line)
+        _close(index, (first, index.count), (start, prev_end))
     if lines.broken is not None:
         index.skipped.add(lines.broken)
     index.escaped = lines.escaped or file_format.container == "docker"
@@ -204,14 +200,14 @@ def _drafts(items: Iterable[Draft | SkippedLine], skipped: SkipReport) -> Iterat
             yield item
 
 
-def _close(index: FileIndex, events: tuple[int, int], span: tuple[int, int], line: int) -> None:
+def _close(index: FileIndex, events: tuple[int, int], span: tuple[int, int]) -> None:
     first, end = events
     stamps = index.stamps[first:end]
     mask = 0
     for code in set(index.levels[first:end]):
         mask |= 1 << code
     services = frozenset(index.services[first:end])
-    index.blocks.append(Block(first, end, span[0], span[1], line, min(stamps), max(stamps), mask, services))
+    index.blocks.append(Block(first, end, span[0], span[1], min(stamps), max(stamps), mask, services))
 
 
 _SCAN_CHUNK = 4 * 2**20

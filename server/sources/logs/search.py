@@ -11,6 +11,7 @@ import heapq
 import io
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -254,16 +255,14 @@ class _Scan:
             yield from range(block.first, block.end)
             return
         hay = data.lower() if self.lowered else data
-        starts, i = self.index.starts, block.first
+        starts = self.index.starts
         pos = hay.find(self.needle)
         while pos != -1:
-            while i + 1 < block.end and starts[i + 1] <= pos:
-                i += 1
+            i = bisect_right(starts, pos, block.first, block.end) - 1  # the event holding the hit
             yield i
             if i + 1 >= block.end:
                 return
             pos = hay.find(self.needle, starts[i + 1])
-            i += 1
 
     def _matches(self, event: LogEvent) -> bool:
         text = event.search_text()
