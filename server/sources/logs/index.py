@@ -176,6 +176,8 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
         code = codes.setdefault(service, len(codes))
         if code == len(index.service_names):
             index.service_names.append(service)
+            if code == 2**16 and index.services.typecode == "H":  # a field that names no service
+                index.services = array("I", index.services)
         index.starts.append(draft.offset - start)
         index.lines.append(draft.line)
         index.stamps.append(draft.timestamp.timestamp())

@@ -82,3 +82,15 @@ def test_many_raw_stack_traces_do_not_hide_a_json_file(tmp_path: Path) -> None:
     assert [e.chain_text() for e in result.events] == [
         "java.lang.IllegalStateException: closed ← Caused by: java.io.IOException: reset"
     ] * 5
+
+
+def test_a_service_field_holding_ids_does_not_overflow_the_index(tmp_path: Path) -> None:
+    """A misleading alias (`app` holding a request id on every line) makes 66,000 'services'."""
+    lines = (
+        json.dumps({"time": "2026-07-08T23:00:00Z", "level": "info", "app": f"req-{i}", "msg": "m"})
+        for i in range(66_000)
+    )
+    (tmp_path / "api.log").write_text("\n".join(lines) + "\n")
+    logs = LogReader(LogConfig(root=tmp_path))
+    assert logs.search(LogSearch(service="req-65999")).total == 1
+    assert logs.search(LogSearch(limit=1)).total == 66_000
