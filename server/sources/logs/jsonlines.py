@@ -1,0 +1,134 @@
+"""JSON lines: one object per line, core fields found through configurable alias lists."""
+
+from __future__ import annotations
+
+import json
+from datetime import tzinfo
+from typing import Any
+
+from .config import FieldNames
+from .events import ParsedLine, normalize_level, parse_time
+
+_MISSING = object()
+
+
+def lookup(record: dict[str, Any], key: str) -> Any:
+    """A literal key first (`log.level`), then the dotted path (`kubernetes.labels.app`)."""
+    if key in record:
+        return record[key]
+    if "." not in key:
+        return _MISSING
+    node: Any = record
+    parts = key.split(".")
+    i = 0
+    while i < len(parts):
+        if not isinstance(node, dict):
+            return _MISSING
+        # Label keys contain dots themselves (`app.kubernetes.io/name`): try the longest key first.
+        for j in range(len(parts), i, -1):
+            candidate = ".".join(parts[i:j])
+            if candidate in node:
+                node, i = node[candidate], j
+                break
+        else:
+            return _MISSING
+    return node
+
+
+def text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _usable(value: Any) -> bool:
+    # An object under a core name (ECS `service: {name: ...}`) is no value: a deeper alias may be.
+    return value is not _MISSING and value not in (None, "") and not isinstance(value, dict | list)
+
+
+_ABSENT, _SEARCH = "", "\0search"
+_PLANS = 256  # record shapes remembered per file format
+
+
+def _plan(record: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """What the alias search comes to for every record with these keys in this order: no alias
+    present at all (_ABSENT), one top-level key that wins whenever its value is usable, or _SEARCH.
+    Records of one file share a handful of shapes, so the search runs once per shape."""
+    present = [k for k in keys if k in record or k.split(".", 1)[0] in record]
+    if not present:
+        return _ABSENT
+    return present[0] if present[0] in record and "." not in present[0] else _SEARCH
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else text_of(value)
+
+
+class JsonLines:
+    name = "json"
+
+    def __init__(self, names: FieldNames, default_tz: tzinfo, *, light: bool = False) -> None:
+        self._names = names
+        self._roles = (names.time, names.level, names.message, names.service, names.exception)
+        self._tz = default_tz
+        self._plans: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._light = light
+
+    def light(self) -> JsonLines:
+        """The same format reading only time, level and service: what indexing a file needs."""
+        return JsonLines(self._names, self._tz, light=True)
+
+    def parse(self, line: str) -> ParsedLine | None:
+        """None when the line is not a JSON object."""
+        if not line.startswith("{"):
+            return None
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        return self.from_record(record) if isinstance(record, dict) else None
+
+    def from_record(self, record: dict[str, Any]) -> ParsedLine:
+        used: set[str] = set()
+        plan = self._plans.get(shape := tuple(record))
+        if plan is None:
+            plan = tuple(_plan(record, keys) for keys in self._roles)
+            if len(self._plans) < _PLANS:
+                self._plans[shape] = plan
+
+        def first(role: int) -> Any:
+            step = plan[role]
+            if step is _ABSENT:
+                return None
+            if step is not _SEARCH:
+                value = record[step]
+                if _usable(value):
+                    used.add(step)
+                    return value
+            for key in self._roles[role]:
+                value = lookup(record, key)
+                if _usable(value):
+                    if key in record:  # a nested object stays in the fields whole
+                        used.add(key)
+                    return value
+            return None
+
+        if self._light:
+            stamp, level, service = parse_time(first(0), self._tz), normalize_level(first(1)), _text(first(3))
+            return ParsedLine(stamp, level, "", service, composed=first(2) is None)
+        stamp, level, message, service, exception = (first(role) for role in range(5))
+        fields = {k: text_of(v) for k, v in record.items() if k not in used and v is not None}
+        composed = message is None
+        if composed:  # nginx-style records: the record itself is the message
+            message = " ".join(f"{k}={v}" for k, v in fields.items())
+        return ParsedLine(
+            timestamp=parse_time(stamp, self._tz),
+            level=normalize_level(level),
+            message=text_of(message).rstrip("\n"),
+            service=_text(service),
+            fields=fields,
+            exception_text=_text(exception),
+            composed=composed,
+        )

@@ -1,0 +1,56 @@
+"""logfmt (`time=... level=info msg="text with spaces" key=value`), as Go services write it."""
+
+from __future__ import annotations
+
+import re
+from datetime import tzinfo
+
+from .config import FieldNames
+from .events import ParsedLine
+from .jsonlines import JsonLines
+
+# key=value, key="quoted \" value", or a bare key; keys may contain dots, dashes and slashes.
+_KEY = r"[^\s=]+"
+_VALUE = r'"(?:[^"\\]|\\.)*"|[^\s"]*'
+# A pair, or (last group) anything else: text between pairs means the line is not logfmt.
+_PAIR = re.compile(rf"({_KEY})(?:(=)({_VALUE}))?(?=\s|$)|(\S+)")
+_UNESCAPE = re.compile(r"\\(.)")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def parse_pairs(line: str) -> dict[str, str] | None:
+    """The pairs of a logfmt line; None unless the whole line is pairs and at least two have values."""
+    pairs: dict[str, str] = {}
+    valued = 0
+    for key, equals, raw, junk in _PAIR.findall(line):
+        if junk:
+            return None
+        if not equals:
+            pairs[key] = "true"
+            continue
+        valued += 1
+        value = raw[1:-1] if raw.startswith('"') else raw
+        if raw.startswith('"') and "\\" in value:
+            value = _UNESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), value)
+        pairs[key] = value
+    return pairs if valued >= 2 else None
+
+
+class Logfmt:
+    name = "logfmt"
+
+    def __init__(
+        self, names: FieldNames, default_tz: tzinfo, *, json_format: JsonLines | None = None
+    ) -> None:
+        self._json = json_format or JsonLines(names, default_tz)
+        self._names, self._tz = names, default_tz
+
+    def light(self) -> Logfmt:
+        """The same format reading only time, level and service: what indexing a file needs."""
+        return Logfmt(self._names, self._tz, json_format=self._json.light())
+
+    def parse(self, line: str) -> ParsedLine | None:
+        pairs = parse_pairs(line)
+        if pairs is None:
+            return None
+        return self._json.from_record(pairs)

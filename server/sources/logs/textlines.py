@@ -1,0 +1,95 @@
+"""Plain-text line formats: user patterns from configuration, the shipped named patterns (the
+`textformats` module, when present), and a last-resort leading-timestamp format."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, tzinfo
+from typing import cast
+
+from .config import UserPattern
+from .events import LineFormat, ParsedLine, normalize_level, parse_time
+
+_CORE = {"timestamp", "time", "level", "message", "msg", "service"}
+
+
+class RegexFormat:
+    """A regex with named groups; the whole line must match from its start."""
+
+    def __init__(self, pattern: UserPattern, default_tz: tzinfo) -> None:
+        self.name = f"pattern:{pattern.name}"
+        self._regex = re.compile(pattern.regex)
+        self._time_format = pattern.time_format
+        self._tz = default_tz
+
+    def parse(self, line: str) -> ParsedLine | None:
+        match = self._regex.match(line)
+        if match is None:
+            return None
+        groups = match.groupdict()
+        raw_time = groups.get("timestamp") or groups.get("time")
+        stamp = self._time(raw_time) if raw_time else None
+        if raw_time and stamp is None:
+            return None  # a line that only looks like ours (a truncated timestamp)
+        message = groups.get("message") or groups.get("msg") or ""
+        fields = {k: v for k, v in groups.items() if k not in _CORE and v is not None}
+        return ParsedLine(
+            timestamp=stamp,
+            level=normalize_level(groups.get("level")),
+            message=message.rstrip(),
+            service=groups.get("service") or None,
+            fields=fields,
+        )
+
+    def _time(self, text: str) -> datetime | None:
+        if self._time_format is None:
+            return parse_time(text, self._tz)
+        try:
+            moment = datetime.strptime(text, self._time_format)
+        except ValueError:
+            return None
+        return (moment if moment.tzinfo else moment.replace(tzinfo=self._tz)).astimezone(UTC)
+
+
+# An ISO-like timestamp at the start, an optional level word: what most unknown formats share.
+LEADING_TIMESTAMP = UserPattern(
+    "leading-timestamp",
+    r"\[?(?P<timestamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s?(?:Z|[+-]\d\d:?\d\d))?)\]?\s+"
+    r"(?:\[?(?P<level>TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\]?\s*[:\-]?\s*)?"
+    r"(?P<message>.*)$",
+)
+
+_Detector = Callable[[list[str]], LineFormat | None]
+
+
+def shipped_detector() -> _Detector | None:
+    """The named patterns (logback, nginx, syslog, ...) live in a sibling module written apart from
+    this reader; it is looked up at run time so the reader works with or without it."""
+    try:
+        module = importlib.import_module(".textformats", __package__)
+    except ImportError:
+        return None
+    return cast("_Detector | None", getattr(module, "detect_text_format", None))
+
+
+def choose_text_format(
+    sample: Sequence[str], user: Sequence[RegexFormat], default_tz: tzinfo
+) -> LineFormat | None:
+    """User patterns first (the one matching most sample lines), then the shipped ones, then a
+    leading timestamp; None when nothing matches a single line."""
+    best, best_hits = None, 0
+    for candidate in user:
+        hits = sum(1 for line in sample if candidate.parse(line) is not None)
+        if hits > best_hits:
+            best, best_hits = candidate, hits
+    if best is not None:
+        return best
+    detect = shipped_detector()
+    if detect is not None:
+        found = detect(list(sample))
+        if found is not None:
+            return found
+    fallback = RegexFormat(LEADING_TIMESTAMP, default_tz)
+    return fallback if any(fallback.parse(line) for line in sample) else None
