@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from server.sources.times import display_time
 from server.tools.backend import (
     JSON,
     CaseSource,
@@ -27,7 +28,7 @@ from server.tools.backend import (
     ToolError,
 )
 from server.tools.knowledge import KnowledgeBase
-from server.tools.logstore import LogStore, display_time, parse_timestamp
+from server.tools.logstore import LogStore, parse_timestamp
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")

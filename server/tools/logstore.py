@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from server.sources.times import display_time
 from server.tools.backend import JSON, LogsQuery, Page, TimeWindow, ToolError
 
 REQUIRED = ("timestamp", "level", "service", "message")
@@ -37,12 +38,6 @@ def parse_timestamp(value: Any) -> datetime:
         raise ValueError(f"timestamp must be a string, got {type(value).__name__}")
     moment = datetime.fromisoformat(value)
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def display_time(moment: datetime) -> str:
-    """UTC, as the seed's evidence texts show it: 2026-07-08 23:05:28 (milliseconds when present)."""
-    text = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-    return f"{text}.{moment.microsecond // 1000:03d}" if moment.microsecond else text
 
 
 def normalize_level(value: Any) -> str:

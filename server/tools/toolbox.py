@@ -18,10 +18,10 @@ from typing import Any
 
 from server.agents.base import ToolCallResult
 from server.deadline import Deadline
+from server.sources.times import display_time
 from server.tools import args as tool_args
 from server.tools import refs
 from server.tools.backend import JSON, InvocationRecorder, Page, TimeWindow, ToolBackend, ToolError
-from server.tools.logstore import display_time
 
 log = logging.getLogger("evigate.tools")
 OnCall = Callable[[ToolCallResult], Awaitable[None]]

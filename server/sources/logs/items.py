@@ -6,8 +6,7 @@ stack trace, its exception chain — not every frame."""
 
 from __future__ import annotations
 
-from server.tools.logstore import display_time
-
+from ..times import display_time
 from .events import LogEvent, SkipReport
 
 

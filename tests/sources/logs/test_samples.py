@@ -30,7 +30,7 @@ def at(text: str) -> datetime:
         ("plain", "payment-service", 9, {"json"}),
         ("plain", "legacy", 21, {"pattern:leading-timestamp"}),
         ("k8s", "checkout", 5, {"cri+json"}),
-        ("k8s", "kafka", 2, {"cri+pattern:leading-timestamp"}),
+        ("k8s", "kafka", 2, {"cri+python_bracketed"}),  # the shipped "[time] LEVEL msg" layout
         ("docker", "inventory-service", 3, {"docker+pattern:logback"}),
     ],
 )
