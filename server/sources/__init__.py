@@ -1,0 +1,1 @@
+"""Data sources the tools read: files, metrics and log back ends, embeddings."""
