@@ -25,6 +25,7 @@ from .store import VectorStore
 CENTERING_VERSION = "center-v1"  # bump when the anchors or the formula change: cached vectors expire
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z]+")
+_KINDS: tuple[EmbedKind, ...] = ("query", "passage")
 
 
 def chinese_share(text: str) -> float:
@@ -60,18 +61,22 @@ class CenteredEmbedder:
         self, kind: EmbedKind
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         async with self._lock:
-            if kind in self._means:
-                return self._means[kind]
-            space = f"{self._inner.model_id}#anchors-{CENTERING_VERSION}"
-            keys = [f"{kind}-en", f"{kind}-zh"]
-            cached = await self._store.get(space, keys) if self._store else {}
-            if len(cached) == 2:
-                means = (cached[keys[0]], cached[keys[1]])
-            else:
+            if not self._means:
+                await self._load_means()
+            return self._means[kind]
+
+    async def _load_means(self) -> None:
+        """Both kinds at once, so a process that only indexed still leaves the query means cached."""
+        space = f"{self._inner.model_id}#anchors-{CENTERING_VERSION}"
+        keys = [f"{kind}-{lang}" for kind in _KINDS for lang in ("en", "zh")]
+        cached = await self._store.get(space, keys) if self._store else {}
+        if len(cached) != len(keys):
+            cached = {}
+            for kind in _KINDS:
                 english = await self._inner.embed([en for en, _ in PAIRS], kind)
                 chinese = await self._inner.embed([zh for _, zh in PAIRS], kind)
-                means = (english.mean(axis=0).astype(np.float32), chinese.mean(axis=0).astype(np.float32))
-                if self._store:
-                    await self._store.put(space, dict(zip(keys, means, strict=True)))
-            self._means[kind] = means
-            return means
+                cached[f"{kind}-en"] = english.mean(axis=0).astype(np.float32)
+                cached[f"{kind}-zh"] = chinese.mean(axis=0).astype(np.float32)
+            if self._store:
+                await self._store.put(space, cached)
+        self._means = {kind: (cached[f"{kind}-en"], cached[f"{kind}-zh"]) for kind in _KINDS}

