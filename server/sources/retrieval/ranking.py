@@ -131,7 +131,6 @@ def rank(
     else:
         block_scores = lexical.scores
         evidence = doc_bm25
-    best_block = _best_blocks(doc_of_block, n_docs, block_scores)
     order = np.lexsort((np.arange(n_docs), -evidence, -fused))
     fused_ranks = np.empty(n_docs, dtype=np.int64)
     fused_ranks[order] = np.arange(1, n_docs + 1)
@@ -139,7 +138,7 @@ def rank(
     def hit(d: int) -> Hit:
         return Hit(
             doc=d,
-            block=int(best_block[d]),
+            block=_best_block(doc_of_block, block_scores, d),
             bm25=float(doc_bm25[d]),
             dense=None if np.isnan(doc_dense[d]) else float(doc_dense[d]),
             evidence=float(evidence[d]),
@@ -168,14 +167,8 @@ def rank(
     return Ranking("L1", chosen[:limit], candidates)
 
 
-def _best_blocks(
-    doc_of_block: npt.NDArray[np.int64], n_docs: int, block_scores: npt.NDArray[np.floating]
-) -> npt.NDArray[np.int64]:
-    """The highest-scoring block of each document (the first one on ties)."""
-    order = np.lexsort((-block_scores.astype(np.float64), doc_of_block))  # by doc, best first
-    best = np.zeros(n_docs, dtype=np.int64)
-    docs_sorted = doc_of_block[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = docs_sorted[1:] != docs_sorted[:-1]
-    best[docs_sorted[first]] = order[first]
-    return best
+def _best_block(doc_of_block: npt.NDArray[np.int64], block_scores: npt.NDArray[np.floating], doc: int) -> int:
+    """The highest-scoring block of a document (the first one on ties); asked only for the few
+    documents a ranking shows."""
+    blocks = np.flatnonzero(doc_of_block == doc)
+    return int(blocks[np.argmax(block_scores[blocks])])
