@@ -36,6 +36,7 @@ class Block:
     text: str
     section: str = ""
     keys: tuple[str, ...] = ()  # exact key terms (L0)
+    kind: str = "runbook"  # runbook | skill | case
     extra: tuple[tuple[str, str], ...] = field(default=())  # skill, case_id, ... for the ref item
 
     @cached_property
@@ -88,6 +89,7 @@ def markdown_blocks(path: Path, source: str) -> list[Block]:
     skill = str(meta.get("skill") or "")
     title = str(meta.get("title") or path.stem)
     extra = (("skill", skill),) if skill else ()
+    kind = str(meta.get("kind") or ("skill" if skill else "runbook"))
     all_keys = tuple(dict.fromkeys([*keys, *([skill] if skill else [])]))
     sections: list[tuple[str, str]] = []
     heading, lines = "", list[str]()
@@ -101,7 +103,7 @@ def markdown_blocks(path: Path, source: str) -> list[Block]:
     if not sections:
         sections.append(("", title))
     return [
-        Block(f"{source}#{n}", source, title, text, heading, all_keys, extra)
+        Block(f"{source}#{n}", source, title, text, heading, all_keys, kind, extra)
         for n, (heading, text) in enumerate(sections)
     ]
 
@@ -121,4 +123,4 @@ def case_block(case: CaseLike, keys: tuple[str, ...] = ()) -> Block:
     text = case.root_cause if case.solution == case.root_cause else f"{case.root_cause} {case.solution}"
     source = f"case:{case.case_id}"
     extra = (("case_id", case.case_id), ("fault_category", case.fault_category))
-    return Block(f"{source}#0", source, _one_line(case.title), _one_line(text), "", keys, extra)
+    return Block(f"{source}#0", source, _one_line(case.title), _one_line(text), "", keys, "case", extra)

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 MIN_BACKGROUND_DOCS = 8
 _BACKGROUND_TEXTS = tuple(t for pair in PAIRS for t in pair)
 EMBED_CHUNK = 256
+MAX_ITEM_CHARS = 600  # as lookup_knowledge: a ref's text stays one readable line
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,22 @@ class SyncReport:
 class ScoredBlock:
     block: Block
     scores: Hit
+
+    def item(self, level: MatchLevel) -> dict[str, str]:
+        """The block as a lookup_knowledge result item (the evidence ref's fields), with the match
+        level and scores in a `match` field so the ref text shows them."""
+        b, s = self.block, self.scores
+        text = b.text if len(b.text) <= MAX_ITEM_CHARS else b.text[: MAX_ITEM_CHARS - 1] + "…"
+        item = {"source": b.source, "kind": b.kind, "title": b.title}
+        if b.section:
+            item["section"] = b.section
+        item.update(dict(b.extra))
+        item["text"] = text
+        if s.matched:
+            item["matched"] = ", ".join(s.matched)
+        dense = "-" if s.dense is None else f"{s.dense:.3f}"
+        item["match"] = f"{level} dense={dense} bm25={s.bm25:.2f} evidence={s.evidence:.3f}"
+        return item
 
     def details(self) -> dict[str, object]:
         """The scores as `retrieval_details` shows them."""

