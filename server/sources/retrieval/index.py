@@ -20,6 +20,7 @@ import numpy.typing as npt
 from server.tools.text import tokenize
 
 from .anchors import PAIRS
+from .centering import chinese_share
 from .documents import Block, document_view, text_hash
 from .embedder import Embedder, EmbeddingError
 from .lexical import Bm25
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 # (the centering anchors, embedded as passages) stand in as extra unrelated documents.
 MIN_BACKGROUND_DOCS = 8
 _BACKGROUND_TEXTS = tuple(t for pair in PAIRS for t in pair)
+MIN_LANGUAGE_DOCS = 3
 EMBED_CHUNK = 256
 MAX_ITEM_CHARS = 600  # as lookup_knowledge: a ref's text stays one readable line
 
@@ -112,6 +114,7 @@ class _Snapshot:
     doc_matrix: npt.NDArray[np.float32]  # (documents, dimension): the document views
     doc_has_vector: npt.NDArray[np.bool_]
     background: npt.NDArray[np.float32]  # (anchors, dimension); empty when not embedded
+    doc_zh: npt.NDArray[np.bool_]  # documents mostly in Chinese
     keys_by_token: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
 
@@ -237,6 +240,7 @@ class RetrievalIndex:
             doc_matrix,
             doc_has_vector,
             background[has_bg],
+            np.array([chinese_share(document_view(bs)) >= 0.5 for bs in by_doc], dtype=bool),
             keys_by_token,
         )
 
@@ -279,7 +283,14 @@ class RetrievalIndex:
         known = docs[~np.isnan(docs)]
         if len(known) < MIN_BACKGROUND_DOCS and len(snap.background):
             known = np.concatenate([known, _cosines(snap.background, q_vector)])
-        background = float(np.median(known)) if len(known) else 0.0
+        background = np.full(snap.n_docs, float(np.median(known)) if len(known) else 0.0, dtype=np.float32)
+        # Centering leaves some language bias: a Chinese question is a little closer to every Chinese
+        # document. Each language's documents are measured against their own median when there are
+        # enough of them (cross-lingual recall@3 0.63 -> 0.75 on the labelled set).
+        for group in (snap.doc_zh, ~snap.doc_zh):
+            members = group & ~np.isnan(docs)
+            if members.sum() >= MIN_LANGUAGE_DOCS:
+                background[group] = np.median(docs[members])
         return DenseScores(blocks, docs, background)
 
     async def search(

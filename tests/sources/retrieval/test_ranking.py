@@ -18,7 +18,9 @@ def lexical(scores: list[float], terms: list[int], query_terms: int = 2) -> Lexi
 
 def dense(blocks: list[float], docs: list[float], background: float = 0.0) -> DenseScores:
     as32: npt.NDArray[np.float32] = np.array(blocks, dtype=np.float32)
-    return DenseScores(as32, np.array(docs, dtype=np.float32), background)
+    return DenseScores(
+        as32, np.array(docs, dtype=np.float32), np.full(len(docs), background, dtype=np.float32)
+    )
 
 
 NO_WORDS = lexical([0, 0, 0, 0], [0, 0, 0, 0])
