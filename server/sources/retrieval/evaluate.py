@@ -17,7 +17,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .index import RetrievalIndex
@@ -93,14 +93,6 @@ def metrics(outcomes: Sequence[Outcome]) -> Metrics:
     return Metrics(
         len(pos), at1 / len(pos) if pos else 0.0, at3 / len(pos) if pos else 0.0, len(nones), false
     )
-
-
-def at_threshold(outcome: Outcome, threshold: float) -> Outcome:
-    """What a search at `threshold` returns, from a search run without one (same candidates)."""
-    if outcome.keyed:
-        return outcome
-    kept = tuple(src for src, evidence in outcome.candidates if evidence >= threshold)[:3]
-    return replace(outcome, level="L1" if kept else "none", returned=kept)
 
 
 def calibrate(unthresholded: Sequence[Outcome], max_false: float = 0.05, margin: float = 0.01) -> float:

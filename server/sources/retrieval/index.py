@@ -150,9 +150,6 @@ class RetrievalIndex:
             self._groups.setdefault(group, {}).update({b.id: b for b in blocks})
             return await self._embed_missing(group)
 
-    def __len__(self) -> int:
-        return sum(len(g) for g in self._groups.values())
-
     def _texts(self, group: str) -> dict[str, str]:
         """Content hash → text of everything the group needs embedded: blocks and document views."""
         by_source: dict[str, list[Block]] = {}
