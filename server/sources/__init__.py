@@ -1,1 +1,1 @@
-"""Data sources the tools read: log files, and later Prometheus, Alertmanager, embeddings."""
+"""Data sources the tools read: log files, Prometheus and Alertmanager, embeddings for retrieval."""

@@ -1,0 +1,175 @@
+"""Hybrid ranking, pure: block scores in, ranked documents and a match level out.
+
+Scores are aggregated per document (its best block). Order comes from reciprocal-rank fusion of
+the BM25 ranking and the dense ranking (RRF needs no common scale between the two). The match level
+is a separate decision, since a fused rank says nothing about whether the best document is relevant
+at all:
+- L0: a key term of a document occurs in the query as a whole token (as lookup_knowledge does);
+- L1: a document's evidence clears `l1_threshold`, a value calibrated on the labelled set
+  (bench/eval_retrieval.py). Evidence is the document's cosine minus the query's background (the
+  median cosine of the documents in its language: how close an unrelated document comes for this
+  query, which varies a lot from query to query with a small encoder) plus a small saturated BM25
+  bonus;
+- none otherwise.
+Without dense scores (embedder down, or a document not embedded yet) the lexical rule of
+lookup_knowledge decides: its BM25 score must reach `lexical_threshold` with at least two distinct
+query terms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .lexical import LexicalScores
+
+MatchLevel = Literal["L0", "L1", "none"]
+Mode = Literal["hybrid", "dense", "bm25"]
+
+# Calibrated with bench/eval_retrieval.py on the calibration half of tests/golden/retrieval: the
+# lowest threshold whose false-L1 rate on must-be-none queries stays at or under 5%.
+DEFAULT_L1_THRESHOLD = 0.13
+DEFAULT_LEXICAL_WEIGHT = 0.10
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    mode: Mode = "hybrid"
+    l1_threshold: float = DEFAULT_L1_THRESHOLD
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT  # evidence bonus of a strong BM25 match
+    lexical_half: float = 5.0  # the BM25 score that earns half the bonus
+    rrf_k: int = 60
+    lexical_threshold: float = 3.0  # the BM25-only rule, as lookup_knowledge
+    lexical_min_terms: int = 2
+
+
+@dataclass(frozen=True)
+class DenseScores:
+    blocks: npt.NDArray[np.float32]  # cosine per block, NaN where a block has no vector
+    docs: npt.NDArray[np.float32]  # per document, NaN where it has none (see index.py)
+    background: npt.NDArray[np.float32]  # per document: what an unrelated one scores for this query
+
+
+@dataclass(frozen=True)
+class Hit:
+    doc: int  # document number (caller's numbering)
+    block: int  # its best block
+    bm25: float
+    dense: float | None
+    evidence: float  # what the L1 decision compared with the threshold
+    fused: float
+    bm25_rank: int | None  # 1-based; None when the document shares no term with the query
+    dense_rank: int | None
+    fused_rank: int
+    matched: tuple[str, ...] = ()  # key terms found in the query (L0)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    level: MatchLevel
+    hits: list[Hit]  # what the lookup returns (empty for none)
+    candidates: list[Hit]  # the best few whatever the level, for diagnostics and evaluation
+
+
+def key_pattern(key: str) -> re.Pattern[str]:
+    """A key term as a whole token of a lowercased query (CJK keys: as a substring)."""
+    escaped = re.escape(key.lower())
+    return re.compile(escaped if not key.isascii() else rf"(?<![a-z0-9_]){escaped}(?![a-z0-9_])")
+
+
+def _ranks(values: npt.NDArray[np.float64], eligible: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """1-based descending ranks of eligible entries, 0 for the others."""
+    order = np.argsort(-values, kind="stable")
+    order = order[eligible[order]]
+    ranks = np.zeros(len(values), dtype=np.int64)
+    ranks[order] = np.arange(1, len(order) + 1)
+    return ranks
+
+
+def rank(
+    doc_of_block: npt.NDArray[np.int64],
+    n_docs: int,
+    lexical: LexicalScores,
+    dense: DenseScores | None,
+    *,
+    key_hits: dict[int, tuple[str, ...]],
+    config: RankingConfig,
+    limit: int,
+    depth: int = 10,
+) -> Ranking:
+    """`dense`: None when the query has no vector (embedder down) or the mode is bm25."""
+    if n_docs == 0:
+        return Ranking("none", [], [])
+    if config.mode == "bm25":
+        dense = None
+    doc_bm25 = np.zeros(n_docs, dtype=np.float64)
+    np.maximum.at(doc_bm25, doc_of_block, lexical.scores)
+    doc_terms = np.zeros(n_docs, dtype=np.int64)
+    np.maximum.at(doc_terms, doc_of_block, lexical.terms)
+    bm25_ranks = _ranks(doc_bm25, doc_bm25 > 0)
+    use_lexical = config.mode != "dense" or dense is None
+    fused = (
+        np.where(bm25_ranks > 0, 1.0 / (config.rrf_k + bm25_ranks), 0.0) if use_lexical else np.zeros(n_docs)
+    )
+    doc_dense = np.full(n_docs, np.nan)
+    dense_ranks = np.zeros(n_docs, dtype=np.int64)
+    if dense is not None:
+        doc_dense = dense.docs.astype(np.float64)
+        has = ~np.isnan(doc_dense)
+        dense_ranks = _ranks(np.nan_to_num(doc_dense, nan=-2.0), has)
+        fused = fused + np.where(dense_ranks > 0, 1.0 / (config.rrf_k + dense_ranks), 0.0)
+        block_scores = np.nan_to_num(dense.blocks.astype(np.float64), nan=-2.0)
+        bonus = (
+            config.lexical_weight * doc_bm25 / (doc_bm25 + config.lexical_half)
+            if config.mode == "hybrid"
+            else 0.0
+        )
+        evidence = np.nan_to_num(doc_dense - dense.background, nan=-1.0) + bonus
+    else:
+        block_scores = lexical.scores
+        evidence = doc_bm25
+    order = np.lexsort((np.arange(n_docs), -evidence, -fused))
+    fused_ranks = np.empty(n_docs, dtype=np.int64)
+    fused_ranks[order] = np.arange(1, n_docs + 1)
+
+    def hit(d: int) -> Hit:
+        return Hit(
+            doc=d,
+            block=_best_block(doc_of_block, block_scores, d),
+            bm25=float(doc_bm25[d]),
+            dense=None if np.isnan(doc_dense[d]) else float(doc_dense[d]),
+            evidence=float(evidence[d]),
+            fused=float(fused[d]),
+            bm25_rank=int(bm25_ranks[d]) or None,
+            dense_rank=int(dense_ranks[d]) or None,
+            fused_rank=int(fused_ranks[d]),
+            matched=key_hits.get(d, ()),
+        )
+
+    candidates = [hit(int(d)) for d in order[: max(depth, limit)]]
+    if key_hits:
+        keyed = sorted(key_hits, key=lambda d: (-len(key_hits[d]), fused_ranks[d]))
+        return Ranking("L0", [hit(d) for d in keyed[:limit]], candidates)
+    needed = max(min(config.lexical_min_terms, lexical.query_terms), 1)
+
+    def passes(h: Hit) -> bool:
+        if dense is not None and h.dense is not None:
+            return h.evidence >= config.l1_threshold
+        # No vector for this document (its embedding failed): the lexical rule decides.
+        return h.bm25 >= config.lexical_threshold and bool(doc_terms[h.doc] >= needed)
+
+    chosen = [h for h in candidates if passes(h)]
+    if not chosen:
+        return Ranking("none", [], candidates)
+    return Ranking("L1", chosen[:limit], candidates)
+
+
+def _best_block(doc_of_block: npt.NDArray[np.int64], block_scores: npt.NDArray[np.floating], doc: int) -> int:
+    """The highest-scoring block of a document (the first one on ties); asked only for the few
+    documents a ranking shows."""
+    blocks = np.flatnonzero(doc_of_block == doc)
+    return int(blocks[np.argmax(block_scores[blocks])])
