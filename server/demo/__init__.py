@@ -1,4 +1,4 @@
 """The bundled demo world: the fixture backend's default data directory (see README, "Tool data formats").
 
-Its files ship as package data (pyproject.toml); generate_demo.py rebuilds the logs deterministically.
+Its files ship as package data (pyproject.toml); scripts/generate_demo.py rebuilds the logs deterministically.
 """

@@ -31,9 +31,8 @@ def test_world_files_and_size() -> None:
 
 def test_generator_is_deterministic(tmp_path: Path) -> None:
     root = demo_data_dir()
-    script = tmp_path / "generate_demo.py"
-    script.write_text((root / "generate_demo.py").read_text(encoding="utf-8"), encoding="utf-8")
-    subprocess.run([sys.executable, str(script)], check=True, timeout=60)
+    script = Path(__file__).resolve().parents[2] / "scripts" / "generate_demo.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], check=True, timeout=60)
     for name in ["alerts.json", "world.json", *(f"logs/{p.name}" for p in (root / "logs").glob("*.ndjson"))]:
         assert (tmp_path / name).read_bytes() == (root / name).read_bytes(), name
 

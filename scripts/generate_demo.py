@@ -1,6 +1,8 @@
 """Generates the bundled demo world once (deterministic seed); its output is committed.
 
-    python server/demo/generate_demo.py      # rewrites world.json, alerts.json and logs/*.ndjson
+    python scripts/generate_demo.py [--out DIR]   # rewrites world.json, alerts.json and logs/*.ndjson
+
+DIR defaults to server/demo, the bundled world. A development tool: it is not part of the package.
 
 The world: five services between 20:00 and 23:30 UTC on 2026-07-08 ("now" = 23:30). payment-service
 has a firing HighCPUUsage alert (92%, 25m); order-service exhausts its HikariCP pool from 23:02 (error
@@ -11,13 +13,14 @@ with an OutOfMemoryError (resolved); inventory-service restarted after failed li
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+DEMO = Path(__file__).resolve().parent.parent / "server" / "demo"
 START = datetime(2026, 7, 8, 20, 0, 0, tzinfo=UTC)
 NOW = datetime(2026, 7, 8, 23, 30, 0, tzinfo=UTC)
 SEED = 20260708
@@ -556,6 +559,9 @@ def gateway(rng: random.Random) -> Gen:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="Writes the demo world's generated files.")
+    parser.add_argument("--out", type=Path, default=DEMO, help="the world's directory (default: server/demo)")
+    out: Path = parser.parse_args().out
     rng = random.Random(SEED)
     world = {
         "name": "evigate demo world",
@@ -566,18 +572,18 @@ def main() -> None:
         "order-service, a resolved memory episode on user-service, resolved restarts on "
         "inventory-service, 502s on gateway.",
     }
-    (HERE / "world.json").write_text(json.dumps(world, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    (HERE / "alerts.json").write_text(
+    (out / "world.json").write_text(json.dumps(world, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    (out / "alerts.json").write_text(
         json.dumps(ALERTS, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
     )
-    (HERE / "logs").mkdir(exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
     for make in (payment, order, inventory, user, gateway):
         gen = make(rng)
         gen.lines.sort(key=lambda pair: pair[0])
         text = "".join(
             json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for _, line in gen.lines
         )
-        (HERE / "logs" / f"{gen.service}.ndjson").write_text(text, encoding="utf-8")
+        (out / "logs" / f"{gen.service}.ndjson").write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":
