@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from server.agents.base import AgentBackend
 from server.agents.offline.composer import OfflineComposer
-from server.agents.offline.entities import KNOWN_SERVICES
 from server.agents.offline.executor import OfflineExecutor
 from server.agents.offline.planner import OfflinePlanner
 from server.agents.offline.verifier import OfflineVerifier
+from server.agents.offline.vocabulary import KNOWN_SERVICES
 
 __all__ = [
     "OfflineComposer",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from server.agents.offline.entities import Entities, LogTerm
+from server.agents.offline.entities import Entities
+from server.agents.offline.vocabulary import LogTerm
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
 MAX_SERVICES = 2

@@ -13,8 +13,8 @@ from typing import Any
 
 from server.agents.base import JSON, ToolCallResult
 from server.agents.offline.calls import PlannedCall, describe_call
-from server.agents.offline.entities import LogTerm
 from server.agents.offline.facts import critical_facts, fact_supported
+from server.agents.offline.vocabulary import LogTerm
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5

@@ -15,7 +15,8 @@ from typing import Any
 from server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from server.agents.offline import claims as c
 from server.agents.offline.calls import PlannedCall, describe_call, plan_calls
-from server.agents.offline.entities import KNOWN_SERVICES, LogTerm, extract
+from server.agents.offline.entities import extract
+from server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from server.agents.base import JSON, Skill, StageOutput
 from server.agents.offline.calls import describe_call, plan_calls
-from server.agents.offline.entities import KNOWN_SERVICES, Entities, extract
+from server.agents.offline.entities import Entities, extract
+from server.agents.offline.vocabulary import KNOWN_SERVICES
 from server.deadline import Deadline
 
 PROMPT_VERSION = "offline-planner-v1"

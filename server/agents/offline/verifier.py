@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from server.agents.base import JSON, StageOutput
-from server.agents.offline.entities import KNOWN_SERVICES, LogTerm, extract
+from server.agents.offline.entities import extract
 from server.agents.offline.facts import (
     critical_facts,
     has_scoped_negative_phrase,
@@ -24,6 +24,7 @@ from server.agents.offline.facts import (
     is_overstatement,
     unsupported,
 )
+from server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
 from server.deadline import Deadline
 
 PROMPT_VERSION = "offline-verifier-v2"

@@ -1,0 +1,211 @@
+"""The vocabulary of questions: known service names and their Chinese names, alert phrases, the
+Chinese → English log vocabulary (LogTerm), and the marker words of intents, levels and windows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KNOWN_SERVICES: tuple[str, ...] = (
+    "payment-service",
+    "order-service",
+    "inventory-service",
+    "user-service",
+    "gateway",
+)
+
+# Chinese names of the demo world's services.
+SERVICE_ALIASES: dict[str, str] = {
+    "支付服务": "payment-service",
+    "订单服务": "order-service",
+    "库存服务": "inventory-service",
+    "用户服务": "user-service",
+    "网关": "gateway",
+}
+
+KNOWN_ALERTS: tuple[str, ...] = (
+    "HighCPUUsage",
+    "HighMemoryUsage",
+    "HighErrorRate",
+    "HighLatency",
+    "PodRestartsHigh",
+    "MySQLConnectionsHigh",
+    "DiskSpaceLow",
+    "ServiceDown",
+)
+
+# Phrases that name a known alert without its CamelCase name (matched lowercase, spaces removed).
+ALERT_SYNONYMS: tuple[tuple[str, str], ...] = (
+    ("cpu使用率", "HighCPUUsage"),
+    ("cpu告警", "HighCPUUsage"),
+    ("cpu过高", "HighCPUUsage"),
+    ("highcpu", "HighCPUUsage"),
+    ("内存使用率", "HighMemoryUsage"),
+    ("内存告警", "HighMemoryUsage"),
+    ("highmemory", "HighMemoryUsage"),
+    ("错误率", "HighErrorRate"),
+    ("errorrate", "HighErrorRate"),
+    ("延迟告警", "HighLatency"),
+    ("highlatency", "HighLatency"),
+    ("pod重启", "PodRestartsHigh"),
+    ("重启告警", "PodRestartsHigh"),
+    ("podrestarts", "PodRestartsHigh"),
+)
+
+
+@dataclass(frozen=True)
+class LogTerm:
+    """A log vocabulary entry: searched with an exact `keyword` or, for a concept, a regex `pattern`."""
+
+    name: str  # canonical English name, e.g. "HikariCP"
+    keyword: str | None
+    pattern: str | None
+    label_zh: str
+    label_en: str
+
+    def arguments(self) -> dict[str, str]:
+        return {"keyword": self.keyword} if self.keyword is not None else {"pattern": self.pattern or ""}
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` holds this term as the log tool searches it (keyword: case-insensitive
+        substring; pattern: regular expression)."""
+        if self.keyword is not None:
+            return self.keyword.casefold() in text.casefold()
+        if not self.pattern:
+            return False
+        try:
+            return re.search(self.pattern, text) is not None
+        except re.error:
+            return False
+
+
+@dataclass(frozen=True)
+class _TermEntry:
+    triggers: tuple[str, ...]  # lowercase substrings of the question
+    term: LogTerm
+    # Words that only describe the concept ("pool", "exhaustion"): next to a trigger they add no
+    # subject of their own, so "HikariCP pool-exhaustion logs" is still the HikariCP concept.
+    descriptors: tuple[str, ...] = ()
+
+
+# Chinese → English log vocabulary. A concept such as pool exhaustion is searched by a pattern that
+# covers the ways the library logs it (HikariCP's logger prints "HikariPool-1 - Connection is not available").
+LOG_TERMS: tuple[_TermEntry, ...] = (
+    _TermEntry(
+        ("hikaricp", "hikari", "连接池耗尽", "连接池", "connection pool", "pool exhaustion"),
+        LogTerm(
+            "HikariCP",
+            None,
+            "HikariCP|HikariPool|Connection is not available",
+            "HikariCP 连接池耗尽",
+            "HikariCP connection pool exhaustion",
+        ),
+        ("pool", "pools", "exhaustion", "exhausted", "connection", "connections", "耗尽", "满了", "打满"),
+    ),
+    _TermEntry(
+        ("outofmemoryerror", "内存溢出", "oom", "out of memory"),
+        LogTerm(
+            "OutOfMemoryError", "OutOfMemoryError", None, "OutOfMemoryError 内存溢出", "OutOfMemoryError"
+        ),
+    ),
+    _TermEntry(
+        ("nullpointerexception", "空指针"),
+        LogTerm(
+            "NullPointerException",
+            "NullPointerException",
+            None,
+            "NullPointerException 空指针",
+            "NullPointerException",
+        ),
+    ),
+    _TermEntry(
+        ("超时", "timeout", "timed out", "time out"),
+        LogTerm("timeout", None, "(?i)timeout|timed out", "超时", "timeout"),
+    ),
+    _TermEntry(
+        ("死锁", "deadlock"),
+        LogTerm("deadlock", None, "(?i)deadlock", "死锁", "deadlock"),
+    ),
+    _TermEntry(
+        ("连接被拒绝", "connection refused"),
+        LogTerm("Connection refused", None, "(?i)connection refused", "连接被拒绝", "connection refused"),
+    ),
+    _TermEntry(
+        ("慢查询", "slow query"),
+        LogTerm("slow query", None, "(?i)slow query", "慢查询", "slow query"),
+    ),
+)
+
+_ASCII_LEFT = r"(?<![A-Za-z0-9_-])"
+_ASCII_RIGHT = r"(?![A-Za-z0-9_-])"
+_SERVICE_RE = re.compile(
+    _ASCII_LEFT + r"([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-(?:service|gateway)|gateway)" + _ASCII_RIGHT
+)
+_POOL_RE = re.compile(_ASCII_LEFT + r"(HikariPool-\d+)" + _ASCII_RIGHT)
+_EXCEPTION_RE = re.compile(
+    _ASCII_LEFT + r"((?:[a-z]+\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error))" + _ASCII_RIGHT
+)
+_CAMEL_RE = re.compile(_ASCII_LEFT + r"([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+)" + _ASCII_RIGHT)
+# HTTP error statuses named in a question ("502 错误", "any 503s"), not durations or percentages.
+_STATUS_RE = re.compile(r"(?<![0-9.=%])([45]\d{2})(?![0-9.%]|\s*(?:ms|s\b|m\b|分钟|秒|次))")
+_QUOTED_RE = re.compile(r"[\"“「'‘]([^\"”」'’]{3,80})[\"”」'’]")
+
+_CN_DIGITS = {
+    "一": 1,
+    "两": 2,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+    "半": 0,
+}
+_ZH_WINDOW = re.compile(r"(?:最近|过去|近)\s*(\d+|[一两二三四五六七八九十半]+)?\s*(?:个)?\s*(分钟|小时|天)")
+_EN_WINDOW = re.compile(
+    r"\b(?:last|past|previous|within the last|in the last)\s+(\d+|an|a|one|two|three)?\s*"
+    r"(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b",
+    re.IGNORECASE,
+)
+_UNIT_MINUTES = {"分钟": 1, "小时": 60, "天": 1440}
+
+_CURRENT_MARKERS = (
+    "现在",
+    "当前",
+    "目前",
+    "正在",
+    "此刻",
+    "right now",
+    "currently",
+    "current",
+    "now",
+    "firing",
+)
+_RESOLVED_MARKERS = ("已恢复", "已解决", "resolved")
+_ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alarm", "firing")
+_LOG_MARKERS = ("日志", "报错", "异常", "log", "logs", "logged", "exception", "stack trace", "堆栈")
+_GUIDANCE_MARKERS = (
+    "怎么办",
+    "怎么处理",
+    "如何处理",
+    "如何排查",
+    "怎么排查",
+    "排查步骤",
+    "处理建议",
+    "处理步骤",
+    "runbook",
+    "手册",
+    "知识库",
+    "how to",
+    "how do i",
+    "how should",
+    "what should",
+    "guidance",
+    "steps to",
+    "playbook",
+)
+_ERROR_MARKERS = ("错误日志", "error日志", "error log", "errors", "error-level", "error level", "报错")
+_WARN_MARKERS = ("警告日志", "warn日志", "warning", "warn log", "warn-level", "warn level")
