@@ -23,12 +23,12 @@ forms become half-width), lowercase, thousands separators dropped; numbers compa
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.text import critical_word, tokenize
+from rules.answer_facts import DATE, NUMBER, TIME, FactIndex, cased, facts_of, normalize
+from rules.text import tokenize
 
 EMPTY = "answer.empty"
 WRONG_LANGUAGE = "answer.wrong_language"
@@ -96,8 +96,8 @@ class AnswerCheckResult:
 
 def check(composer_output: Mapping[str, Any], material: AnswerMaterial) -> AnswerCheckResult:
     """Every violation of `composer_output` against `material` (adversarial input never raises)."""
-    facts = _Index(material.facts)
-    hypotheses = _Index(material.hypotheses)
+    facts = FactIndex(material.facts)
+    hypotheses = FactIndex(material.hypotheses)
     forbidden = [p for p in (normalize(f).strip() for f in material.forbidden) if len(p) >= 8]
     out: list[Violation] = []
     answer = composer_output.get("user_facing_answer")
@@ -113,7 +113,7 @@ def check(composer_output: Mapping[str, Any], material: AnswerMaterial) -> Answe
 def check_text(text: str, material: AnswerMaterial, where: str = "text") -> AnswerCheckResult:
     """The fact rules alone on one text (not the empty / language rules): used to keep only the
     missing-info and action items whose every fact the material holds."""
-    facts, hypotheses = _Index(material.facts), _Index(material.hypotheses)
+    facts, hypotheses = FactIndex(material.facts), FactIndex(material.hypotheses)
     return AnswerCheckResult(tuple(dict.fromkeys(_check_text(where, text, facts, hypotheses, material, ()))))
 
 
@@ -135,8 +135,8 @@ def _texts(output: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
 def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in its three views
     where: str,
     text: str,
-    facts: _Index,
-    hypotheses: _Index,
+    facts: FactIndex,
+    hypotheses: FactIndex,
     material: AnswerMaterial,
     forbidden: Sequence[str],
 ) -> list[Violation]:
@@ -155,19 +155,19 @@ def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in i
 
 
 def _check_sentence(  # noqa: PLR0917 - the sentence, where it is, and the material in its three views
-    where: str, sentence: str, hedged: bool, facts: _Index, hypotheses: _Index, material: AnswerMaterial
+    where: str, sentence: str, hedged: bool, facts: FactIndex, hypotheses: FactIndex, material: AnswerMaterial
 ) -> list[Violation]:
     out: list[Violation] = []
-    cased = _cased(sentence)
-    flat = cased.lower()
-    for token, kind in _facts_of(cased):
+    spelled = cased(sentence)
+    flat = spelled.lower()
+    for token, kind in facts_of(spelled):
         if facts.supports(token, kind):
             continue
         if hypotheses.supports(token, kind):
             if not hedged:
                 out.append(Violation(UNMARKED_HYPOTHESIS, where, token, RULES[UNMARKED_HYPOTHESIS]))
             continue
-        rule = UNSUPPORTED_NUMBER if kind in (_NUMBER, _DATE, _TIME) else UNSUPPORTED_IDENTIFIER
+        rule = UNSUPPORTED_NUMBER if kind in (NUMBER, DATE, TIME) else UNSUPPORTED_IDENTIFIER
         out.append(Violation(rule, where, token, RULES[rule]))
     for quote in _quotes(flat):
         if not facts.quotes(quote) and not (hedged and hypotheses.quotes(quote)):
@@ -179,180 +179,6 @@ def _check_sentence(  # noqa: PLR0917 - the sentence, where it is, and the mater
                 Violation(UNSUPPORTED_ROOT_CAUSE, where, sentence.strip(), RULES[UNSUPPORTED_ROOT_CAUSE])
             )
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Normalisation and tokens
-
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_SPACES = re.compile(r"\s+")
-
-
-def _cased(text: str) -> str:
-    """`normalize` without lowercasing."""
-    return _SPACES.sub(" ", _THOUSANDS.sub("", unicodedata.normalize("NFKC", text)))
-
-
-def normalize(text: str) -> str:
-    """NFKC (full-width → half-width), lowercase, thousands separators dropped, spaces collapsed."""
-    flat = unicodedata.normalize("NFKC", text).lower()
-    return _SPACES.sub(" ", _THOUSANDS.sub("", flat))
-
-
-_ASCII = re.compile(r"[a-z0-9]+(?:[-_.:/][a-z0-9]+)*%?")
-_ASCII_CASED = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*%?")
-_DATE_RE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}")
-_TIME_RE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
-_NUMBER_RE = re.compile(r"(\d+(?:\.\d+)?)(%|[a-z]+)?")
-_SPOKEN_NUMBER = re.compile(r"(\d+(?:\.\d+)?) ?(%|percent|毫秒|秒钟?|分钟|小时|天|[a-z]+)?")
-# A unit written after the number, with or without a space.
-_UNIT_AFTER = re.compile(r"\s?(%|percent|毫秒|秒钟?|分钟|小时|天|[a-z]+)")
-_NUMBER, _DATE, _TIME, _WORD = "number", "date", "time", "word"
-
-_DURATION = {
-    "ms": 0.001,
-    "毫秒": 0.001,
-    "s": 1.0,
-    "sec": 1.0,
-    "secs": 1.0,
-    "second": 1.0,
-    "seconds": 1.0,
-    "秒": 1.0,
-    "秒钟": 1.0,
-    "m": 60.0,
-    "min": 60.0,
-    "mins": 60.0,
-    "minute": 60.0,
-    "minutes": 60.0,
-    "分钟": 60.0,
-    "h": 3600.0,
-    "hr": 3600.0,
-    "hrs": 3600.0,
-    "hour": 3600.0,
-    "hours": 3600.0,
-    "小时": 3600.0,
-    "d": 86400.0,
-    "day": 86400.0,
-    "days": 86400.0,
-    "天": 86400.0,
-}
-_PERCENT = {"%", "percent"}
-# Generic technical vocabulary that is no fact of any world: the words an answer uses to talk
-# about CPU, memory or HTTP without naming anything that a tool result must hold.
-_VOCABULARY_WORDS = (
-    "cpu gpu ram jvm gc os io tcp udp ip http https api rpc grpc sql db dns tls ssl url uri id ids "
-    "qps rps tps sla slo sli utc gmt ok p50 p90 p95 p99 e.g i.e etc vs json yaml n/a pod pods "
-    "follow-up read-only real-time up-to-date built-in"
-)
-_VOCABULARY = frozenset(_VOCABULARY_WORDS.split())
-
-
-def _value_key(value: float) -> str:
-    return f"{value:.6g}"
-
-
-def _number_keys(value: float, unit: str) -> set[str]:
-    """The comparable forms of one number: by value and unit class, with % ↔ fraction and
-    durations in seconds."""
-    if unit in _PERCENT:
-        return {f"{_value_key(value)}%", _value_key(value / 100)}
-    if unit in _DURATION:
-        return {f"{_value_key(value * _DURATION[unit])}s"}
-    keys = {f"{_value_key(value)}{unit}"} if unit else {_value_key(value)}
-    if not unit and 0 < value <= 1:
-        keys.add(f"{_value_key(value * 100)}%")
-    return keys
-
-
-def _facts_of(text: str) -> Iterable[tuple[str, str]]:
-    """(lowercased token, kind) for every fact-bearing token of a sentence (NFKC, thousands
-    separators dropped, case kept so CamelCase and ALL-CAPS can be told from plain words)."""
-    for match in _ASCII_CASED.finditer(text):
-        original = match.group()
-        token = original.lower()
-        dates = _DATE_RE.findall(token)
-        times = _TIME_RE.findall(token)
-        if dates or times:
-            yield from ((d, _DATE) for d in dates)
-            yield from ((t, _TIME) for t in times)
-            continue
-        number = _NUMBER_RE.fullmatch(token)
-        if number is not None:
-            unit = number.group(2) or _unit_after(text.lower(), match.end())
-            yield f"{number.group(1)}{' ' if unit and not number.group(2) else ''}{unit}", _NUMBER
-            continue
-        if token not in _VOCABULARY and (
-            any(ch.isdigit() or ch in "-_.:/" for ch in token) or critical_word(original)
-        ):
-            yield token, _WORD
-
-
-def _unit_after(flat: str, end: int) -> str:
-    after = _UNIT_AFTER.match(flat, end)
-    if after is not None and (after.group(1) in _DURATION or after.group(1) in _PERCENT):
-        return after.group(1)
-    return ""
-
-
-class _Index:
-    """Material texts prepared for look-ups."""
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.flat = [normalize(t) for t in texts if t]
-        self.words: set[str] = set()
-        self.parts: set[str] = set()
-        self.numbers: set[str] = set()
-        self.dates: set[str] = set()
-        self.times: set[str] = set()
-        self.tokens: set[str] = set()
-        for text, flat in zip((t for t in texts if t), self.flat, strict=True):
-            self._add(text, flat)
-
-    def _add(self, text: str, flat: str) -> None:
-        self.tokens.update(tokenize(flat))
-        for word in re.findall(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*", unicodedata.normalize("NFKC", text)):
-            # CamelCase and joined parts: "HighCPUUsage" carries "cpu", "db-01.prod" carries "db-01".
-            self.parts.update(p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word))
-        for match in _ASCII.finditer(flat):
-            token = match.group()
-            self.words.add(token)
-            pieces = re.split(r"([-_.:/])", token)
-            for end in range(1, len(pieces), 2):
-                self.words.add("".join(pieces[:end]))
-            for piece in pieces[::2]:
-                self.parts.add(piece)
-            self.dates.update(_DATE_RE.findall(token))
-            self.times.update(_TIME_RE.findall(token))
-            number = _NUMBER_RE.fullmatch(token)
-            if number is not None:
-                unit = number.group(2) or _unit_after(flat, match.end())
-                value = float(number.group(1))
-                self.numbers.update(_number_keys(value, unit))
-                self.numbers.add(_value_key(value) + "?")  # the bare value, for unitless answers
-
-    def supports(self, token: str, kind: str) -> bool:
-        if kind == _DATE:
-            return _date_key(token) in {_date_key(d) for d in self.dates}
-        if kind == _TIME:
-            return token in self.times or any(t.startswith(f"{token}:") for t in self.times)
-        if kind == _NUMBER:
-            number = _SPOKEN_NUMBER.fullmatch(token)
-            if number is None:
-                return token in self.words
-            value, unit = float(number.group(1)), number.group(2) or ""
-            key = _value_key(value)
-            if not unit:  # "0.92" for 92%, "25" for 25m
-                return f"{key}?" in self.numbers or key in self.numbers
-            # The material's unit, or a unit it never wrote ("92" → "92%"); never another unit.
-            return bool(_number_keys(value, unit) & self.numbers) or key in self.numbers
-        return token in self.words or token in self.parts
-
-    def quotes(self, quote: str) -> bool:
-        return any(quote in flat for flat in self.flat)
-
-
-def _date_key(date: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.split(r"[-/]", date))
 
 
 # ---------------------------------------------------------------------------------------------
