@@ -26,7 +26,7 @@ FRAMEWORKS: tuple[str, ...] = (
 )
 # Entry points: the gRPC front end, the CLI, the composition root and the background worker.
 ENTRY_POINTS: tuple[str, ...] = (
-    *("server.grpc", "server.cli", "server.cli_render", "server.app", "server.__main__"),
+    *("server.grpc", "server.cli", "server.app", "server.__main__"),
     "server.worker",
 )
 SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
@@ -35,7 +35,7 @@ SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.js
 @dataclass(frozen=True)
 class Rule:
     """Modules under `importers` (minus `exempt`) import nothing under `forbidden` except `allowed`.
-    Prefixes match whole dotted components: "server.cli" covers server.cli, not server.cli_render."""
+    Prefixes match whole dotted components: "server.cli" covers server.cli.client, not server.clients."""
 
     id: str
     importers: tuple[str, ...]
@@ -51,7 +51,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "grpc-not-cli",
         ("server.grpc",),
-        ("server.cli", "server.cli_render", "server.app", "server.__main__"),
+        ("server.cli", "server.app", "server.__main__"),
     ),
     Rule(
         "worker-needs-no-pipeline",

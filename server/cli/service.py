@@ -1,0 +1,103 @@
+"""The commands that run the service: serve, migrate, worker, jobs (read from the database)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+from server.cli.common import CliError
+from server.config import mask_url
+from storage.errors import StorageError
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from server.app import App, serve
+    from server.config import ConfigError, load_settings
+    from server.grpc import logs
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    logs.configure(settings.log_level, settings.log_format)
+    import logging
+
+    logging.getLogger("evigate.config").info("settings", extra={"settings": settings.describe()})
+
+    def announce(app: App) -> None:
+        scheme = "grpcs" if settings.tls_enabled else "grpc"
+        print(f"evigate serving on {scheme}://{app.address}", flush=True)
+
+    async def main() -> None:
+        await serve(settings, announce)
+
+    from storage.errors import StorageError
+
+    try:
+        asyncio.run(main())
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    except (OSError, StorageError) as error:
+        raise CliError(f"cannot start: {error}") from None
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from server.config import ConfigError, load_settings
+    from storage import migrate
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    if not settings.database_url:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(migrate(settings.resolved_database_url))
+    from server.config import mask_url
+
+    print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from server.config import ConfigError, load_settings
+    from server.grpc import logs
+    from server.worker import run_standalone
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    logs.configure(settings.log_level, settings.log_format)
+    print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
+    try:
+        asyncio.run(run_standalone(settings))
+    except StorageError as error:
+        raise CliError(f"cannot run the worker: {error}") from None
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """Reads the queue straight from the database (`--database-url`): it works with no server up."""
+    import dataclasses
+
+    from server.config import ConfigError, load_settings
+    from server.worker import format_stats, read_stats
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    from server.grpc import logs
+
+    logs.configure("ERROR", "text")  # retry warnings would drown the answer
+    try:
+        stats = asyncio.run(read_stats(settings))
+    except StorageError as error:
+        raise CliError(f"cannot read the job queue: {error}") from None
+    if args.json:
+        print(json.dumps(dataclasses.asdict(stats)))
+    else:
+        print(format_stats(stats))
+    return 0
