@@ -25,6 +25,7 @@ from server.config import ConfigError, Settings, load_settings, mask_url
 from storage import migrate
 from tests.server.conftest import HIGH_CPU_ZH, AppFactory, slow_agents
 from tests.server.tcp_proxy import TcpProxy
+from tests.support.waiting import eventually
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -38,9 +39,9 @@ async def _status(channel: grpc.aio.Channel, service: str = "") -> int:
 
 
 async def _wait_status(channel: grpc.aio.Channel, wanted: int) -> None:
-    async with asyncio.timeout(15):
-        while await _status(channel) != wanted:  # noqa: ASYNC110 - polling a remote status
-            await asyncio.sleep(0.1)
+    await eventually(
+        lambda: _status(channel), lambda s: s == wanted, within=15, what=f"health status {wanted}"
+    )
 
 
 async def test_health_is_serving_for_every_service(channel: grpc.aio.Channel) -> None:
@@ -94,8 +95,15 @@ async def test_graceful_shutdown_lets_an_in_flight_call_finish(app_factory: AppF
         )
         await asyncio.wait_for(planner.started.wait(), 10)
         stopping = asyncio.ensure_future(app.stop(grace=10))
-        await asyncio.sleep(0.2)
-        assert app.health is not None and app.health.servicer._server_status[""] == NOT_SERVING
+        health = app.health
+        assert health is not None
+
+        async def local_status() -> int:
+            return int(health.servicer._server_status[""])
+
+        await eventually(
+            local_status, lambda s: s == NOT_SERVING, within=5, what="health NOT_SERVING on stop"
+        )
         reply = await in_flight
         await stopping
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS

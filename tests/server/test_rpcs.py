@@ -26,6 +26,7 @@ from evigate.v1 import (
 from server.app import App
 from tests.server.conftest import HIGH_CPU_EN, HIGH_CPU_ZH, AppFactory, slow_agents
 from tests.server.status import Decoded, decode
+from tests.support.waiting import eventually
 
 OK_STATUS = session_pb2.SESSION_STATUS_SUCCESS
 
@@ -142,12 +143,15 @@ async def test_client_deadline_stops_the_pipeline(app_factory: AppFactory) -> No
         )
         assert error.code == grpc.StatusCode.DEADLINE_EXCEEDED
         trace_stub = trace_service_pb2_grpc.TraceServiceStub(channel)
-        for _ in range(50):  # the session is marked FAILED once the pipeline noticed
-            trace = (await trace_stub.GetTrace(trace_service_pb2.GetTraceRequest(session_id="dl-1"))).trace
-            if trace.session.status == session_pb2.SESSION_STATUS_FAILED:
-                break
-            await asyncio.sleep(0.1)
-        assert trace.session.status == session_pb2.SESSION_STATUS_FAILED
+
+        async def status() -> int:
+            request = trace_service_pb2.GetTraceRequest(session_id="dl-1")
+            return int((await trace_stub.GetTrace(request)).trace.session.status)
+
+        # the session is marked FAILED once the pipeline noticed
+        await eventually(
+            status, lambda s: s == session_pb2.SESSION_STATUS_FAILED, within=5, what="dl-1 recorded FAILED"
+        )
 
 
 # -- feedback ---------------------------------------------------------------------------------
@@ -363,19 +367,26 @@ async def test_cached_traces_see_local_feedback_at_once_and_others_after_the_ttl
         assert app.database is not None  # a change this process did not make (another replica's)
         await app.database.repo.submit_feedback(session_id, "not_useful")
         assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_USEFUL
-        await asyncio.sleep(0.6)
-        assert (await stub.GetTrace(request)).trace.feedback == session_pb2.FEEDBACK_NOT_USEFUL
+
+        async def feedback() -> int:
+            return int((await stub.GetTrace(request)).trace.feedback)
+
+        # the cached reply expires after its TTL (0.5 s): the other replica's change shows
+        await eventually(
+            feedback, lambda f: f == session_pb2.FEEDBACK_NOT_USEFUL, within=5, what="the entry expired"
+        )
 
 
 async def _scored_trace(
     stub: trace_service_pb2_grpc.TraceServiceStub, request: trace_service_pb2.GetTraceRequest
 ) -> session_pb2.Trace:
-    for _ in range(500):
-        trace: session_pb2.Trace = (await stub.GetTrace(request)).trace
-        if trace.HasField("evidence_score"):
-            return trace
-        await asyncio.sleep(0.01)
-    raise AssertionError("the evidence score was not written within 5 s")
+    async def trace() -> session_pb2.Trace:
+        reply: trace_service_pb2.GetTraceResponse = await stub.GetTrace(request)
+        return reply.trace
+
+    return await eventually(
+        trace, lambda t: t.HasField("evidence_score"), within=5, what="the evidence score was written"
+    )
 
 
 async def test_the_in_process_workers_score_drops_the_cached_trace(app_factory: AppFactory) -> None:

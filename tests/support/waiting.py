@@ -1,0 +1,32 @@
+"""Bounded waits on a condition: what tests synchronise on instead of sleeping.
+
+`eventually` polls an async probe until its result satisfies `until`, and fails naming what did not
+happen within the bound. The interval only paces the polling; no test relies on it for ordering."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T]],
+    until: Callable[[T], bool],
+    *,
+    within: float,
+    what: str,
+    interval: float = 0.05,
+) -> T:
+    """The first value of `probe()` that satisfies `until`, polling for at most `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        value = await probe()
+        if until(value):
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"not within {within} s: {what} (last value: {value!r})")
+        await asyncio.sleep(interval)
