@@ -1,0 +1,1 @@
+"""Live evidence sources (Prometheus, Alertmanager, ...): typed clients below the tool layer."""
