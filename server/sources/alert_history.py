@@ -48,7 +48,8 @@ class AlertHistory:
     def text(self) -> str:
         """One line holding every fact of this history, for an evidence ref."""
         parts = [self.alertname]
-        parts += [f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "alertname"]
+        if self.service:
+            parts.append(f"service={self.service}")
         parts.append(f"state={self.state}")
         if self.resolved_at is not None:
             parts.append(f"resolved_at={fmt_time(self.resolved_at.timestamp())}")
@@ -58,6 +59,8 @@ class AlertHistory:
             span = fmt_duration((until - i.start).total_seconds())
             since = f" active_since={fmt_time(i.active_since.timestamp())}" if i.active_since else ""
             parts.append(f"{i.state} {fmt_time(i.start.timestamp())} to {end} ({span}){since}")
+        shown = {"alertname", "service"} if self.service == self.labels.get("service") else {"alertname"}
+        parts += [f"{k}={v}" for k, v in sorted(self.labels.items()) if k not in shown]
         w = self.window
         parts.append(f"window={fmt_time(w.start)} to {fmt_time(w.end)}")
         parts.append(f"step={fmt_duration(w.step)}")
