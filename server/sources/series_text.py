@@ -5,8 +5,9 @@ Range: the same head, then window, step, points and first / last / min / max (ea
 and avg. The Gatekeeper pins every number and identifier of an excerpt to this text, token for
 token, so the formats are chosen for that: labels as `key=value` (pinnable pairs, no quotes), times
 in UTC as `YYYY-MM-DD HH:MM` with `:SS` only when the seconds are not zero (so "at 10:05" is a
-token of the text), values rounded to 6 significant digits, and a unit-scaled twin in parentheses
-where the unit is known (a ratio 0.039 also reads 3.9%, seconds also read as ms).
+token of the text), values rounded to 6 significant digits (whole numbers from a million up keep
+every digit), and a unit-scaled twin in parentheses where the unit is known (a ratio 0.039 also
+reads 3.9%, seconds also read as ms).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def fmt_number(v: float) -> str:
         return "NaN"
     if math.isinf(v):
         return "+Inf" if v > 0 else "-Inf"
+    if abs(v) >= 1e6 and abs(v) < 1e15:
+        return str(round(v))  # counters and byte counts: every integer digit is kept
     r = float(f"{v:.6g}")
     if r.is_integer() and abs(r) < 1e15:
         return str(int(r))

@@ -42,7 +42,7 @@ def recording_server(cert: Path | None = None, key: Path | None = None) -> Itera
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output quiet
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -22,7 +22,7 @@ VICTORIA_METRICS = "/usr/bin/victoria-metrics"
 RULES = """
 groups:
 - name: evigate-test
-  interval: 1s
+  interval: 500ms
   rules:
   - alert: TestHighErrorRate
     expr: test_error_ratio > 0.05
@@ -144,7 +144,7 @@ def start_alertmanager(workdir: Path) -> Server:
     return _start("alertmanager", args, port, workdir, "/-/ready")
 
 
-def scrape_config(exporter_port: int, interval: str = "1s", *, rules: bool = True) -> str:
+def scrape_config(exporter_port: int, interval: str = "500ms", *, rules: bool = True) -> str:
     evaluation = f"  evaluation_interval: {interval}\n" if rules else ""
     return f"""
   scrape_interval: {interval}

@@ -122,13 +122,13 @@ async def test_a_resolved_alert_is_reported_resolved_with_when_it_stopped(
     exporter.error_ratio.labels(service).set(0.3)
     await eventually(lambda: _in_am(am, service, "TestHighErrorRate", "firing"), "firing in Alertmanager")
 
-    async def firing() -> AlertHistory | None:
+    async def fired() -> AlertHistory | None:
         found = await alert_history(
             prom, alertname="TestHighErrorRate", service=service, start=start, end=datetime.now(UTC), step_s=1
         )
         return found[0] if found else None
 
-    still = await eventually(firing, "the firing alert in ALERTS")
+    still = await eventually(fired, "the firing alert in ALERTS")
     assert still.state == "firing" and still.resolved_at is None
     assert "state=firing" in still.text() and " to now " in still.text()
 

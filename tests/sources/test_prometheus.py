@@ -58,14 +58,25 @@ async def test_range_query_ref_text_holds_first_last_min_max_avg_window_and_step
 ) -> None:
     selector = f'test_level{{service="{service}"}}'
     gauge = exporter.level.labels(service)
-    gauge.set(1)
-    first_seen = await store.eventually(lambda: _value_is(prom, selector, 1), "value 1 stored")
-    last_seen = first_seen
-    for value in (3, 2):
+
+    async def hold(value: float) -> datetime:
+        """Set the gauge and wait until a whole-second point holds the value: a 1 s step then sees it."""
         gauge.set(value)
-        last_seen = await store.eventually(partial(_value_is, prom, selector, value), f"value {value} stored")
-    start = datetime.fromtimestamp(math.ceil(first_seen), UTC)
-    end = datetime.fromtimestamp(math.ceil(last_seen) + 1, UTC)
+        seen = await store.eventually(partial(_value_is, prom, selector, value), f"value {value} stored")
+        point = datetime.fromtimestamp(math.ceil(seen), UTC)
+
+        async def holds() -> bool:
+            if datetime.now(UTC) <= point:
+                return False
+            result = await prom.query(selector, point)
+            return bool(result.series) and result.series[0].samples[-1].v == value
+
+        await store.eventually(holds, f"{value} at {point}")
+        return point
+
+    start = await hold(1)
+    await hold(3)
+    end = await hold(2)
 
     async def settled() -> QueryResult | None:
         # A store may evaluate the window's last point from a slightly older sample (VictoriaMetrics
