@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .prom_types import QueryResult, RangeSpec, Sample, Series, finite
@@ -101,24 +102,48 @@ def instant_text(series: Series, name: str, unit: str | None = None) -> str:
     return f"{series_head(series.labels, name)} value={_at(sample, unit)}"
 
 
+@dataclass(frozen=True)
+class SeriesStats:
+    """first / last / min / max (each a sample) and avg of a range series' numeric samples."""
+
+    points: int
+    first: Sample
+    last: Sample
+    low: Sample
+    high: Sample
+    avg: float
+
+
+def series_stats(series: Series) -> SeriesStats | None:
+    """None when no sample is a number (all NaN)."""
+    values = finite(series.samples)
+    if not values:
+        return None
+    # min / max report their earliest occurrence, so the text is stable for ties.
+    return SeriesStats(
+        points=len(series.samples),
+        first=values[0],
+        last=values[-1],
+        low=min(values, key=lambda s: (s.v, s.t)),
+        high=max(values, key=lambda s: (s.v, -s.t)),
+        avg=math.fsum(s.v for s in values) / len(values),
+    )
+
+
 def range_text(series: Series, spec: RangeSpec, name: str, unit: str | None = None) -> str:
     head = series_head(series.labels, name)
     window = f"window={fmt_time(spec.start)} to {fmt_time(spec.end)}; step={fmt_duration(spec.step)}"
-    values = finite(series.samples)
-    if not values:
+    stats = series_stats(series)
+    if stats is None:
         return f"{head} {window}; points={len(series.samples)}; no numeric value"
-    # min / max report their earliest occurrence, so the text is stable for ties.
-    low = min(values, key=lambda s: (s.v, s.t))
-    high = max(values, key=lambda s: (s.v, -s.t))
-    avg = math.fsum(s.v for s in values) / len(values)
-    stats = [
-        f"first={_at(values[0], unit)}",
-        f"last={_at(values[-1], unit)}",
-        f"min={_at(low, unit)}",
-        f"max={_at(high, unit)}",
-        f"avg={fmt_value(avg, unit)}",
+    parts = [
+        f"first={_at(stats.first, unit)}",
+        f"last={_at(stats.last, unit)}",
+        f"min={_at(stats.low, unit)}",
+        f"max={_at(stats.high, unit)}",
+        f"avg={fmt_value(stats.avg, unit)}",
     ]
-    return f"{head} {window}; points={len(series.samples)}; {'; '.join(stats)}"
+    return f"{head} {window}; points={stats.points}; {'; '.join(parts)}"
 
 
 def result_texts(result: QueryResult, name: str | None = None, unit: str | None = None) -> list[str]:
