@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from server.sources.alert_history import alert_history
 from server.sources.alertmanager import Alertmanager
-from server.sources.config import SourceSettings
-from server.sources.prometheus import Prometheus, QueryLimits
+from server.sources.config import QueryLimits, SourceSettings
+from server.sources.prometheus import Prometheus
 from server.sources.series_text import result_texts
 from tests.sources.exporter import Exporter
 from tests.sources.servers import (

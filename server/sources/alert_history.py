@@ -114,9 +114,8 @@ async def alert_history(
     for sel in selectors:
         body = ", ".join(sel)
         result = await prom.query_range(f"ALERTS{{{body}}}", start, end, step_s)
-        if not result.series:
+        if not result.series or result.range is None:
             continue
-        assert result.range is not None  # a range query always has its spec
         step = result.range.step
         states = await prom.query_range(f"ALERTS_FOR_STATE{{{body}}}", start, end, step)
         for_state = {_identity(s.labels): {p.t: p.v for p in s.samples} for s in states.series}

@@ -16,7 +16,7 @@ import httpx
 
 from .config import SourceSettings
 from .http import SourceClient, SourceError, SourceHealth
-from .matching import DEFAULT_SERVICE_MATCHES, ServiceMatch, service_of
+from .matching import DEFAULT_SERVICE_MATCHES, ServiceMatch, promql_string, re2_escape, service_of
 from .prom_types import BadAnswerError, parse_time
 from .series_text import fmt_duration, fmt_time
 
@@ -190,7 +190,8 @@ class Alertmanager:
         self, *, service: str | None = None, alertname: str | None = None, include_suppressed: bool = True
     ) -> list[AmAlert]:
         """Alerts for one service (any configured service label) and / or alert name."""
-        matchers = [f'alertname="{alertname}"'] if alertname and '"' not in alertname else []
+        # The server-side filter narrows the transfer; the exact, case-insensitive test is ours.
+        matchers = [f"alertname=~{promql_string('(?i)' + re2_escape(alertname))}"] if alertname else []
         alerts = await self.alerts(
             silenced=include_suppressed, inhibited=include_suppressed, matchers=matchers
         )

@@ -26,6 +26,26 @@ class BasicAuth:
 
 
 @dataclass(frozen=True)
+class QueryLimits:
+    """The PromQL guard's bounds (config-file keys of the prometheus section, same names)."""
+
+    max_window_s: float = 7 * 86400
+    max_points: int = 1100  # per series; Prometheus itself refuses more than 11,000
+    min_step_s: float = 1.0
+    max_series: int = 50
+    max_query_chars: int = 4000
+
+    def __post_init__(self) -> None:
+        if (
+            min(
+                self.max_window_s, self.max_points - 1, self.min_step_s, self.max_series, self.max_query_chars
+            )
+            <= 0
+        ):
+            raise SourceConfigError("prometheus limits must be positive (max_points at least 2)")
+
+
+@dataclass(frozen=True)
 class SourceSettings:
     """How to reach one HTTP source."""
 
@@ -67,6 +87,7 @@ class SourceSettings:
 class SourcesConfig:
     prometheus: SourceSettings | None = None
     alertmanager: SourceSettings | None = None
+    prometheus_limits: QueryLimits = field(default_factory=QueryLimits)
 
     def configured(self) -> list[SourceSettings]:
         return [s for s in (self.prometheus, self.alertmanager) if s is not None]
@@ -132,6 +153,16 @@ def source_settings(
     )
 
 
+def query_limits(section: Mapping[str, Any]) -> QueryLimits:
+    defaults = QueryLimits()
+    values: dict[str, Any] = {}
+    for key in ("max_window_s", "max_points", "min_step_s", "max_series", "max_query_chars"):
+        if key in section:
+            number = _float("prometheus", key, section[key])
+            values[key] = number if key.endswith("_s") else int(number)
+    return QueryLimits(**{**defaults.__dict__, **values})
+
+
 def sources_config(
     *,
     prometheus_url: str | None = None,
@@ -149,6 +180,7 @@ def sources_config(
         if not isinstance(value, Mapping):
             raise SourceConfigError(f"{key}: expected a mapping of settings")
     return SourcesConfig(
+        prometheus_limits=query_limits(sections.get("prometheus") or {}),
         prometheus=source_settings(
             "prometheus", flag_url=prometheus_url, env=env, section=sections.get("prometheus")
         ),

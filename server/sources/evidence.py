@@ -1,4 +1,5 @@
-"""Tool-ready evidence from a PromQL answer: the raw result to store and one ref per series.
+"""Tool-ready evidence from a PromQL answer or a resolved signal: the raw result to store and one
+ref per series.
 
 `query_promql` records `raw` as the invocation's raw_result and `refs` as its evidence_refs
 (`$.series[i]`, text from series_text). The raw result keeps each series' labels and its summary
@@ -8,11 +9,12 @@ stays a small row; the ref text holds the same facts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .prom_types import QueryResult, Sample, Series
 from .series_text import fmt_duration, fmt_time, result_texts, series_stats
+from .signals import SignalResult
 
 JSON = dict[str, Any]
 SERIES_PATH = "$.series[{}]"
@@ -85,3 +87,31 @@ def promql_evidence(result: QueryResult, name: str | None = None, unit: str | No
         raw["series"] = [_item(s, label, result.range is not None) for s in result.series]
     refs = [{"raw_path": SERIES_PATH.format(i), "text": t} for i, t in enumerate(texts)]
     return PromqlEvidence(raw, refs)
+
+
+def signal_evidence(found: SignalResult) -> PromqlEvidence:
+    """A resolved signal as evidence: series named after the signal and labelled with the service
+    it was asked for (a `sum(...)` keeps no labels, yet a claim names the service), plus which
+    template answered and every query tried (the no-evidence text of an unanswered signal)."""
+    extra: JSON = {
+        "signal": found.signal.name,
+        "service": found.service,
+        "tried": list(found.tried),
+    }
+    if found.result is None or found.template is None:
+        raw: JSON = {
+            "query": found.tried[-1] if found.tried else "",
+            "result_type": "vector",
+            "total_series": 0,
+            "truncated": False,
+            "notes": [],
+            "warnings": [],
+            "series": [],
+            **extra,
+        }
+        return PromqlEvidence(raw, [])
+    result = found.result
+    labelled = tuple(Series({"service": found.service, **s.labels}, s.samples) for s in result.series)
+    evidence = promql_evidence(replace(result, series=labelled), found.signal.name, found.template.unit)
+    evidence.raw.update(extra, exporter=found.template.exporter)
+    return evidence

@@ -165,8 +165,12 @@ class SourceClient:
                     chunks.append(chunk)
                 return response.status_code, b"".join(chunks)
         except httpx.TimeoutException as exc:
-            phase = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
-            raise self.error("timeout", f"no {phase} answer within the timeout ({timeouts})") from exc
+            if isinstance(exc, httpx.PoolTimeout):
+                what = "free connection in the pool"
+            else:
+                what = "connect" if isinstance(exc, httpx.ConnectTimeout) else "read"
+                what += " answer"  # a write timeout is a read-side stall for a GET too
+            raise self.error("timeout", f"no {what} within the timeout ({timeouts})") from exc
         except httpx.TransportError as exc:
             raise self.error("unreachable", f"{type(exc).__name__}: {exc or 'connection failed'}") from exc
 

@@ -17,6 +17,11 @@ _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RE2_META = re.compile(r"([\\.+*?()|\[\]{}^$])")
 
 
+def re2_escape(text: str) -> str:
+    """`text` as a literal inside an RE2 (Prometheus / Alertmanager) regular expression."""
+    return _RE2_META.sub(r"\\\1", text)
+
+
 def promql_string(value: str) -> str:
     """A PromQL double-quoted string literal."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -42,7 +47,7 @@ class ServiceMatch:
     def value(self, service: str) -> str:
         if self.op == "=":
             return self.pattern.replace("{service}", service)
-        return self.pattern.replace("{service}", _RE2_META.sub(r"\\\1", service))
+        return self.pattern.replace("{service}", re2_escape(service))
 
     def selector(self, service: str) -> str:
         """The matcher text to put inside `{...}`: `service="payment-service"`."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .config import SourceSettings
+from .config import QueryLimits, SourceSettings
 from .http import Params, SourceClient, SourceError, SourceHealth
 from .prom_types import (
     BadAnswerError,
@@ -44,15 +44,6 @@ _LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def read_only(path: str) -> bool:
     """Admin and write endpoints (`/api/v1/admin/...`, `/-/quit`, remote write) are never sent."""
     return _READ_ONLY.fullmatch(path) is not None
-
-
-@dataclass(frozen=True)
-class QueryLimits:
-    max_window_s: float = 7 * 86400
-    max_points: int = 1100  # per series; Prometheus itself refuses more than 11,000
-    min_step_s: float = 1.0
-    max_series: int = 50
-    max_query_chars: int = 4000
 
 
 @dataclass(frozen=True)

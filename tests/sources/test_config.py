@@ -61,3 +61,13 @@ def test_malformed_settings_are_refused(sections: dict[str, object], message: st
 
 def test_the_base_url_drops_a_trailing_slash() -> None:
     assert SourceSettings("prometheus", "http://p:9090/prom/").base_url == "http://p:9090/prom"
+
+
+def test_prometheus_query_limits_come_from_its_section() -> None:
+    config = sources_config(
+        file_sections={"prometheus": {"url": "http://p", "max_series": 10, "max_window_s": 3600}}
+    )
+    assert config.prometheus_limits.max_series == 10 and config.prometheus_limits.max_window_s == 3600
+    assert config.prometheus_limits.max_points == 1100  # untouched keys keep their defaults
+    with pytest.raises(SourceConfigError, match="must be positive"):
+        sources_config(file_sections={"prometheus": {"url": "http://p", "max_series": 0}})

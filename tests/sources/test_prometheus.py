@@ -8,10 +8,10 @@ from functools import partial
 
 import pytest
 
-from server.sources.config import SourceSettings
+from server.sources.config import QueryLimits, SourceSettings
 from server.sources.http import SourceError
 from server.sources.prom_types import QueryResult
-from server.sources.prometheus import Prometheus, QueryLimits
+from server.sources.prometheus import Prometheus
 from server.sources.series_text import fmt_time, fmt_value, result_texts
 from server.tools.backend import ToolError
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from server.sources.evidence import signal_evidence
 from server.sources.matching import ServiceMatch
 from server.sources.prom_types import QueryResult
 from server.sources.prometheus import Prometheus
@@ -264,3 +265,21 @@ async def test_a_signal_resolves_over_a_range(
     text = result_texts(_answer(found), name="memory", unit=found.unit)[0]
     assert text.startswith("memory{} window=") and "; step=5s; " in text
     assert "last=536870912 (512MiB) at " in text
+
+
+async def test_signal_evidence_names_the_signal_and_the_service(
+    prom: Prometheus, exporter: Exporter, service: str, store: Store
+) -> None:
+    exporter.memory.labels(service, "app").set(300 * 2**20)
+
+    async def probe() -> SignalResult | None:
+        found = await resolve(prom, CATALOG, CATALOG.signals["memory"], service)
+        return found if found.result is not None else None
+
+    evidence = signal_evidence(await store.eventually(probe, "memory"))
+    assert evidence.refs[0]["raw_path"] == "$.series[0]"
+    assert evidence.refs[0]["text"].startswith(f"memory{{service={service}}} value=314572800 (300MiB) at ")
+    assert evidence.raw["signal"] == "memory" and evidence.raw["exporter"] == "cadvisor"
+    assert evidence.raw["tried"] == [evidence.raw["query"]]
+    missing = signal_evidence(await resolve(prom, CATALOG, CATALOG.signals["restarts"], service))
+    assert missing.refs == [] and len(missing.raw["tried"]) == len(CATALOG.service_matches)
