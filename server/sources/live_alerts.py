@@ -21,7 +21,7 @@ from .alert_history import AlertHistory, alert_history
 from .alertmanager import Alertmanager, AmAlert
 from .matching import DEFAULT_SERVICE_MATCHES, ServiceMatch
 from .prometheus import Prometheus
-from .series_text import fmt_duration, fmt_time
+from .series_text import fmt_time
 
 DEFAULT_LOOKBACK = timedelta(hours=1)  # how far back "recently resolved" reaches without a window
 
@@ -31,7 +31,7 @@ def _history_item(h: AlertHistory) -> dict[str, Any]:
     first, last = fired[0], fired[-1]
     until = last.end or last.last_seen
     item: dict[str, Any] = {"alert_name": h.alertname, "service": h.service, "state": h.state}
-    item["duration"] = fmt_duration((until - first.start).total_seconds())
+    item["duration"] = h.span((until - first.start).total_seconds())
     item["starts_at"] = fmt_time((first.active_since or first.start).timestamp())
     if last.end is not None:
         item["resolved_at"] = fmt_time(last.end.timestamp())

@@ -128,5 +128,5 @@ async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, within
         last = await probe()
         if last is not None and last is not False:
             return last
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.05)
     raise AssertionError(f"timed out after {within}s waiting for {what} (last: {last!r})")

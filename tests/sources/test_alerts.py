@@ -147,7 +147,9 @@ async def test_a_resolved_alert_is_reported_resolved_with_when_it_stopped(
     assert history.labels["severity"] == "critical"
     firing = [i for i in history.intervals if i.state == "firing"]
     assert len(firing) == 1 and firing[0].end is not None
-    assert firing[0].end == firing[0].last_seen + timedelta(seconds=1)  # last sample + step
+    # Gone by the next point (last point seen live + step), or by the last point when that point
+    # saw it only by looking back a step.
+    assert firing[0].end in (firing[0].last_seen, firing[0].last_seen + timedelta(seconds=1))
     assert history.resolved_at == firing[0].end
     # It stopped after the gauge was cleared, within a scrape, an evaluation and a step.
     assert cleared - timedelta(seconds=1) <= history.resolved_at <= cleared + timedelta(seconds=5)
@@ -200,3 +202,26 @@ async def test_alertmanager_health_reports_version_uptime_and_cluster(am: Alertm
     assert health.version == "0.25.0"
     assert health.started_at is not None and health.started_at <= datetime.now(UTC)
     assert health.detail == "cluster disabled"
+
+
+async def test_an_alert_shorter_than_the_step_is_still_reported_resolved(
+    am: Alertmanager, prom: Prometheus, exporter: Exporter, service: str
+) -> None:
+    start = datetime.fromtimestamp(math.floor(datetime.now(UTC).timestamp()), UTC)
+    exporter.error_ratio.labels(service).set(0.3)
+    await eventually(lambda: _in_am(am, service, "TestHighErrorRate", "firing"), "firing in Alertmanager")
+    exporter.error_ratio.labels(service).set(0)  # at once: it fires for about a second
+
+    async def resolved() -> AlertHistory | None:
+        end = datetime.now(UTC)
+        found = await alert_history(
+            prom, alertname="TestHighErrorRate", service=service, start=start, end=end, step_s=10
+        )
+        return (
+            found[0]
+            if found and found[0].state == "resolved" and end - start > timedelta(seconds=12)
+            else None
+        )
+
+    history = await eventually(resolved, "the brief alert in a 10 s step history")
+    assert history.window.step == 10 and history.resolved_at is not None

@@ -256,14 +256,14 @@ async def test_a_signal_resolves_over_a_range(
             service,
             start=end - timedelta(minutes=1),
             end=now,
-            step_s=5,
+            step_s=1,
         )
         return found if found.result is not None else None
 
     found = await store.eventually(probe, "memory over a range")
     assert found.result is not None and found.result.result_type == "matrix"
     text = result_texts(_answer(found), name="memory", unit=found.unit)[0]
-    assert text.startswith("memory{} window=") and "; step=5s; " in text
+    assert text.startswith("memory{} window=") and "; step=1s; " in text
     assert "last=536870912 (512MiB) at " in text
 
 
