@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from server.sources.alert_history import alert_history
 from server.sources.alertmanager import Alertmanager
 from server.sources.config import QueryLimits, SourceSettings
+from server.sources.prom_types import QueryResult, RangeSpec, parse_series
 from server.sources.prometheus import Prometheus
 from server.sources.series_text import result_texts
 from tests.sources.exporter import Exporter
@@ -195,6 +197,29 @@ async def main_async(runs: int, services: int) -> None:
         print(f"{name:46} {rp50:7.2f}ms {rp99:7.2f}ms {op50:8.2f}ms {op99:8.2f}ms {over:11.2f}ms")
 
 
+def bench_max_answer(limits: QueryLimits) -> None:
+    """The guard's largest answer (max_series x max_points), synthetic: decode vs our parse + texts."""
+    values = [[1_800_000_000 + j, str(j * 0.5)] for j in range(limits.max_points)]
+    result = [{"metric": {"__name__": "m", "i": str(i)}, "values": values} for i in range(limits.max_series)]
+    body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}).encode()
+    spec = RangeSpec(1_800_000_000, 1_800_000_000 + limits.max_points - 1, 1)
+    timings: dict[str, list[float]] = {"json decode (raw)": [], "+ typed parse": [], "+ ref texts": []}
+    for _ in range(20):
+        start = time.perf_counter()
+        data = json.loads(body)["data"]
+        decoded = time.perf_counter()
+        series = parse_series("matrix", data["result"])
+        parsed = time.perf_counter()
+        result_texts(QueryResult("m", "matrix", tuple(series), len(series), range=spec))
+        done = time.perf_counter()
+        timings["json decode (raw)"].append((decoded - start) * 1000)
+        timings["+ typed parse"].append((parsed - decoded) * 1000)
+        timings["+ ref texts"].append((done - parsed) * 1000)
+    print(f"largest allowed answer: {limits.max_series} series x {limits.max_points} points (synthetic)")
+    for name, ms in timings.items():
+        print(f"{name:36} p50 {statistics.median(ms):7.2f}ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -203,6 +228,7 @@ def main() -> None:
     parser.add_argument("--services", type=int, default=20)
     args = parser.parse_args()
     asyncio.run(main_async(args.runs, args.services))
+    bench_max_answer(QueryLimits())
 
 
 if __name__ == "__main__":

@@ -112,7 +112,8 @@ def _caught(metric: str, body: str, step: float) -> str:
     """The series at each point: by lookback (until its stale marker), or any sample in the last step
     — so an alert that fired and resolved between two points is not missed."""
     # max_over_time drops __name__ (last_over_time keeps it), which tells the two sides apart.
-    return f"{metric}{{{body}}} or max_over_time({metric}{{{body}}}[{step:g}s])"
+    # A PromQL duration is whole units: milliseconds cover any step the guard allows.
+    return f"{metric}{{{body}}} or max_over_time({metric}{{{body}}}[{round(step * 1000)}ms])"
 
 
 async def alert_history(

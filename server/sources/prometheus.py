@@ -55,6 +55,7 @@ class Listing:
 
 
 def _ts(moment: datetime | float) -> str:
+    """Seconds with millisecond precision, never in exponent form (1e+06 would lose digits)."""
     return f"{moment.timestamp() if isinstance(moment, datetime) else moment:.3f}"
 
 
@@ -136,7 +137,7 @@ class Prometheus:
     ) -> QueryResult:
         expr = self._check_expr(expr)
         step, notes = self.plan_step(start, end, step_s)
-        params = [("query", expr), ("start", _ts(start)), ("end", _ts(end)), ("step", f"{step:g}")]
+        params = [("query", expr), ("start", _ts(start)), ("end", _ts(end)), ("step", _ts(step))]
         data, warnings = await self._data("/api/v1/query_range", params)
         spec = RangeSpec(start.timestamp(), end.timestamp(), step)
         return self._result(expr, data, warnings, spec=spec, notes=notes)
