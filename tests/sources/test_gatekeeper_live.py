@@ -1,0 +1,110 @@
+"""Live refs meet the real Gatekeeper: a claim quoting a live alert or series passes, one that
+changes a number is rejected. (query_promql's `$.series[i]` needs its array in the rule catalog:
+the test adds it the way the tool registry will.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rules.catalog import Catalog, load_catalog
+from rules.gatekeeper import check
+from rules.types import EvidenceRef, InvocationFacts
+from server.sources.alertmanager import Alertmanager
+from server.sources.evidence import signal_evidence
+from server.sources.live_alerts import LiveAlerts
+from server.sources.prometheus import Prometheus
+from server.sources.signals import SignalResult, resolve
+from server.sources.signals import load_catalog as load_signals
+from server.tools.backend import MetricsQuery, TimeWindow
+from server.tools.refs import item_refs
+
+from .conftest import Store, eventually, settings
+from .exporter import Exporter
+from .servers import Server
+
+RULES = Path(__file__).resolve().parents[2] / "rules" / "gatekeeper-rules.json"
+
+
+def _evidence(tool: str, path: str, excerpt: str) -> dict[str, Any]:
+    binding = {"tool_name": tool, "source_invocation_id": 1, "raw_path": path, "evidence_excerpt": excerpt}
+    claim = {"claim_id": "claim-1", "claim_type": "observation", "claim_text": excerpt,
+             "support_level": "direct", "evidence_bindings": [binding]}  # fmt: skip
+    return {"answer_version": "executor_evidence_v2", "claims": [claim], "hypotheses": [],
+            "recommended_actions": [], "missing_info": []}  # fmt: skip
+
+
+def _facts(tool: str, refs: list[dict[str, Any]]) -> list[InvocationFacts]:
+    return [InvocationFacts(1, tool, tuple(EvidenceRef(r["raw_path"], r["text"]) for r in refs))]
+
+
+@pytest.fixture
+def promql_rules(tmp_path: Path) -> Catalog:
+    data = json.loads(RULES.read_text(encoding="utf-8"))
+    for rule in data["rules"]:
+        if rule["id"] == "citation.raw_path_grammar":
+            rule["params"]["arrays"]["query_promql"] = "series"
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(data))
+    return load_catalog(path)
+
+
+@pytest.fixture
+async def live(alertmanager_server: Server, prometheus_server: Server) -> AsyncIterator[LiveAlerts]:
+    am = Alertmanager(settings("alertmanager", alertmanager_server.url))
+    prom = Prometheus(settings("prometheus", prometheus_server.url))
+    yield LiveAlerts(am, prom)
+    await am.aclose()
+    await prom.aclose()
+
+
+async def test_a_claim_quoting_a_live_alert_passes_and_a_changed_value_is_rejected(
+    live: LiveAlerts, exporter: Exporter, service: str
+) -> None:
+    exporter.error_ratio.labels(service).set(0.2)
+    query = MetricsQuery(service, "TestHighErrorRate", "firing", TimeWindow(None, None), 10)
+
+    async def firing() -> list[dict[str, Any]] | None:
+        page = await live.query_metrics(query, datetime.now(UTC))
+        return page.items or None
+
+    refs = item_refs("query_metrics", await eventually(firing, "firing"))
+    quoted = f"TestHighErrorRate, service={service}, state=firing, current=20%"
+    assert (
+        check(_evidence("query_metrics", "$.alerts[0]", quoted), _facts("query_metrics", refs)).status
+        == "pass"
+    )
+    changed = check(
+        _evidence("query_metrics", "$.alerts[0]", quoted.replace("20%", "30%")), _facts("query_metrics", refs)
+    )
+    assert (changed.status, changed.severity) == ("fail", "reject")
+
+
+async def test_a_claim_quoting_a_live_series_passes_and_a_changed_value_is_rejected(
+    prom: Prometheus, exporter: Exporter, service: str, store: Store, promql_rules: Catalog
+) -> None:
+    signals = load_signals()
+    ok, failed = exporter.requests.labels(service, "200"), exporter.requests.labels(service, "500")
+
+    async def quarter() -> SignalResult | None:
+        ok.inc(3)
+        failed.inc(1)
+        found = await resolve(prom, signals, signals.signals["error_rate"], service)
+        good = found.result is not None and abs(found.result.series[0].samples[-1].v - 0.25) < 1e-9
+        return found if good else None
+
+    evidence = signal_evidence(await store.eventually(quarter, "error rate 25%"))
+    text = evidence.refs[0]["text"]
+    at = text.rsplit(" at ", 1)[1]
+    quoted = f"error_rate{{service={service}}} value=0.25 (25%) at {at}"
+    facts = _facts("query_promql", evidence.refs)
+    assert check(_evidence("query_promql", "$.series[0]", quoted), facts, promql_rules).status == "pass"
+    changed = check(
+        _evidence("query_promql", "$.series[0]", quoted.replace("25%", "26%")), facts, promql_rules
+    )
+    assert (changed.status, changed.severity) == ("fail", "reject")
