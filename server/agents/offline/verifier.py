@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rules.enums import ToolName
 from server.agents.base import JSON, StageOutput
 from server.agents.offline.entities import extract
 from server.agents.offline.facts import (
@@ -82,7 +83,7 @@ def log_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> l
     logs = [
         checked
         for checked in checked_bindings
-        if isinstance(checked, Mapping) and checked.get("tool_name") == "query_logs"
+        if isinstance(checked, Mapping) and checked.get("tool_name") == ToolName.QUERY_LOGS
     ]
     return verified_excerpts(claim, logs)
 
