@@ -26,6 +26,8 @@ from rules.types import (
 
 NO_EVIDENCE = "$.no_evidence"
 NEGATIVE = ClaimType.NEGATIVE_OBSERVATION
+# Enum members read once: an attribute lookup on an enum class costs more than the fast path's work.
+_PASS, _FAIL, _WARN_ONLY = CheckStatus.PASS, CheckStatus.FAIL, Severity.NONE
 # Ids, tool names and paths are short; longer ones are rejected before they reach any message.
 _MAX_NAME = 200
 _PATH = re.compile(r"\$\.([a-z_]+)\[(0|[1-9][0-9]{0,8})\]")
@@ -110,7 +112,7 @@ class _Run:
         if severity is None:
             return False
         issue = GatekeeperIssue(claim_id, index, rule_id, severity, message)
-        if severity == Severity.NONE:
+        if severity == _WARN_ONLY:
             self.warnings.append(issue)
             return False
         self.errors.append(issue)
@@ -121,7 +123,7 @@ class _Run:
         worst = max((SEVERITY_RANK[e.severity] for e in self.errors), default=0)
         severity = next(s for s, rank in SEVERITY_RANK.items() if rank == worst)
         return GatekeeperOutcome(
-            status=CheckStatus.FAIL if self.errors else CheckStatus.PASS,
+            status=_FAIL if self.errors else _PASS,
             severity=severity,
             rule_set_version=self.catalog.version,
             rules=self.catalog.enabled_infos(),
@@ -426,7 +428,7 @@ class _Run:
     def record(
         self, site: _Site, inv_id: int | None, path: str, text: str, *, failed: bool, backfilled: bool = False
     ) -> None:
-        status = CheckStatus.FAIL if failed else CheckStatus.PASS
+        status = _FAIL if failed else _PASS
         self.checked.append(
             CheckedBinding(site.claim_id, site.index, site.tool, inv_id, path, text, status, backfilled)
         )
