@@ -19,7 +19,7 @@ class CallStatus(StrEnum):
 
 
 class EvidenceStatus(StrEnum):
-    """retrieval_details.evidence_status (DESIGN §3)."""
+    """retrieval_details.evidence_status (docs/design.md §6.3)."""
 
     SUPPORTED = "supported"
     NO_EVIDENCE = "no_evidence"
@@ -28,7 +28,7 @@ class EvidenceStatus(StrEnum):
 
 
 class MatchLevel(StrEnum):
-    """retrieval_details.match_level: L0 exact, L1 semantic, none (DESIGN §3, §5)."""
+    """retrieval_details.match_level: L0 exact, L1 semantic, none (docs/design.md §6.3, §5.5)."""
 
     L0 = "L0"
     L1 = "L1"
@@ -51,7 +51,7 @@ class CheckStatus(StrEnum):
 
 
 class Verdict(StrEnum):
-    """The Verifier's verdict label (DESIGN §4)."""
+    """The Verifier's verdict label (docs/design.md §5.2)."""
 
     PASS = "PASS"
     LOW_CONFID = "LOW_CONFID"
@@ -67,7 +67,7 @@ class SessionStatus(StrEnum):
 
 
 class ClaimType(StrEnum):
-    """executor_evidence_v2 claim_type (DESIGN §2)."""
+    """executor_evidence_v2 claim_type (docs/design.md §2.3)."""
 
     OBSERVATION = "observation"
     NEGATIVE_OBSERVATION = "negative_observation"

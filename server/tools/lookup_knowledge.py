@@ -1,4 +1,4 @@
-"""lookup_knowledge: evidence blocks from runbooks, skill documents and the case library (DESIGN §3)."""
+"""lookup_knowledge: runbooks, skill documents and the case library (docs/design.md §6.3)."""
 
 from __future__ import annotations
 

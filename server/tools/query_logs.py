@@ -1,4 +1,4 @@
-"""query_logs: log lines by service, level, keyword and pattern, newest first (DESIGN §2)."""
+"""query_logs: log lines by service, level, keyword and pattern, newest first (docs/design.md §6.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""query_metrics: firing and resolved alerts, filtered exactly (DESIGN §2)."""
+"""query_metrics: firing and resolved alerts, filtered exactly (docs/design.md §6.1)."""
 
 from __future__ import annotations
 

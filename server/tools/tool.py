@@ -2,7 +2,7 @@
 of its result and of its evidence refs, which claim types may cite it, and the function that answers
 it against the sources. Tools are registered in server/tools/registry.py; SessionToolBox runs them
 all the same way (validation, evidence refs, dedup, recording), so every tool's calls are recorded,
-cited and checked alike (DESIGN §2–§3).
+cited and checked alike (docs/design.md §6).
 
 Result shape: a call that found items returns `{<item_array>: items, "total": n}` and one evidence
 ref per item, `{"raw_path": "$.<item_array>[i]", "text": item_text(item)}`; a call that found
@@ -17,10 +17,10 @@ from typing import Any
 
 from rules.catalog import ToolCitation
 from rules.enums import EvidenceStatus, MatchLevel
+from server.sources.times import display_time
 from server.tools import args as tool_args
 from server.tools import refs
 from server.tools.backend import JSON, TimeWindow, ToolBackend
-from server.tools.logstore import display_time
 
 # Arguments a no-evidence ref does not list as filters: `limit` changes no match; the query text
 # and the window are stated in their own form.
