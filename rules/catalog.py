@@ -3,17 +3,23 @@
 The catalog holds metadata only — whether a rule is enabled, its severity and simple parameters —
 so operators can tune the Gatekeeper without touching code. A malformed catalog fails at load
 with a `CatalogError` naming the problem.
+
+The tool table (`citation.raw_path_grammar`: which array each tool's items are cited under, and
+which claim types may cite it) belongs to the tools: the server's tool registry hands it in with
+`Catalog.with_tools`, so adding a tool edits no rule file. The JSON's `arrays` is the table of the
+built-in tools for callers of the rules without a registry (tests, benchmarks, other services).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rules.enums import Severity
 from rules.types import SEVERITY_RANK, RuleInfo
 
 DEFAULT_PATH = Path(__file__).with_name("gatekeeper-rules.json")
@@ -40,6 +46,10 @@ def _str_map(v: Any) -> bool:
     return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) and x for k, x in v.items())
 
 
+def _str_list_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and _str_list(x) for k, x in v.items())
+
+
 def _non_empty_str(v: Any) -> bool:
     return isinstance(v, str) and bool(v)
 
@@ -57,7 +67,10 @@ _PARAMS: Mapping[str, Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "contract.binding_fields": {},
     "citation.invocation_exists": {},
     "citation.tool_name": {},
-    "citation.raw_path_grammar": {"arrays": (_str_map, "an object mapping tool names to array names")},
+    "citation.raw_path_grammar": {
+        "arrays": (_str_map, "an object mapping tool names to array names"),
+        "claim_types": (_str_list_map, "an object mapping tool names to lists of claim types"),
+    },
     "citation.raw_path_exists": {},
     "citation.item_bound_once": {},
     "excerpt.overlap": {"min_overlap": (_ratio, "a number in (0, 1]")},
@@ -75,7 +88,9 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
         "fields": ["diagnosis_summary", "user_facing_answer", "source_invocation_ids"]
     },
     "citation.raw_path_grammar": {
-        "arrays": {"query_metrics": "alerts", "query_logs": "logs", "lookup_knowledge": "evidence_blocks"}
+        "arrays": {"query_metrics": "alerts", "query_logs": "logs", "lookup_knowledge": "evidence_blocks"},
+        # A tool absent here may be cited by any claim type.
+        "claim_types": {},
     },
     "excerpt.overlap": {"min_overlap": 0.8},
     "backfill.unique_match": {"max_comparisons": 20000},
@@ -83,11 +98,21 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCitation:
+    """What the Gatekeeper must know of one tool: its items are cited as `$.<item_array>[i]`;
+    `claim_types` are the claim types that may cite it at all (None: any)."""
+
+    name: str
+    item_array: str
+    claim_types: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RuleSpec:
     id: str
     description: str
     enabled: bool
-    default_severity: str
+    default_severity: Severity
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def info(self) -> RuleInfo:
@@ -105,7 +130,21 @@ class Catalog:
                 return spec
         raise KeyError(rule_id)
 
-    def severities(self) -> dict[str, str]:
+    def with_tools(self, tools: Iterable[ToolCitation]) -> Catalog:
+        """This catalog with its tool table replaced by `tools` (the tool registry's)."""
+        tools = tuple(tools)
+        grammar = "citation.raw_path_grammar"
+        params = {
+            "arrays": {t.name: t.item_array for t in tools},
+            "claim_types": {t.name: sorted(t.claim_types) for t in tools if t.claim_types is not None},
+        }
+        rules = tuple(
+            replace(spec, params={**spec.params, **params}) if spec.id == grammar else spec
+            for spec in self.rules
+        )
+        return Catalog(self.version, rules)
+
+    def severities(self) -> dict[str, Severity]:
         """Enabled rule id → severity; a disabled rule is absent."""
         return {r.id: r.default_severity for r in self.rules if r.enabled}
 
@@ -148,7 +187,7 @@ def _parse_rule(raw: Any, where: str) -> RuleSpec:
         check, expected = allowed[name]
         if not check(value):
             raise CatalogError(f"{where}: param {name!r} must be {expected}, got {value!r}")
-    return RuleSpec(rule_id, raw["description"], raw["enabled"], severity, dict(params))
+    return RuleSpec(rule_id, raw["description"], raw["enabled"], Severity(severity), dict(params))
 
 
 def parse_catalog(data: Any, source: str = "<catalog>") -> Catalog:

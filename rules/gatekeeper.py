@@ -14,6 +14,7 @@ from typing import Any
 
 from rules import text as txt
 from rules.catalog import Catalog, load_catalog
+from rules.enums import CheckStatus, ClaimType, Severity
 from rules.types import (
     SEVERITY_RANK,
     CheckedBinding,
@@ -24,7 +25,9 @@ from rules.types import (
 )
 
 NO_EVIDENCE = "$.no_evidence"
-NEGATIVE = "negative_observation"
+NEGATIVE = ClaimType.NEGATIVE_OBSERVATION
+# Enum members read once: an attribute lookup on an enum class costs more than the fast path's work.
+_PASS, _FAIL, _WARN_ONLY = CheckStatus.PASS, CheckStatus.FAIL, Severity.NONE
 # Ids, tool names and paths are short; longer ones are rejected before they reach any message.
 _MAX_NAME = 200
 _PATH = re.compile(r"\$\.([a-z_]+)\[(0|[1-9][0-9]{0,8})\]")
@@ -42,12 +45,13 @@ def check(
 class _Site:
     """Where a binding sits (claim, index) and what it claims, for the checks and their messages."""
 
-    __slots__ = ("bound", "claim_id", "excerpt", "index", "negative", "tool")
+    __slots__ = ("bound", "claim_id", "claim_type", "excerpt", "index", "negative", "tool")
 
-    def __init__(self, claim_id: str, index: int, negative: bool, bound: set[tuple[int, str]]) -> None:
+    def __init__(self, claim_id: str, index: int, claim_type: str, bound: set[tuple[int, str]]) -> None:
         self.claim_id = claim_id
         self.index = index
-        self.negative = negative
+        self.claim_type = claim_type
+        self.negative = claim_type == NEGATIVE
         self.bound = bound
         self.tool = ""
         self.excerpt = ""
@@ -67,6 +71,9 @@ class _Run:
         self.expected_version = catalog.param("contract.answer_version", "expected")
         self.forbidden = frozenset(catalog.param("contract.forbidden_fields", "fields"))
         self.arrays: Mapping[str, str] = catalog.param("citation.raw_path_grammar", "arrays")
+        self.claim_types: Mapping[str, Sequence[str]] = catalog.param(
+            "citation.raw_path_grammar", "claim_types"
+        )
         self.min_overlap = float(catalog.param("excerpt.overlap", "min_overlap"))
         self.max_claims = int(catalog.param("contract.shape", "max_claims"))
         self.max_bindings = int(catalog.param("contract.shape", "max_bindings"))
@@ -105,7 +112,7 @@ class _Run:
         if severity is None:
             return False
         issue = GatekeeperIssue(claim_id, index, rule_id, severity, message)
-        if severity == "none":
+        if severity == _WARN_ONLY:
             self.warnings.append(issue)
             return False
         self.errors.append(issue)
@@ -116,7 +123,7 @@ class _Run:
         worst = max((SEVERITY_RANK[e.severity] for e in self.errors), default=0)
         severity = next(s for s, rank in SEVERITY_RANK.items() if rank == worst)
         return GatekeeperOutcome(
-            status="fail" if self.errors else "pass",
+            status=_FAIL if self.errors else _PASS,
             severity=severity,
             rule_set_version=self.catalog.version,
             rules=self.catalog.enabled_infos(),
@@ -197,7 +204,7 @@ class _Run:
                 f"claim {claim_id} needs a non-empty evidence_bindings list, got {_describe(bindings)}",
             )
             return
-        negative = claim_type == NEGATIVE
+        kind = claim_type if isinstance(claim_type, str) else ""
         bound: set[tuple[int, str]] = set()
         for index, binding in enumerate(bindings):
             self.bindings_seen += 1
@@ -205,7 +212,7 @@ class _Run:
                 msg = f"more than {self.max_bindings} bindings in the output; the rest is unchecked"
                 self.fail_at("contract.shape", claim_id, index, msg)
                 return
-            self.check_binding(_Site(claim_id, index, negative, bound), binding)
+            self.check_binding(_Site(claim_id, index, kind, bound), binding)
 
     # --- bindings ---------------------------------------------------------------------------
 
@@ -316,16 +323,22 @@ class _Run:
 
     def check_path(self, site: _Site, path: str, tool: str) -> tuple[bool, bool]:
         """Grammar and negative-observation checks; returns (path usable for lookup, a rule failed)."""
-        if path == NO_EVIDENCE:
-            return True, False
         failed = False
+        allowed = self.claim_types.get(tool)
+        if allowed is not None and site.claim_type not in allowed:
+            msg = (
+                f"{tool} may not be cited by a {_describe(site.claim_type)} claim (only {', '.join(allowed)})"
+            )
+            failed = self.fail("citation.raw_path_grammar", site, msg)
+        if path == NO_EVIDENCE:
+            return True, failed
         usable = True
         m = _PATH.fullmatch(path)
         expected = self.arrays.get(tool)
         if m is None or m.group(1) != expected:
             want = f"$.{expected}[i] or {NO_EVIDENCE}" if expected else NO_EVIDENCE
             msg = f"raw_path {path!r} is not valid for {tool}: expected {want} (no field sub-paths)"
-            failed = self.fail("citation.raw_path_grammar", site, msg)
+            failed = self.fail("citation.raw_path_grammar", site, msg) or failed
             # With the grammar rule disabled the path is still looked up as given.
             usable = not failed
         if site.negative:
@@ -389,7 +402,7 @@ class _Run:
             if "backfill.unique_match" in self.severity:
                 msg = f"{missing} missing; back-filled from the only match, invocation {found[0]} {found[1]}"
                 self.warnings.append(
-                    GatekeeperIssue(site.claim_id, site.index, "backfill.unique_match", "none", msg)
+                    GatekeeperIssue(site.claim_id, site.index, "backfill.unique_match", Severity.NONE, msg)
                 )
             return found, False
         if exhausted:
@@ -415,7 +428,7 @@ class _Run:
     def record(
         self, site: _Site, inv_id: int | None, path: str, text: str, *, failed: bool, backfilled: bool = False
     ) -> None:
-        status = "fail" if failed else "pass"
+        status = _FAIL if failed else _PASS
         self.checked.append(
             CheckedBinding(site.claim_id, site.index, site.tool, inv_id, path, text, status, backfilled)
         )

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-SEVERITY_RANK: Mapping[str, int] = {"none": 0, "low_confid": 1, "reject": 2}
+from rules.enums import CheckStatus, EvidenceStatus, MatchLevel, Severity, Verdict
+
+SEVERITY_RANK: Mapping[Severity, int] = {Severity.NONE: 0, Severity.LOW_CONFID: 1, Severity.REJECT: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +21,22 @@ class EvidenceRef:
 
     raw_path: str
     text: str
+
+
+def parse_evidence_refs(retrieval_details: Any) -> tuple[EvidenceRef, ...] | None:
+    """The evidence refs of a stored `retrieval_details`: the one parser every reader uses.
+
+    None when the row has no `evidence_refs` list (stored before refs existed, or malformed); an
+    entry without a string raw_path and text is skipped, since nothing could be matched against it.
+    """
+    refs_data = retrieval_details.get("evidence_refs") if isinstance(retrieval_details, Mapping) else None
+    if not isinstance(refs_data, list):
+        return None
+    return tuple(
+        EvidenceRef(r["raw_path"], r["text"])
+        for r in refs_data
+        if isinstance(r, Mapping) and isinstance(r.get("raw_path"), str) and isinstance(r.get("text"), str)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,17 +53,7 @@ class InvocationFacts:
     @classmethod
     def from_seed(cls, id: int, tool_name: str, retrieval_details: Any) -> InvocationFacts:
         """Build from a stored row; a missing or malformed `evidence_refs` list reads as None."""
-        refs_data = retrieval_details.get("evidence_refs") if isinstance(retrieval_details, Mapping) else None
-        if not isinstance(refs_data, list):
-            return cls(id, tool_name, None)
-        refs = tuple(
-            EvidenceRef(r["raw_path"], r["text"])
-            for r in refs_data
-            if isinstance(r, Mapping)
-            and isinstance(r.get("raw_path"), str)
-            and isinstance(r.get("text"), str)
-        )
-        return cls(id, tool_name, refs)
+        return cls(id, tool_name, parse_evidence_refs(retrieval_details))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +61,9 @@ class ScoreFacts:
     """The tool_invocation facts the evidence score reads (docs/design.md §5.5)."""
 
     tool_name: str
-    status: str  # "success" | "failed"
-    evidence_status: str  # "supported" | "no_evidence" | "deduped" | "failed"
-    match_level: str  # "L0" | "L1" | "none"
+    status: str  # a CallStatus word; any other word reads as not successful
+    evidence_status: str  # an EvidenceStatus word
+    match_level: str  # a MatchLevel word
 
     @classmethod
     def from_seed(cls, tool_name: str, status: str, retrieval_details: Any) -> ScoreFacts:
@@ -65,8 +73,8 @@ class ScoreFacts:
         return cls(
             tool_name,
             status,
-            evidence_status if isinstance(evidence_status, str) else "failed",
-            match_level if isinstance(match_level, str) else "none",
+            evidence_status if isinstance(evidence_status, str) else EvidenceStatus.FAILED,
+            match_level if isinstance(match_level, str) else MatchLevel.NONE,
         )
 
 
@@ -78,7 +86,7 @@ class RuleInfo:
     id: str
     description: str
     enabled: bool
-    default_severity: str
+    default_severity: Severity
 
     def to_seed(self) -> dict[str, Any]:
         return {
@@ -96,7 +104,7 @@ class GatekeeperIssue:
     claim_id: str
     binding_index: int | None
     rule_id: str
-    severity: str
+    severity: Severity
     message: str
 
     def to_seed(self) -> dict[str, Any]:
@@ -117,7 +125,7 @@ class CheckedBinding:
     source_invocation_id: int | None
     raw_path: str
     matched_text: str
-    status: str  # "pass" | "fail"
+    status: CheckStatus
     backfilled: bool
 
     def to_seed(self) -> dict[str, Any]:
@@ -142,8 +150,8 @@ class VerifiedBinding(NamedTuple):
 
 @dataclass(frozen=True)
 class GatekeeperOutcome:
-    status: str  # "pass" | "fail"
-    severity: str  # "none" | "low_confid" | "reject"
+    status: CheckStatus
+    severity: Severity
     rule_set_version: str
     rules: tuple[RuleInfo, ...]
     checked_bindings: tuple[CheckedBinding, ...]
@@ -199,7 +207,7 @@ class EvidenceScoreResult:
 
 @dataclass(frozen=True, slots=True)
 class VerdictDecision:
-    verdict: str  # "PASS" | "LOW_CONFID" | "REJECT"
+    verdict: Verdict
     overridden: bool
     reason: str
 

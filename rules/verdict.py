@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from rules.enums import Severity, Verdict
 from rules.types import VerdictDecision
 
-VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
-_RANK = {v: i for i, v in enumerate(VERDICTS)}
+VERDICTS = tuple(Verdict)
+_RANK: dict[str, int] = {v: i for i, v in enumerate(VERDICTS)}
 # The most lenient verdict each Gatekeeper severity allows.
-_CEILING = {"none": "PASS", "low_confid": "LOW_CONFID", "reject": "REJECT"}
+_CEILING: dict[str, Verdict] = {
+    Severity.NONE: Verdict.PASS,
+    Severity.LOW_CONFID: Verdict.LOW_CONFID,
+    Severity.REJECT: Verdict.REJECT,
+}
 
 
 def constrain(proposed: str, severity: str) -> VerdictDecision:
@@ -20,14 +25,14 @@ def constrain(proposed: str, severity: str) -> VerdictDecision:
     ceiling = _CEILING.get(severity.strip().lower() if isinstance(severity, str) else "")
     if ceiling is None:
         return VerdictDecision(
-            "REJECT", True, f"unknown gatekeeper severity {severity!r}; failing closed to REJECT"
+            Verdict.REJECT, True, f"unknown gatekeeper severity {severity!r}; failing closed to REJECT"
         )
     if verdict not in _RANK:
         return VerdictDecision(
-            "REJECT", True, f"unknown proposed verdict {proposed!r}; failing closed to REJECT"
+            Verdict.REJECT, True, f"unknown proposed verdict {proposed!r}; failing closed to REJECT"
         )
     if _RANK[verdict] >= _RANK[ceiling]:
-        return VerdictDecision(verdict, False, "")
+        return VerdictDecision(Verdict(verdict), False, "")
     return VerdictDecision(
         ceiling,
         True,

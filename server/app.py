@@ -28,7 +28,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
-from rules.catalog import Catalog, load_catalog
+from rules.catalog import Catalog
 from server.agents.base import AgentBackend
 from server.config import ConfigError, Settings, split_host_port
 from server.grpc.health import HealthChecker
@@ -45,7 +45,7 @@ from server.grpc.servicers import (
 from server.grpc.validation import Limits
 from server.pipeline import Pipeline
 from server.pipeline.orchestrator import PipelineSettings
-from server.tools import build_backend
+from server.tools import build_backend, default_registry
 from server.usecases.chat import ChatUseCase
 from server.usecases.check import CheckUseCase
 from server.usecases.feedback import FeedbackUseCase
@@ -159,7 +159,7 @@ class App:
             s.state_dir.mkdir(parents=True, exist_ok=True)
         self.database = await Database.open(s.resolved_database_url, pool_size=s.db_pool_size)
         repo = self.database.repo
-        catalog = self._components.catalog or load_catalog()
+        catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         agents = self._components.agents or build_agents(s)
         try:
             tools = build_backend(s.tool_backend, s.data_dir, repo)

@@ -27,7 +27,7 @@ class ToolCallResult:
     invocation_id: int
     tool_name: str
     arguments: JSON
-    status: str  # "success" | "failed"
+    status: str  # a CallStatus word: "success" | "failed"
     error: str | None
     raw_result: JSON | None
     retrieval_details: JSON  # {"evidence_status", "match_level", "evidence_refs", ["deduped_from"]}

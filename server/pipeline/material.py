@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rules.types import EvidenceRef, InvocationFacts
+from rules.enums import EvidenceStatus
+from rules.types import InvocationFacts, parse_evidence_refs
 from storage.records import InvocationRecord
 
 JSON = dict[str, Any]
@@ -15,35 +16,21 @@ TRACEABILITY_VERSION = "v1"
 
 def invocation_facts(invocations: Sequence[InvocationRecord]) -> list[InvocationFacts]:
     """What the Gatekeeper needs of each recorded call; refs are None when none were stored."""
-    facts = []
-    for inv in invocations:
-        details = inv.retrieval_details or {}
-        raw_refs = details.get("evidence_refs")
-        refs = (
-            None
-            if raw_refs is None
-            else tuple(
-                EvidenceRef(raw_path=str(ref.get("raw_path", "")), text=str(ref.get("text", "")))
-                for ref in raw_refs
-                if isinstance(ref, dict)
-            )
-        )
-        facts.append(InvocationFacts(id=inv.id, tool_name=inv.tool_name, evidence_refs=refs))
-    return facts
+    return [InvocationFacts.from_seed(inv.id, inv.tool_name, inv.retrieval_details) for inv in invocations]
 
 
 def tool_trace_summary(invocations: Sequence[InvocationRecord]) -> list[JSON]:
     summary = []
     for inv in invocations:
         details = inv.retrieval_details or {}
-        refs = details.get("evidence_refs") or []
+        refs = parse_evidence_refs(details) or ()
         summary.append(
             {
                 "source_invocation_id": inv.id,
                 "tool_name": inv.tool_name,
                 "status": inv.status,
-                "evidence_status": details.get("evidence_status", "failed"),
-                "raw_paths": [str(ref.get("raw_path", "")) for ref in refs if isinstance(ref, dict)],
+                "evidence_status": details.get("evidence_status", EvidenceStatus.FAILED),
+                "raw_paths": [ref.raw_path for ref in refs],
             }
         )
     return summary

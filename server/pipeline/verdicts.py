@@ -28,7 +28,7 @@ def constrained(
     excerpts lack."""
     label = str(proposed.get("verdict", "REJECT"))
     decision = verdict_rules.constrain(label, str(gate.get("severity", "reject")))
-    final, reason = decision.verdict, decision.reason if decision.overridden else ""
+    final, reason = str(decision.verdict), decision.reason if decision.overridden else ""
     if parse_status.get("status") != "valid" and final != "REJECT":
         final, reason = "REJECT", "the executor output did not parse into executor_evidence_v2"
     verdict = {**proposed, "verdict": final}

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from server.agents.base import Skill
+from server.tools.registry import default_registry
 
 SKILLS_DIR = Path(__file__).resolve().parent
-KNOWN_TOOLS = ("query_metrics", "query_logs", "lookup_knowledge")
+KNOWN_TOOLS = default_registry().names()  # a step may name only registered tools
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 

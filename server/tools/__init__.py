@@ -1,15 +1,18 @@
 """The Executor's tools: query_metrics, query_logs, lookup_knowledge (docs/design.md §6).
 
-build_backend() gives a ToolBackend; SessionToolBox wraps it for one session (validation, evidence
-refs, dedup, recording through an InvocationRecorder such as storage's Repository).
+Each tool is one module holding a `Tool` (tool.py), registered in registry.py. build_backend() gives
+a ToolBackend (the sources); SessionToolBox runs the registered tools against it for one session
+(validation, evidence refs, dedup, recording through an InvocationRecorder such as storage's
+Repository).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from server.tools.args import TOOL_NAMES, ArgumentError, openai_schemas
+from server.tools.args import ArgumentError
 from server.tools.backend import (
+    JSON,
     CaseLike,
     CaseSource,
     InvocationRecorder,
@@ -24,9 +27,17 @@ from server.tools.backend import (
 )
 from server.tools.fixture import FixtureBackend
 from server.tools.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from server.tools.registry import ToolRegistry, default_registry
+from server.tools.tool import Answer, Tool
 from server.tools.toolbox import SessionToolBox
 
 BACKEND_KINDS = ("fixture",)
+TOOL_NAMES = default_registry().names()
+
+
+def openai_schemas() -> list[JSON]:
+    """The function-calling schemas of the service's tools."""
+    return default_registry().openai_schemas()
 
 
 def demo_data_dir() -> Path:
@@ -56,6 +67,7 @@ __all__ = [
     "DEFAULT_L1_MARGIN",
     "DEFAULT_L1_THRESHOLD",
     "TOOL_NAMES",
+    "Answer",
     "ArgumentError",
     "CaseLike",
     "CaseSource",
@@ -68,9 +80,12 @@ __all__ = [
     "Page",
     "SessionToolBox",
     "TimeWindow",
+    "Tool",
     "ToolBackend",
     "ToolError",
+    "ToolRegistry",
     "build_backend",
+    "default_registry",
     "demo_data_dir",
     "openai_schemas",
 ]

@@ -72,7 +72,7 @@ class Page:
 @dataclass(frozen=True)
 class KnowledgeHits:
     blocks: list[JSON]
-    match_level: str  # "L0" | "L1" | "none" (then blocks is empty)
+    match_level: str  # a MatchLevel: L0 | L1 | none (then blocks is empty)
 
 
 class ToolBackend(Protocol):

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from rules.enums import MatchLevel
 from server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 from server.tools.text import tokenize
 
@@ -156,19 +157,19 @@ class KnowledgeBase:
                 item = dict(index.blocks[doc_best[doc_no][1]].item)
                 item["matched"] = ", ".join(matched[doc_no])
                 blocks.append(item)
-            return KnowledgeHits(blocks, "L0")
+            return KnowledgeHits(blocks, MatchLevel.L0)
         ranked = sorted(doc_best, key=lambda d: (-doc_best[d][0], d))
         if not ranked:
-            return KnowledgeHits([], "none")
+            return KnowledgeHits([], MatchLevel.NONE)
         top_score, top_block = doc_best[ranked[0]]
         # One coincidental rare word scores high in BM25: ask for two distinct query terms.
         needed = min(2, len(set(q_tokens)))
         if top_score < self.threshold or matched_terms[top_block] < needed:
-            return KnowledgeHits([], "none")
+            return KnowledgeHits([], MatchLevel.NONE)
         top_topic = index.docs[ranked[0]].topic
         runner_up = next((doc_best[d][0] for d in ranked if index.docs[d].topic != top_topic), 0.0)
         if top_score < runner_up * (1 + self.margin):
-            return KnowledgeHits([], "none")
+            return KnowledgeHits([], MatchLevel.NONE)
         chosen = [
             d
             for d in ranked
@@ -176,7 +177,9 @@ class KnowledgeBase:
             and matched_terms[doc_best[d][1]] >= needed
             and (index.docs[d].topic == top_topic or doc_best[d][0] >= _RELATED * top_score)
         ]
-        return KnowledgeHits([dict(index.blocks[doc_best[d][1]].item) for d in chosen[: query.limit]], "L1")
+        return KnowledgeHits(
+            [dict(index.blocks[doc_best[d][1]].item) for d in chosen[: query.limit]], MatchLevel.L1
+        )
 
     def best_scores(self, text: str, cases: Sequence[CaseLike] = ()) -> list[tuple[str, float]]:
         """Diagnostics for tuning the threshold: (source, best block score) per document, best first."""

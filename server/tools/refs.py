@@ -1,95 +1,50 @@
 """Evidence ref texts: one line per returned item, containing every field of it.
 
 The Gatekeeper checks excerpts against these texts (token overlap, and every number / identifier
-must occur), so an excerpt built from any field of an item must find that field here.
+must occur), so an excerpt built from any field of an item must find that field here. Each tool
+writes its own item line (its module) from these pieces; the no-evidence ref is the same for all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from server.tools.backend import JSON
 
 NO_EVIDENCE_PATH = "$.no_evidence"
-ITEM_PATHS = {"query_metrics": "alerts", "query_logs": "logs", "lookup_knowledge": "evidence_blocks"}
-NO_EVIDENCE_MESSAGES = {
-    "query_metrics": "未找到匹配的告警",
-    "query_logs": "未找到匹配的日志",
-    "lookup_knowledge": "未找到匹配的知识",
-}
-_QUERY_KEYS = {
-    "query_metrics": ("service", "alert_name", "state"),
-    "query_logs": ("service", "level", "keyword", "pattern"),
-    "lookup_knowledge": ("query",),
-}
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
+    """A value on one line."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return " ".join(str(value).split())
 
 
-def _pairs(prefix: str, value: Any) -> Iterator[str]:
+def pairs(prefix: str, value: Any) -> Iterator[str]:
+    """key=value for a scalar, key.sub=value for a nested object, key=[a, b] for a list."""
     if isinstance(value, Mapping):
         for key, sub in value.items():
-            yield from _pairs(f"{prefix}.{key}", sub)
+            yield from pairs(f"{prefix}.{key}", sub)
     elif isinstance(value, list):
-        yield f"{prefix}=[{', '.join(_text(v) for v in value)}]"
+        yield f"{prefix}=[{', '.join(text(v) for v in value)}]"
     else:
-        yield f"{prefix}={_text(value)}"
+        yield f"{prefix}={text(value)}"
 
 
-def alert_text(item: Mapping[str, Any]) -> str:
-    """HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=..."""
-    rest = [p for key, value in item.items() if key != "alert_name" for p in _pairs(key, value)]
-    return ", ".join([_text(item.get("alert_name", "")), *rest])
+def other_pairs(item: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    """The pairs of every field not in `shown`, in the item's order."""
+    return [p for key, value in item.items() if key not in shown for p in pairs(key, value)]
 
 
-def log_text(item: Mapping[str, Any]) -> str:
-    """2026-07-08 23:05:28 ERROR order-service HikariPool-1 - ... | logger=...; thread=..."""
-    head = " ".join(_text(item[k]) for k in ("timestamp", "level", "service", "message"))
-    extras = [
-        p
-        for key, value in item.items()
-        if key not in ("timestamp", "level", "service", "message")
-        for p in _pairs(key, value)
-    ]
-    return f"{head} | {'; '.join(extras)}" if extras else head
-
-
-def block_text(item: Mapping[str, Any]) -> str:
-    """[skill] title / section: text (source=...; skill=...; matched=...)"""
-    head = f"[{_text(item.get('kind', ''))}] {_text(item.get('title', ''))}"
-    if item.get("section"):
-        head += f" / {_text(item['section'])}"
-    extras = [
-        p
-        for key, value in item.items()
-        if key not in ("kind", "title", "section", "text")
-        for p in _pairs(key, value)
-    ]
-    return f"{head}: {_text(item.get('text', ''))} ({'; '.join(extras)})"
-
-
-ITEM_TEXT = {"query_metrics": alert_text, "query_logs": log_text, "lookup_knowledge": block_text}
-
-
-def item_refs(tool: str, items: list[JSON]) -> list[JSON]:
-    key = ITEM_PATHS[tool]
-    return [{"raw_path": f"$.{key}[{i}]", "text": ITEM_TEXT[tool](item)} for i, item in enumerate(items)]
-
-
-def no_evidence(tool: str, args: Mapping[str, Any], filters: Mapping[str, str]) -> tuple[JSON, JSON]:
+def no_evidence(tool: str, message: str, query: str, filters: Mapping[str, str]) -> tuple[JSON, JSON]:
     """The raw result and the single ref of a call that checked and found nothing."""
-    query = " ".join(_text(args[k]) for k in _QUERY_KEYS[tool] if k in args) or "*"
-    message = NO_EVIDENCE_MESSAGES[tool]
     parts = [
         f"{tool} returned no evidence",
         "evidence_status=no_evidence",
         f"query={query}",
-        *(f"{k}={_text(v)}" for k, v in filters.items()),
+        *(f"{k}={text(v)}" for k, v in filters.items()),
         "total=0",
         f"message={message}",
     ]

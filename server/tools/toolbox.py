@@ -16,12 +16,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from rules.enums import CallStatus, EvidenceStatus, MatchLevel
 from server.agents.base import ToolCallResult
 from server.deadline import Deadline
-from server.sources.times import display_time
-from server.tools import args as tool_args
-from server.tools import refs
-from server.tools.backend import JSON, InvocationRecorder, Page, TimeWindow, ToolBackend, ToolError
+from server.tools.args import ArgumentError
+from server.tools.backend import JSON, InvocationRecorder, ToolBackend, ToolError
+from server.tools.registry import ToolRegistry, default_registry
+from server.tools.tool import Tool
 
 log = logging.getLogger("evigate.tools")
 OnCall = Callable[[ToolCallResult], Awaitable[None]]
@@ -43,8 +44,10 @@ class SessionToolBox:
         recorder: InvocationRecorder,
         session_id: str,
         on_call: OnCall | None = None,
+        registry: ToolRegistry | None = None,
     ) -> None:
         self._backend = backend
+        self._registry = registry if registry is not None else default_registry()
         self._recorder = recorder
         self._session_id = session_id
         self._on_call = on_call
@@ -52,14 +55,18 @@ class SessionToolBox:
         self._locks: dict[str, asyncio.Lock] = {}
 
     def schemas(self) -> list[JSON]:
-        return tool_args.openai_schemas()
+        return self._registry.openai_schemas()
 
     async def call(self, tool_name: str, arguments: Mapping[str, Any], deadline: Deadline) -> ToolCallResult:
         started = time.perf_counter()
         given = _jsonable(arguments)
+        tool = self._registry.get(tool_name)
         try:
-            normalized = tool_args.normalize(tool_name, arguments)
-        except tool_args.ArgumentError as exc:
+            if tool is None:
+                available = ", ".join(self._registry.names())
+                raise ArgumentError(f"unknown tool {tool_name!r}; available: {available}")
+            normalized = tool.normalize(arguments)
+        except ArgumentError as exc:
             return await self._record(tool_name, given, started, error=str(exc))
         key = json.dumps([tool_name, normalized], sort_keys=True, ensure_ascii=False)
         async with self._locks.setdefault(key, asyncio.Lock()):
@@ -67,64 +74,34 @@ class SessionToolBox:
             if earlier is not None:
                 details = {
                     **earlier.retrieval_details,
-                    "evidence_status": "deduped",
+                    "evidence_status": EvidenceStatus.DEDUPED,
                     "deduped_from": earlier.invocation_id,
                 }
                 return await self._record(tool_name, given, started, raw=earlier.raw_result, details=details)
-            result = await self._run(tool_name, normalized, given, deadline, started)
-            if result.status == "success":
+            result = await self._run(tool, normalized, given, deadline, started)
+            if result.status == CallStatus.SUCCESS:
                 self._done[key] = result
             return result
 
     async def _run(
-        self, tool: str, args: JSON, given: JSON, deadline: Deadline, started: float
+        self, tool: Tool, args: JSON, given: JSON, deadline: Deadline, started: float
     ) -> ToolCallResult:
+        name = tool.name
         if deadline.expired():
-            return await self._record(tool, given, started, error="deadline exceeded before the call")
+            return await self._record(name, given, started, error="deadline exceeded before the call")
         try:
-            raw, details = await asyncio.wait_for(self._query(tool, args), timeout=deadline.remaining())
+            answer = await asyncio.wait_for(tool.answer(args, self._backend), timeout=deadline.remaining())
         except TimeoutError:
-            return await self._record(tool, given, started, error="deadline exceeded during the call")
-        except (ToolError, tool_args.ArgumentError) as exc:
-            return await self._record(tool, given, started, error=str(exc))
+            return await self._record(name, given, started, error="deadline exceeded during the call")
+        except (ToolError, ArgumentError) as exc:
+            return await self._record(name, given, started, error=str(exc))
         except Exception as exc:  # a backend bug must still leave a failed row, never a no_evidence one
-            log.exception("tool backend error session_id=%s tool=%s", self._session_id, tool)
+            log.exception("tool backend error session_id=%s tool=%s", self._session_id, name)
             return await self._record(
-                tool, given, started, error=f"tool backend error: {type(exc).__name__}: {exc}"
+                name, given, started, error=f"tool backend error: {type(exc).__name__}: {exc}"
             )
-        return await self._record(tool, given, started, raw=raw, details=details)
-
-    async def _query(self, tool: str, args: JSON) -> tuple[JSON, JSON]:
-        backend = self._backend
-        if tool == "lookup_knowledge":
-            hits = await backend.lookup_knowledge(tool_args.knowledge_query(args))
-            if not hits.blocks:
-                return self._no_evidence(tool, args, None, match_level="none")
-            raw = {"evidence_blocks": hits.blocks, "total": len(hits.blocks)}
-            return raw, _supported(tool, hits.blocks, hits.match_level)
-        page: Page
-        if tool == "query_metrics":
-            metrics = tool_args.metrics_query(args, backend.now())
-            page, window, key = await backend.query_metrics(metrics), metrics.window, "alerts"
-        else:
-            logs = tool_args.logs_query(args, backend.now())
-            page, window, key = await backend.query_logs(logs), logs.window, "logs"
-        if not page.items:
-            return self._no_evidence(tool, args, window, match_level="none")
-        return {key: page.items, "total": page.total}, _supported(tool, page.items, "L0")
-
-    def _no_evidence(
-        self, tool: str, args: JSON, window: TimeWindow | None, match_level: str
-    ) -> tuple[JSON, JSON]:
-        filters = {k: str(v) for k, v in args.items() if k not in ("limit", "query", "since", "until")}
-        if window is not None and window.since is not None:
-            filters["since"] = display_time(window.since)
-        if window is not None and window.until is not None:
-            filters["until"] = display_time(window.until)
-        if tool == "lookup_knowledge":
-            filters["match_level"] = match_level
-        raw, ref = refs.no_evidence(tool, args, filters)
-        return raw, {"evidence_status": "no_evidence", "match_level": match_level, "evidence_refs": [ref]}
+        raw, details = tool.result(answer) if answer.items else tool.no_evidence(args, answer)
+        return await self._record(name, given, started, raw=raw, details=details)
 
     async def _record(
         self,
@@ -136,9 +113,13 @@ class SessionToolBox:
         details: JSON | None = None,
         error: str | None = None,
     ) -> ToolCallResult:
-        status = "failed" if error is not None else "success"
+        status = CallStatus.FAILED if error is not None else CallStatus.SUCCESS
         if details is None:
-            details = {"evidence_status": "failed", "match_level": "none", "evidence_refs": []}
+            details = {
+                "evidence_status": EvidenceStatus.FAILED,
+                "match_level": MatchLevel.NONE,
+                "evidence_refs": [],
+            }
         latency_ms = (time.perf_counter() - started) * 1000
         invocation_id = await self._recorder.record_invocation(
             session_id=self._session_id,
@@ -163,11 +144,3 @@ class SessionToolBox:
         if self._on_call is not None:
             await self._on_call(result)
         return result
-
-
-def _supported(tool: str, items: list[JSON], match_level: str) -> JSON:
-    return {
-        "evidence_status": "supported",
-        "match_level": match_level,
-        "evidence_refs": refs.item_refs(tool, items),
-    }

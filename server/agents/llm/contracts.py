@@ -8,10 +8,11 @@ import math
 from collections.abc import Collection
 from typing import Any
 
+from rules.enums import Verdict
 from server.agents.llm.client import LLMOutputError
 
 JSON = dict[str, Any]
-VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+VERDICTS = tuple(Verdict)
 
 _STR = {"type": "string"}
 _ACTIONS = {
@@ -37,7 +38,7 @@ PLANNER_SCHEMA: JSON = {
 VERIFIER_SCHEMA: JSON = {
     "type": "object",
     "properties": {
-        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "verdict": {"type": "string", "enum": [v.value for v in VERDICTS]},
         "groundedness_score": {"type": "number"},
         "critical_fact_count": {"type": "integer"},
         "claim_checks": {
@@ -107,14 +108,14 @@ def verdict(data: JSON) -> JSON:
     raw = data.get("verdict")
     word = raw.strip().upper().replace("-", "_") if isinstance(raw, str) else None
     if word == "LOW_CONFIDENCE":
-        word = "LOW_CONFID"
+        word = Verdict.LOW_CONFID
     if word not in VERDICTS:
         raise LLMOutputError(f"verifier: 'verdict' must be one of {', '.join(VERDICTS)}, got {raw!r}")
     score = data.get("groundedness_score")
     grounded = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
     count = data.get("critical_fact_count")
     return {
-        "verdict": word,
+        "verdict": Verdict(word),
         "groundedness_score": min(1.0, max(0.0, grounded)) if math.isfinite(grounded) else 0.0,
         "critical_fact_count": max(0, int(count))
         if isinstance(count, int) and not isinstance(count, bool)

@@ -8,6 +8,9 @@ Each file starts with front matter::
 
 The version is recorded in the trace (StageOutput.prompt_version / ExecutorOutput.prompt_version), so a
 prompt change is visible and comparable; bump it whenever the text changes.
+
+What a prompt says about the tools is read from the tool registry, not written in the file:
+`{{tool_names}}` becomes the registered tools' names, `{{raw_path_grammar}}` each tool's item path.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from server.agents.llm.settings import STAGES, Stage
+from server.tools.registry import ToolRegistry, default_registry
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _VERSION = re.compile(r"^[a-z]+-v[0-9]+[a-z0-9.-]*$")
@@ -72,6 +76,13 @@ def echo_phrases(prompt: Prompt) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*placeholders, *sentences]))
 
 
+def render_tools(text: str, registry: ToolRegistry) -> str:
+    """The prompt text with its tool placeholders filled from the registry."""
+    names = ", ".join(f"`{tool.name}`" for tool in registry)
+    grammar = ", ".join(f"`$.{tool.item_array}[i]` ({tool.name})" for tool in registry)
+    return text.replace("{{tool_names}}", names).replace("{{raw_path_grammar}}", grammar)
+
+
 def load_prompt(stage: Stage) -> Prompt:
     """The stage's prompt (read once per process)."""
     return _load(stage)
@@ -82,4 +93,5 @@ def _load(stage: str) -> Prompt:
     if stage not in STAGES:
         raise PromptError(f"unknown stage {stage!r}")
     source = resources.files("server.agents.llm.prompts").joinpath(f"{stage}.md").read_text("utf-8")
-    return parse_prompt(stage, source)
+    prompt = parse_prompt(stage, source)
+    return Prompt(prompt.stage, prompt.version, render_tools(prompt.text, default_registry()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rules.enums import ToolName
 from server.agents.offline.entities import Entities
 from server.agents.offline.vocabulary import LogTerm
 
@@ -65,7 +66,9 @@ def plan_calls(entities: Entities, question: str) -> list[PlannedCall]:
                     arguments["since"] = since
                 if arguments:
                     calls.append(
-                        PlannedCall("query_metrics", arguments, service, alert_name, window_minutes=window)
+                        PlannedCall(
+                            ToolName.QUERY_METRICS, arguments, service, alert_name, window_minutes=window
+                        )
                     )
 
     if "log" in entities.intents:
@@ -85,7 +88,7 @@ def plan_calls(entities: Entities, question: str) -> list[PlannedCall]:
                 if service is not None or term is not None:
                     calls.append(
                         PlannedCall(
-                            "query_logs",
+                            ToolName.QUERY_LOGS,
                             arguments,
                             service,
                             term=term,
@@ -95,7 +98,7 @@ def plan_calls(entities: Entities, question: str) -> list[PlannedCall]:
                     )
 
     if entities.wants_guidance:
-        calls.append(PlannedCall("lookup_knowledge", {"query": knowledge_query(entities, question)}))
+        calls.append(PlannedCall(ToolName.LOOKUP_KNOWLEDGE, {"query": knowledge_query(entities, question)}))
     return calls
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from rules.enums import CallStatus, EvidenceStatus, ToolName
+from rules.types import EvidenceRef as Ref
+from rules.types import parse_evidence_refs
 from server.agents.base import JSON, ToolCallResult
 from server.agents.offline.calls import PlannedCall, describe_call
 from server.agents.offline.facts import critical_facts, fact_supported
@@ -22,34 +24,20 @@ QUOTE_CHARS = 160  # a quoted log line or knowledge block in a claim
 _ALERT_FIELDS = ("state", "current", "duration")
 
 
-@dataclass(frozen=True)
-class Ref:
-    raw_path: str
-    text: str
-
-
 def refs_of(result: ToolCallResult) -> list[Ref]:
-    refs = result.retrieval_details.get("evidence_refs") or []
-    out: list[Ref] = []
-    for ref in refs:
-        if (
-            isinstance(ref, dict)
-            and isinstance(ref.get("raw_path"), str)
-            and isinstance(ref.get("text"), str)
-        ):
-            out.append(Ref(ref["raw_path"], ref["text"]))
-    return out
+    return list(parse_evidence_refs(result.retrieval_details) or ())
 
 
-def outcome(result: ToolCallResult, refs: Sequence[Ref]) -> str:
-    """ "supported" | "no_evidence" | "failed": what the citable `refs` of a result show."""
-    if result.status != "success" or result.retrieval_details.get("evidence_status") == "failed":
-        return "failed"
+def outcome(result: ToolCallResult, refs: Sequence[Ref]) -> EvidenceStatus:
+    """SUPPORTED | NO_EVIDENCE | FAILED: what the citable `refs` of a result show."""
+    failed = result.retrieval_details.get("evidence_status") == EvidenceStatus.FAILED
+    if result.status != CallStatus.SUCCESS or failed:
+        return EvidenceStatus.FAILED
     if any(ref.raw_path == "$.no_evidence" for ref in refs):
-        return "no_evidence"
+        return EvidenceStatus.NO_EVIDENCE
     if refs:
-        return "supported"
-    return "failed"  # nothing citable: a result without refs cannot back any claim
+        return EvidenceStatus.SUPPORTED
+    return EvidenceStatus.FAILED  # nothing citable: a result without refs cannot back any claim
 
 
 def binding(result: ToolCallResult, ref: Ref) -> JSON:
@@ -105,7 +93,7 @@ def _bracket(details: str, zh: bool) -> str:
 def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[Ref], language: str) -> str:
     excerpts = [ref.text for ref in refs]
     zh = language == "zh"
-    if result.tool_name == "query_metrics":
+    if result.tool_name == ToolName.QUERY_METRICS:
         phrases = [_alert_phrase(ref.text, language) for ref in refs]
         services = {service for _, _, service, _ in phrases if service}
         service = next(iter(services)) if len(services) == 1 else None
@@ -131,7 +119,7 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         subject = service or "The query result"
         verb = "has these firing alerts" if firing else "has these alerts"
         return f"{subject} {verb}: {'; '.join(listed)}."
-    if result.tool_name == "query_logs":
+    if result.tool_name == ToolName.QUERY_LOGS:
         service = call.service if _carried(call.service, excerpts) else None
         term = call.term.name if call.term is not None and _carried(call.term.name, excerpts) else None
         # The line itself, without the extra fields the ref appends after " | ".
@@ -165,7 +153,7 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
     state_text = (
         f"state={state}" if isinstance(state, str) and _carried(f"state={state}", [excerpt]) else None
     )
-    if call.tool_name == "query_metrics":
+    if call.tool_name == ToolName.QUERY_METRICS:
         if zh:
             owner = f" {service} 的" if service else ""
             what = f" {alert} 告警" if alert else "匹配的告警"
@@ -173,7 +161,7 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         owner = f" for {service}" if service else ""
         what = f" of a {alert} alert" if alert else ""
         return f"This query found no matching evidence{what}{owner}{_bracket(state_text or '', zh)}."
-    if call.tool_name == "query_logs":
+    if call.tool_name == ToolName.QUERY_LOGS:
         level = call.level if _carried(call.level, [excerpt]) else None
         if zh:
             owner = f" {service} 的" if service else ""
@@ -197,7 +185,10 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
 
 def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> str:
     zh = language == "zh"
-    if result.status == "success" and result.retrieval_details.get("evidence_status") != "failed":
+    if (
+        result.status == CallStatus.SUCCESS
+        and result.retrieval_details.get("evidence_status") != EvidenceStatus.FAILED
+    ):
         if zh:
             return f"{describe_call(call)} 没有返回可引用的证据，无法确认该查询的结果。"
         return f"{describe_call(call)} returned no citable evidence; its result could not be checked."

@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rules.enums import CallStatus, EvidenceStatus, ToolName
 from server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from server.agents.offline import claims as c
 from server.agents.offline.calls import PlannedCall, describe_call, plan_calls
@@ -93,9 +94,9 @@ def build_evidence(
         refs = [ref for ref in c.refs_of(result) if (result.invocation_id, ref.raw_path) not in invalid]
         state = c.outcome(result, refs)
         claim_id = f"claim-{len(claims) + 1}"
-        if state == "supported":
+        if state == EvidenceStatus.SUPPORTED:
             positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"]
-            if call.tool_name == "query_logs" and call.term is not None:
+            if call.tool_name == ToolName.QUERY_LOGS and call.term is not None:
                 term = call.term
                 positive = [ref for ref in positive if term.matches(ref.text)]
                 if not positive:
@@ -107,7 +108,7 @@ def build_evidence(
             claims.append(
                 c.claim(claim_id, "observation", text, [c.binding(result, ref) for ref in positive])
             )
-        elif state == "no_evidence":
+        elif state == EvidenceStatus.NO_EVIDENCE:
             ref = next(ref for ref in refs if ref.raw_path == "$.no_evidence")
             text = c.negative_text(call, ref.text, language)
             text = c.safe_text(text, [ref.text], negative=True, language=language)
@@ -186,7 +187,7 @@ def _result_from_json(item: Mapping[str, Any]) -> ToolCallResult | None:
 def _find_recorded(recorded: Sequence[ToolCallResult], call: PlannedCall) -> ToolCallResult | None:
     for result in reversed(recorded):
         same = result.tool_name == call.tool_name and dict(result.arguments) == call.arguments
-        if same and result.status == "success":
+        if same and result.status == CallStatus.SUCCESS:
             return result
     return None
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rules.enums import Severity, ToolName, Verdict
 from server.agents.base import JSON, StageOutput
 from server.agents.offline.entities import extract
 from server.agents.offline.facts import (
@@ -82,7 +83,7 @@ def log_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> l
     logs = [
         checked
         for checked in checked_bindings
-        if isinstance(checked, Mapping) and checked.get("tool_name") == "query_logs"
+        if isinstance(checked, Mapping) and checked.get("tool_name") == ToolName.QUERY_LOGS
     ]
     return verified_excerpts(claim, logs)
 
@@ -182,7 +183,7 @@ def verify(verifier_input: Mapping[str, Any], known_services: Sequence[str] = KN
     parse_status = _as_map(verifier_input.get("executor_output_parse_status")).get("status")
     structured = _as_map(verifier_input.get("executor_structured_output"))
     gatekeeper = _as_map(verifier_input.get("gatekeeper_result"))
-    severity = gatekeeper.get("severity", "none") if gatekeeper else "reject"
+    severity = gatekeeper.get("severity", Severity.NONE) if gatekeeper else Severity.REJECT
     checked_bindings = _as_list(gatekeeper.get("checked_bindings"))
     claims = [claim for claim in _as_list(structured.get("claims")) if isinstance(claim, Mapping)]
 
@@ -202,22 +203,26 @@ def verify(verifier_input: Mapping[str, Any], known_services: Sequence[str] = KN
     supported_claims = sum(1 for check in claim_checks if check["supported"])
     groundedness = supported_facts / total if total else (supported_claims / len(claims) if claims else 0.0)
 
+    verdict: Verdict
     if parse_status != "valid":
-        verdict = "REJECT"
+        verdict = Verdict.REJECT
         rationale = "Executor 输出解析失败" if zh else "the executor output did not parse"
     elif not claims:
-        verdict = "REJECT"
+        verdict = Verdict.REJECT
         rationale = "没有可核验的 claim" if zh else "no claims to verify"
     elif supported_claims == len(claims):
-        verdict = "PASS" if severity == "none" else ("REJECT" if severity == "reject" else "LOW_CONFID")
+        if severity == Severity.NONE:
+            verdict = Verdict.PASS
+        else:
+            verdict = Verdict.REJECT if severity == Severity.REJECT else Verdict.LOW_CONFID
         rationale = (
             f"{supported_claims} 条 claim 的关键事实均由已核验摘录支撑；Gatekeeper severity={severity}"
             if zh
             else f"all {supported_claims} claims follow from verified excerpts; "
             f"gatekeeper severity={severity}"
         )
-    elif supported_claims > 0 and not hard_failures and severity != "reject":
-        verdict = "LOW_CONFID"
+    elif supported_claims > 0 and not hard_failures and severity != Severity.REJECT:
+        verdict = Verdict.LOW_CONFID
         rationale = (
             f"{supported_claims}/{len(claims)} 条 claim 可由摘录推出，其余含摘录不支持的事实"
             if zh
@@ -225,7 +230,7 @@ def verify(verifier_input: Mapping[str, Any], known_services: Sequence[str] = KN
             "the rest state unsupported facts"
         )
     else:
-        verdict = "REJECT"
+        verdict = Verdict.REJECT
         failing = "; ".join(f"{c['claim_id']}: {c['reason']}" for c in claim_checks if not c["supported"])
         rationale = f"存在无法由已核验摘录推出的 claim：{failing}" if zh else f"unsupported claims: {failing}"
     return {

@@ -220,7 +220,7 @@ def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) ->
 
 def test_result_items_hold_the_first_line_and_the_exception_chain() -> None:
     from server.sources.logs.items import log_item, skipped_summary
-    from server.tools.refs import log_text
+    from server.tools.query_logs import log_text
 
     result = everything("plain", service="order-service", keyword="O1002")
     item = log_item(result.events[0])

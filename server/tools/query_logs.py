@@ -1,0 +1,74 @@
+"""query_logs: log lines by service, level, keyword and pattern, newest first (docs/design.md §6.1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rules.enums import ToolName
+from server.tools import args as tool_args
+from server.tools import refs
+from server.tools.args import ArgumentError
+from server.tools.backend import JSON, LogsQuery, ToolBackend
+from server.tools.logstore import LEVEL_ALIASES
+from server.tools.tool import Answer, Tool
+
+DEFAULT_LIMIT, MAX_LIMIT = 20, 200
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+_HEAD = ("timestamp", "level", "service", "message")
+
+
+def log_text(item: Mapping[str, Any]) -> str:
+    """2026-07-08 23:05:28 ERROR order-service HikariPool-1 - ... | logger=...; thread=..."""
+    head = " ".join(refs.text(item[k]) for k in _HEAD)
+    extras = refs.other_pairs(item, _HEAD)
+    return f"{head} | {'; '.join(extras)}" if extras else head
+
+
+def _clean(key: str, text: str) -> str:
+    if key == "level":
+        return LEVEL_ALIASES.get(text.upper(), text.upper())
+    if key == "pattern":
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise ArgumentError(f"pattern is not a valid regular expression: {exc}") from exc
+    return text
+
+
+async def _answer(args: JSON, backend: ToolBackend) -> Answer:
+    query = LogsQuery(
+        service=args.get("service"),
+        level=args.get("level"),
+        keyword=args.get("keyword"),
+        pattern=args.get("pattern"),
+        window=tool_args.window(args, backend.now()),
+        limit=args.get("limit", DEFAULT_LIMIT),
+    )
+    page = await backend.query_logs(query)
+    return Answer(page.items, page.total, window=query.window)
+
+
+TOOL = Tool(
+    name=ToolName.QUERY_LOGS,
+    description=(
+        "Log lines (timestamp, level, service, message, extra fields), newest first. keyword is a "
+        "case-insensitive exact substring, pattern a Python regular expression; both search the "
+        "message and the extra fields."
+    ),
+    properties={
+        "service": {**tool_args.STRING, "description": "exact service name"},
+        "level": {"type": "string", "enum": list(LEVELS)},
+        "keyword": {**tool_args.STRING, "description": "exact substring, e.g. HikariCP"},
+        "pattern": {**tool_args.STRING, "description": "regular expression, e.g. timed out after \\d+ms"},
+        **tool_args.WINDOW,
+        "limit": tool_args.limit(DEFAULT_LIMIT, MAX_LIMIT),
+    },
+    answer=_answer,
+    item_array="logs",
+    item_text=log_text,
+    no_evidence_message="未找到匹配的日志",
+    query_keys=("service", "level", "keyword", "pattern"),
+    clean=_clean,
+)
