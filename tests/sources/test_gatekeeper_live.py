@@ -22,7 +22,8 @@ from server.sources.prometheus import Prometheus
 from server.sources.signals import SignalResult, resolve
 from server.sources.signals import load_catalog as load_signals
 from server.tools.backend import MetricsQuery, TimeWindow
-from server.tools.refs import item_refs
+from server.tools.query_metrics import TOOL as QUERY_METRICS
+from server.tools.tool import Answer
 
 from .conftest import Store, eventually, settings
 from .exporter import Exporter
@@ -73,7 +74,8 @@ async def test_a_claim_quoting_a_live_alert_passes_and_a_changed_value_is_reject
         page = await live.query_metrics(query, datetime.now(UTC))
         return page.items or None
 
-    refs = item_refs("query_metrics", await eventually(firing, "firing"))
+    items = await eventually(firing, "firing")
+    refs = QUERY_METRICS.result(Answer(items, len(items)))[1]["evidence_refs"]
     quoted = f"TestHighErrorRate, service={service}, state=firing, current=20%"
     assert (
         check(_evidence("query_metrics", "$.alerts[0]", quoted), _facts("query_metrics", refs)).status

@@ -13,7 +13,7 @@ from server.sources.http import SourceError
 from server.sources.live_alerts import LiveAlerts
 from server.sources.prometheus import Prometheus
 from server.tools.backend import MetricsQuery, Page, TimeWindow
-from server.tools.refs import alert_text
+from server.tools.query_metrics import alert_text
 
 from .conftest import eventually, settings
 from .exporter import Exporter
