@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, insert, or_, select, update
@@ -279,8 +280,11 @@ class Repository(JobQueue):
         raw_result: JsonDict | None,
         retrieval_details: JsonDict,
         latency_ms: float,
+        *,
+        created_at: datetime | None = None,
     ) -> int:
-        """Returns tool_invocation.id: the source_invocation_id that claims cite."""
+        """Returns tool_invocation.id: the source_invocation_id that claims cite. `created_at` lets
+        the caller report the same time as the row (StreamChat's event); default now."""
         values = {
             "session_id": session_id,
             "tool_name": tool_name,
@@ -290,7 +294,7 @@ class Repository(JobQueue):
             "raw_result": raw_result,
             "retrieval_details": retrieval_details,
             "latency_ms": latency_ms,
-            "created_at": utcnow(),
+            "created_at": created_at or utcnow(),
         }
 
         async def work(conn: AsyncConnection) -> int:

@@ -109,6 +109,9 @@ def job_record(row: AnyRow) -> JobRecord:
     )
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 def encode_page_token(created_at: datetime, row_id: int, filters: list[str | None]) -> str:
     body = json.dumps({"c": created_at.isoformat(), "i": row_id, "f": filters}, separators=(",", ":"))
     return base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
@@ -126,6 +129,8 @@ def decode_page_token(token: str, filters: list[str | None]) -> tuple[datetime, 
     except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError) as exc:
         raise InvalidPageToken("page token is not one this service issued") from exc
     if not isinstance(row_id, int) or isinstance(row_id, bool) or created_at.tzinfo is None:
+        raise InvalidPageToken("page token is not one this service issued")
+    if not INT64_MIN <= row_id <= INT64_MAX:  # the drivers raise OverflowError binding it
         raise InvalidPageToken("page token is not one this service issued")
     if issued_for != filters:
         raise InvalidPageToken("page token was issued for different filters")

@@ -50,6 +50,16 @@ class InvalidArgumentError(Exception):
         return "; ".join(f"{v.field}: {v.description}" for v in self.violations) or self.reason
 
 
+@dataclass
+class Unauthenticated(Exception):  # noqa: N818 - named after the status it maps to
+    """No bearer token, or one that matches no configured token."""
+
+    token_presented: bool
+
+    def __str__(self) -> str:
+        return "invalid bearer token" if self.token_presented else "missing bearer token"
+
+
 @dataclass(frozen=True)
 class RpcStatus:
     code: grpc.StatusCode
@@ -91,6 +101,14 @@ def to_status(error: BaseException) -> RpcStatus:
     """The status a domain error maps to. Unknown exceptions are bugs: INTERNAL (and logged)."""
     if isinstance(error, InvalidArgumentError):
         return invalid_argument(error)
+    if isinstance(error, Unauthenticated):
+        reason = "INVALID_TOKEN" if error.token_presented else "MISSING_TOKEN"
+        return _status(
+            grpc.StatusCode.UNAUTHENTICATED,
+            f"{error}; send `authorization: Bearer <token>`",
+            reason,
+            {"header": "authorization"},
+        )
     if isinstance(error, InvalidPageToken):
         return invalid_argument(
             InvalidArgumentError(
@@ -156,4 +174,4 @@ def code_of(status_code: grpc.StatusCode) -> int:
     return int(status_code.value[0])
 
 
-__all__ = ["DOMAIN", "FieldViolation", "InvalidArgumentError", "RpcStatus", "to_status"]
+__all__ = ["DOMAIN", "FieldViolation", "InvalidArgumentError", "RpcStatus", "Unauthenticated", "to_status"]
