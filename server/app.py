@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -184,8 +183,8 @@ class App:
         self.worker = EvaluationWorker(
             repo,
             worker_settings(s),
-            worker_id=f"{s.owner}/{uuid.uuid4().hex[:8]}",
             on_scored=self.traces.invalidate,
+            name=f"{s.owner}/server",
         )
         self.worker.start()
         if s.metrics_port:
