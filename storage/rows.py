@@ -95,6 +95,7 @@ def case_record(row: AnyRow) -> CaseRecord:
         solution=m["solution"],
         created_by=m["created_by"],
         created_at=m["created_at"],
+        retired_at=m.get("retired_at"),
     )
 
 
