@@ -168,6 +168,9 @@ class App:
         if self.worker is not None:
             self.worker.wake()
 
+    def _count_failed(self, session_id: str, kind: str) -> None:
+        self.metrics.sessions.labels("FAILED", kind).inc()
+
     @property
     def address(self) -> str:
         host, _ = split_host_port(self.settings.listen)
@@ -193,7 +196,12 @@ class App:
             agents,
             load_skills(),
             catalog,
-            PipelineSettings(max_rounds=s.max_rounds, owner=s.owner, on_success=self._wake_worker),
+            PipelineSettings(
+                max_rounds=s.max_rounds,
+                owner=s.owner,
+                on_success=self._wake_worker,
+                on_failed=self._count_failed,
+            ),
         )
         orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
         if orphaned:

@@ -172,28 +172,35 @@ class Repository(JobQueue):
 
         await self._runner.write(work)
 
-    async def finish_failed(self, session_id: str, reason: str, extras: JsonDict) -> None:
-        """FAILED with the reason — only while RUNNING: a SUCCESS whose commit raced a cancellation
-        stays SUCCESS."""
-        values = {
-            "status": FAILED,
-            "failure_reason": reason[:TEXT_CHARS],
-            "extras": extras,
-            "updated_at": utcnow(),
-        }
+    async def finish_failed(
+        self, session_id: str, reason: str, extras: JsonDict, *, undelivered: bool = False
+    ) -> bool:
+        """FAILED with the reason — only while RUNNING, unless `undelivered`: then a SUCCESS is
+        failed too (its reply never reached the caller: the commit raced the deadline or a
+        cancellation), keeping its extras. True when the row changed."""
+        now = utcnow()
+        values = {"status": FAILED, "failure_reason": reason[:TEXT_CHARS], "updated_at": now}
 
-        async def work(conn: AsyncConnection) -> None:
+        async def work(conn: AsyncConnection) -> bool:
             result = await conn.execute(
                 update(SESSION)
                 .where(SESSION.c.session_id == session_id, SESSION.c.status == RUNNING)
-                .values(**values)
+                .values(**values, extras=extras)
             )
+            if result.rowcount == 0 and undelivered:
+                result = await conn.execute(
+                    update(SESSION)
+                    .where(SESSION.c.session_id == session_id, SESSION.c.status == SUCCESS)
+                    .values(**values)
+                )
             if result.rowcount == 0:
                 found = await conn.execute(select(SESSION.c.id).where(SESSION.c.session_id == session_id))
                 if found.first() is None:
                     raise SessionNotFound(session_id)
+                return False
+            return True
 
-        await self._runner.write(work)
+        return await self._runner.write(work)
 
     async def write_evidence_score(self, session_id: str, score: JsonDict) -> None:
         """Merge the score into self_evaluation; verifier_evaluation* keys always survive."""

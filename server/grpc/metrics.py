@@ -77,7 +77,9 @@ class Metrics:
         self.tool_calls = Counter(
             "evigate_tool_calls", "Tool calls by tool and status", ["tool", "status"], registry=r
         )
-        self.sessions = Counter("evigate_sessions", "Sessions finished, by status", ["status"], registry=r)
+        self.sessions = Counter(
+            "evigate_sessions", "Sessions ended, by status and reason", ["status", "reason"], registry=r
+        )
         self.jobs = Gauge("evigate_jobs", "Evaluation job queue depth by state", ["state"], registry=r)
         self.oldest_job = Gauge(
             "evigate_jobs_oldest_pending_age_seconds", "Age of the oldest pending job", registry=r

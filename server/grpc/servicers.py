@@ -4,6 +4,7 @@ server.grpc.validation, conversion in server.grpc.convert, error mapping in serv
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -37,17 +38,23 @@ FEEDBACK_RECORDED = "反馈已记录"
 
 
 DEADLINE_MARGIN_S = 0.1
+MIN_DEADLINE_MARGIN_S = 0.01
+# A SUCCESS handed over with less than this left on the caller's deadline would likely arrive too
+# late; it is recorded FAILED and answered DEADLINE_EXCEEDED instead, so both sides agree.
+REPLY_BUDGET_S = 0.005
 
 
 def deadline_of(context: grpc.aio.ServicerContext) -> Deadline:
     """The client's deadline, carried into every tool, LLM and database call of the pipeline.
 
-    The pipeline gets a little less than the client so that it times out first and records the
-    session as FAILED before gRPC cancels the call (a cancelled write would leave it RUNNING)."""
+    The pipeline gets a little less than the client (a tenth, between 10 and 100 ms) so that it
+    times out first and records the session as FAILED before gRPC cancels the call, and so that a
+    SUCCESS leaves time for the reply."""
     remaining = context.time_remaining()
     if remaining is None:
         return Deadline.none()
-    return Deadline.after(max(0.0, remaining - min(DEADLINE_MARGIN_S, remaining / 10)))
+    margin = min(DEADLINE_MARGIN_S, max(remaining / 10, MIN_DEADLINE_MARGIN_S))
+    return Deadline.after(max(0.0, remaining - margin))
 
 
 class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
@@ -58,6 +65,7 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
         self._repo = repo
         self._limits = limits
         self._metrics = metrics
+        self._observing: set[asyncio.Task[None]] = set()  # stage-latency reads, off the reply path
 
     async def _events(
         self, query: str, session_id: str, language: str, context: grpc.aio.ServicerContext
@@ -70,15 +78,28 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
                 ran = True
                 self._metrics.observe_event(event.kind, event.data)
             elif isinstance(event.data, ChatResult):
+                result = event.data
+                if ran and result.status == "SUCCESS":
+                    await self._deliverable(result.session_id, context)
                 if ran:
-                    await self._observe_finished(event.data)
-                if event.data.status == "FAILED" and deadline.expired():
+                    task = asyncio.create_task(self._observe_finished(result))
+                    self._observing.add(task)
+                    task.add_done_callback(self._observing.discard)
+                if result.status == "FAILED" and deadline.expired():
                     # Recorded as FAILED; the caller's deadline is what ended it.
-                    raise DeadlineExceeded(event.data.failure_reason)
+                    raise DeadlineExceeded(result.failure_reason)
             yield event
 
+    async def _deliverable(self, session_id: str, context: grpc.aio.ServicerContext) -> None:
+        """Counts a SUCCESS that can still reach the caller; else records it FAILED and raises
+        DeadlineExceeded, which is what the caller will see (the pipeline counts FAILED ones)."""
+        remaining = context.time_remaining()
+        if remaining is not None and remaining < REPLY_BUDGET_S:
+            await self._pipeline.fail_undelivered(session_id)
+            raise DeadlineExceeded("deadline exceeded before the answer could be sent")
+        self._metrics.sessions.labels("SUCCESS", "ok").inc()
+
     async def _observe_finished(self, result: ChatResult) -> None:
-        self._metrics.sessions.labels(result.status).inc()
         try:
             session = await self._repo.get_session(result.session_id)
         except Exception:  # metrics never fail a call

@@ -49,6 +49,9 @@ class PipelineSettings:
     max_rounds: int = 2  # the first round plus one retry after REJECT
     owner: str = "evigate"  # this process's identity, for orphaned-session recovery
     on_success: Callable[[str], None] | None = None  # after the SUCCESS commit (wakes the evaluation worker)
+    # (session_id, kind) once a session is decided FAILED, kind being deadline_exceeded | cancelled |
+    # database_unavailable | error (the sessions metric; a SUCCESS is counted when it is delivered).
+    on_failed: Callable[[str, str], None] | None = None
 
 
 @dataclass
@@ -112,6 +115,7 @@ class Pipeline:
 
     async def run(self, query: str, session_id: str | None, language: str, deadline: Deadline) -> ChatResult:
         """Runs a session to its end; a finished session with this id returns its stored result."""
+        deadline.check()
         existing = await self._existing(session_id)
         if existing is not None:
             return existing
@@ -121,6 +125,7 @@ class Pipeline:
         self, query: str, session_id: str | None, language: str, deadline: Deadline
     ) -> AsyncIterator[StageEvent]:
         """Yields each stage event as it happens, ending with the `result` event."""
+        deadline.check()
         existing = await self._existing(session_id)
         if existing is not None:
             yield StageEvent(existing.session_id, "result", 0, existing)
@@ -163,10 +168,17 @@ class Pipeline:
     async def _run(
         self, query: str, session_id: str, language: str, deadline: Deadline, emit: Emit | None
     ) -> ChatResult:
+        """The deadline rule: the server checks its own deadline (the caller's, shortened) before
+        the first write, and a timeout on it covers every stage and write after; past it the
+        session ends FAILED "deadline exceeded during <stage>", even when a SUCCESS commit raced
+        it (the caller never gets that answer). Nothing is written when it passed before the
+        session was created."""
+        deadline.check()
         try:
-            await self._create(session_id, query, language)
+            await self._create(session_id, query, language, deadline)
         except DatabaseUnavailable:
             # The connection may have dropped after the INSERT committed: the row can exist, RUNNING.
+            self._report_failed(session_id, "database_unavailable")
             self._fail_once_reachable(
                 session_id, "the database became unreachable while the session was created", _Progress()
             )
@@ -181,6 +193,7 @@ class Pipeline:
             return existing
         progress = _Progress()
         try:
+            deadline.check()  # the INSERT may have used up the time left
             async with asyncio.timeout(deadline.remaining()):
                 result = await self._stages(
                     query=query,
@@ -191,19 +204,27 @@ class Pipeline:
                     emit=emit,
                 )
         except (DeadlineExceeded, TimeoutError) as error:
-            if isinstance(error, DeadlineExceeded) or deadline.expired():
-                reason = f"deadline exceeded during {progress.where()}"
+            expired = isinstance(error, DeadlineExceeded) or deadline.expired()
+            if expired:
+                reason, kind = f"deadline exceeded during {progress.where()}", "deadline_exceeded"
             else:  # a timeout of its own (e.g. a database connect), not the caller's deadline
-                reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
+                reason, kind = f"{progress.where()} failed: {type(error).__name__}: {error}", "error"
             # shielded: gRPC may cancel the call at the same moment its deadline passes
-            result = await asyncio.shield(self._fail_or_later(session_id, reason, progress))
+            result = await asyncio.shield(
+                self._fail_or_later(session_id, reason, progress, kind, undelivered=expired)
+            )
         except asyncio.CancelledError:
-            # shielded: the FAILED row is written even though this task is being cancelled
-            reason = f"cancelled during {progress.where()}"
+            # gRPC also cancels the call when the caller's deadline passes (ours passed first then):
+            # the reason is the one the caller saw. Shielded: written although this task is cancelled.
+            kind = "deadline_exceeded" if deadline.expired() else "cancelled"
+            reason = f"{kind.replace('_', ' ')} during {progress.where()}"
             with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
-                await asyncio.shield(self._fail_or_later(session_id, reason, progress))
+                await asyncio.shield(
+                    self._fail_or_later(session_id, reason, progress, kind, undelivered=True)
+                )
             raise
         except DatabaseUnavailable:
+            self._report_failed(session_id, "database_unavailable")
             self._fail_once_reachable(
                 session_id, f"the database became unreachable during {progress.where()}", progress
             )
@@ -211,12 +232,12 @@ class Pipeline:
         except Exception as error:
             log.exception("session failed", extra={"session_id": session_id, "stage": progress.where()})
             reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
-            result = await self._fail_or_later(session_id, reason, progress)
+            result = await self._fail_or_later(session_id, reason, progress, "error")
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result
 
-    async def _create(self, session_id: str, query: str, language: str) -> None:
+    async def _create(self, session_id: str, query: str, language: str, deadline: Deadline) -> None:
         """Creates the RUNNING row. A cancellation can arrive after the INSERT committed but before
         its reply: the row is then still written and recorded FAILED, never left RUNNING."""
         create = asyncio.ensure_future(
@@ -225,20 +246,33 @@ class Pipeline:
         try:
             await asyncio.shield(create)
         except asyncio.CancelledError:
-            await asyncio.shield(self._fail_if_created(create, session_id))
+            kind = "deadline_exceeded" if deadline.expired() else "cancelled"
+            await asyncio.shield(self._fail_if_created(create, session_id, kind))
             raise
 
-    async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str) -> None:
-        reason = "cancelled before the pipeline started"
+    async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str, kind: str) -> None:
+        reason = f"{kind.replace('_', ' ')} before the pipeline started"
         try:
             await create
         except DatabaseUnavailable:  # the INSERT may have committed all the same
+            self._report_failed(session_id, kind)
             self._fail_once_reachable(session_id, reason, _Progress())
             return
         except Exception:  # not created (e.g. the id exists: not this call's row)
             return
         with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
-            await self._fail_or_later(session_id, reason, _Progress())
+            await self._fail_or_later(session_id, reason, _Progress(), kind)
+
+    def _report_failed(self, session_id: str, kind: str) -> None:
+        if self._settings.on_failed is not None:
+            self._settings.on_failed(session_id, kind)
+
+    async def fail_undelivered(self, session_id: str) -> None:
+        """A SUCCESS whose answer cannot reach the caller before its deadline (the front end's call):
+        recorded FAILED, since the caller sees DEADLINE_EXCEEDED."""
+        reason = "deadline exceeded before the answer could be sent"
+        await asyncio.shield(self._repo.finish_failed(session_id, reason, {}, undelivered=True))
+        self._report_failed(session_id, "deadline_exceeded")
 
     def _fail_once_reachable(self, session_id: str, reason: str, progress: _Progress) -> None:
         """The database went away mid-session, so the row would stay RUNNING (start-up recovery only
@@ -267,20 +301,26 @@ class Pipeline:
         self._recoveries.add(task)
         task.add_done_callback(self._recoveries.discard)
 
-    async def _fail_or_later(self, session_id: str, reason: str, progress: _Progress) -> ChatResult:
+    async def _fail_or_later(
+        self, session_id: str, reason: str, progress: _Progress, kind: str, *, undelivered: bool = False
+    ) -> ChatResult:
         """`_fail`, and when the database is unreachable, the same in the background once it is back
-        (DatabaseUnavailable is still raised)."""
+        (DatabaseUnavailable is still raised). Counted as FAILED (`kind`) either way."""
+        self._report_failed(session_id, kind)
         try:
-            return await self._fail(session_id, reason, progress)
+            return await self._fail(session_id, reason, progress, undelivered=undelivered)
         except DatabaseUnavailable:
             self._fail_once_reachable(session_id, reason, progress)
             raise
 
-    async def _fail(self, session_id: str, reason: str, progress: _Progress) -> ChatResult:
+    async def _fail(
+        self, session_id: str, reason: str, progress: _Progress, *, undelivered: bool = False
+    ) -> ChatResult:
         """FAILED with the reason; the plan, rounds and invocations are already stored, the extras
-        keep the latencies, prompt versions and the rounds' evaluations."""
+        keep the latencies, prompt versions and the rounds' evaluations. `undelivered`: a SUCCESS
+        that raced the deadline or a cancellation is failed too."""
         await self._repo.finish_failed(
-            session_id, reason, {**progress.extras(), "failed_stage": progress.stage}
+            session_id, reason, {**progress.extras(), "failed_stage": progress.stage}, undelivered=undelivered
         )
         return ChatResult(session_id, "FAILED", "", None, None, None, None, reason)
 
