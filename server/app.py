@@ -180,7 +180,9 @@ class App:
         s = self.settings
         if not s.database_url:
             s.state_dir.mkdir(parents=True, exist_ok=True)
-        self.database = await Database.open(s.resolved_database_url, pool_size=s.db_pool_size)
+        self.database = await Database.open(
+            s.resolved_database_url, pool_size=s.db_pool_size, timeout_s=s.db_timeout_s
+        )
         repo = self.database.repo
         catalog = self._components.catalog or load_catalog()
         agents = self._components.agents or build_agents(s)

@@ -39,6 +39,7 @@ class Settings:
     state_dir: Path = field(default_factory=lambda: Path.cwd() / STATE_DIR_NAME)
     database_url: str = ""  # empty: a SQLite file in state_dir, migrated automatically
     db_pool_size: int = 10
+    db_timeout_s: float = 10.0  # connect, statement and transaction timeout; then fail fast (storage.breaker)
     health_check_interval_s: float = 2.0
     trace_cache_ttl_s: float = 1.0  # finished sessions' GetTrace replies; 0: off (see grpc/trace_cache.py)
     # pipeline
@@ -255,6 +256,8 @@ def validate(settings: Settings) -> None:
         raise ConfigError("metrics_port must be 0..65535")
     if settings.trace_cache_ttl_s < 0:
         raise ConfigError("trace_cache_ttl_s must be ≥ 0")
+    if settings.db_timeout_s <= 0:
+        raise ConfigError("db_timeout_s must be > 0")
     if settings.grace_period_s < 0 or settings.health_check_interval_s <= 0:
         raise ConfigError("grace_period_s must be ≥ 0 and health_check_interval_s > 0")
 

@@ -191,7 +191,9 @@ async def run_standalone(settings: Settings) -> None:
 
     from storage import Database
 
-    database = await Database.open(settings.resolved_database_url, pool_size=settings.db_pool_size)
+    database = await Database.open(
+        settings.resolved_database_url, pool_size=settings.db_pool_size, timeout_s=settings.db_timeout_s
+    )
     worker = EvaluationWorker(database.repo, worker_settings(settings), name=f"{settings.owner}/worker")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import grpc
 from google.protobuf import any_pb2
@@ -154,7 +155,11 @@ def to_status(error: BaseException) -> RpcStatus:
             {"session_id": session_id},
         )
     if isinstance(error, DatabaseUnavailable):
-        return _status(grpc.StatusCode.UNAVAILABLE, "the database is unavailable", "DATABASE_UNAVAILABLE", {})
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(timedelta(seconds=max(error.retry_after_s, 0.1)))
+        return _status(
+            grpc.StatusCode.UNAVAILABLE, "the database is unavailable", "DATABASE_UNAVAILABLE", {}, retry
+        )
     if isinstance(error, SchemaOutOfDate):
         return _status(
             grpc.StatusCode.UNAVAILABLE,
