@@ -87,13 +87,16 @@ def build_agents(settings: Settings) -> AgentBackend:
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
-        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_receive_message_length", settings.max_request_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
         ("grpc.keepalive_time_ms", int(settings.keepalive_time_s * 1000)),
         ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
         ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_s * 1000)),
         ("grpc.keepalive_permit_without_calls", int(settings.keepalive_permit_without_calls)),
         ("grpc.http2.max_pings_without_data", 0),
+        # Requests are small: no flow-control windows grown by BDP probing, which let a burst of
+        # large requests buffer megabytes per stream inside gRPC before any limit applies.
+        ("grpc.http2.bdp_probe", 0),
     ]
 
 
@@ -253,7 +256,13 @@ class App:
         interceptors: list[grpc.aio.ServerInterceptor] = []
         if s.auth_enabled:
             interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health, calls.wrap))
-        server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
+        server = grpc.aio.server(
+            interceptors=interceptors,
+            options=server_options(s),
+            # Bounds the requests held in memory at once: beyond it calls are refused before they
+            # are read into Python (RESOURCE_EXHAUSTED), so a burst of large requests cannot pile up.
+            maximum_concurrent_rpcs=s.max_concurrent_rpcs,
+        )
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
             (CHAT, ChatServicer(pipeline, repo, limits, self.metrics)),
