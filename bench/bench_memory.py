@@ -71,7 +71,7 @@ def _check(size: int) -> gatekeeper_service_pb2.CheckRequest:
 
 
 async def _burst(
-    call: Callable[[Any], Any], request: Any, concurrency: int, codes: collections.Counter[str]
+    call: Callable[..., Any], request: Any, concurrency: int, codes: collections.Counter[str]
 ) -> None:
     async def one() -> None:
         try:
