@@ -87,18 +87,15 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return denied[1]
 
 
-def _denial(context: grpc.aio.ServicerContext) -> Unauthenticated:
-    """Raised, not aborted, so the call wrapper maps it with an ErrorInfo like every other error."""
-    presented = any(key == "authorization" for key, _ in context.invocation_metadata() or ())
-    return Unauthenticated(token_presented=presented)
-
-
 async def _deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
-    raise _denial(context)
+    """UNAUTHENTICATED with an ErrorInfo like every other error. Aborted here rather than raised:
+    client-streaming handlers (reflection) are not wrapped, so nothing else would map it."""
+    presented = any(key == "authorization" for key, _ in context.invocation_metadata() or ())
+    await _abort(context, to_status(Unauthenticated(token_presented=presented)))
 
 
 async def _deny_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-    raise _denial(context)
+    await _deny(request, context)
     yield  # pragma: no cover - makes this an async generator
 
 
