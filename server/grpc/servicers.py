@@ -38,16 +38,16 @@ FEEDBACK_RECORDED = "反馈已记录"
 
 
 DEADLINE_MARGIN_S = 0.1
-MIN_DEADLINE_MARGIN_S = 0.01
-# A SUCCESS handed over with less than this left on the caller's deadline would likely arrive too
-# late; it is recorded FAILED and answered DEADLINE_EXCEEDED instead, so both sides agree.
-REPLY_BUDGET_S = 0.005
+MIN_DEADLINE_MARGIN_S = 0.02
+# A SUCCESS handed over with less than this left on the caller's deadline could arrive too late;
+# it is recorded FAILED and answered DEADLINE_EXCEEDED instead, so both sides agree.
+REPLY_BUDGET_S = 0.01
 
 
 def deadline_of(context: grpc.aio.ServicerContext) -> Deadline:
     """The client's deadline, carried into every tool, LLM and database call of the pipeline.
 
-    The pipeline gets a little less than the client (a tenth, between 10 and 100 ms) so that it
+    The pipeline gets a little less than the client (a tenth, between 20 and 100 ms) so that it
     times out first and records the session as FAILED before gRPC cancels the call, and so that a
     SUCCESS leaves time for the reply."""
     remaining = context.time_remaining()
@@ -69,7 +69,9 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
 
     async def _events(
         self, query: str, session_id: str, language: str, context: grpc.aio.ServicerContext
-    ) -> AsyncGenerator[StageEvent, None]:
+    ) -> AsyncGenerator[tuple[StageEvent, bool], None]:
+        """The pipeline's events, each with whether this call ran the session (False for the stored
+        result of a finished session)."""
         validation.chat(query, session_id, language, self._limits)
         ran = False
         deadline = deadline_of(context)
@@ -79,8 +81,6 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
                 self._metrics.observe_event(event.kind, event.data)
             elif isinstance(event.data, ChatResult):
                 result = event.data
-                if ran and result.status == "SUCCESS":
-                    await self._deliverable(result.session_id, context)
                 if ran:
                     task = asyncio.create_task(self._observe_finished(result))
                     self._observing.add(task)
@@ -88,11 +88,13 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
                 if result.status == "FAILED" and deadline.expired():
                     # Recorded as FAILED; the caller's deadline is what ended it.
                     raise DeadlineExceeded(result.failure_reason)
-            yield event
+            yield event, ran
 
     async def _deliverable(self, session_id: str, context: grpc.aio.ServicerContext) -> None:
         """Counts a SUCCESS that can still reach the caller; else records it FAILED and raises
-        DeadlineExceeded, which is what the caller will see (the pipeline counts FAILED ones)."""
+        DeadlineExceeded, which is what the caller will see (the pipeline counts FAILED ones).
+        Called with the reply built, right before it is handed to gRPC: on success nothing awaits
+        between this check and the send, so no other task can delay the reply past the check."""
         remaining = context.time_remaining()
         if remaining is not None and remaining < REPLY_BUDGET_S:
             await self._pipeline.fail_undelivered(session_id)
@@ -111,18 +113,28 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
     async def Chat(  # noqa: N802 - generated method name
         self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext
     ) -> chat_service_pb2.ChatResponse:
+        result, fresh = None, False
         events = self._events(request.query, request.session_id, request.language, context)
         async with contextlib.aclosing(events):
-            async for event in events:
+            async for event, ran in events:
                 if isinstance(event.data, ChatResult):
-                    return convert.chat_response(event.data)
-        raise RuntimeError("the pipeline ended without a result")
+                    result, fresh = event.data, ran
+                    break
+        if result is None:
+            raise RuntimeError("the pipeline ended without a result")
+        response = convert.chat_response(result)
+        if fresh and result.status == "SUCCESS":
+            await self._deliverable(result.session_id, context)
+        return response
 
     async def StreamChat(  # noqa: N802
         self, request: chat_service_pb2.StreamChatRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[chat_service_pb2.StreamChatResponse]:
-        async for event in self._events(request.query, request.session_id, request.language, context):
-            yield convert.stream_event(event)
+        async for event, fresh in self._events(request.query, request.session_id, request.language, context):
+            message = convert.stream_event(event)
+            if fresh and isinstance(event.data, ChatResult) and event.data.status == "SUCCESS":
+                await self._deliverable(event.data.session_id, context)
+            yield message
 
 
 class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
