@@ -357,6 +357,16 @@ def wait_for_jobs(url: str, timeout: float = 30.0) -> None:
         time.sleep(0.1)
 
 
+def require_h2load() -> None:
+    """Before any server starts: say what to install instead of a traceback halfway through."""
+    if shutil.which("h2load") is None:
+        raise SystemExit(
+            "bench_grpc: h2load not found on PATH; it is the load generator. Install the Debian package "
+            "nghttp2-client (apt-get install nghttp2-client; `python3 scripts/dev.py test` installs it "
+            "with the other packages of scripts/debian-test-packages.txt)."
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -374,6 +384,7 @@ def main() -> None:
     if args.echo_server:
         asyncio.run(_echo_server(args.echo_server))
         return
+    require_h2load()
     from storage import migrate
 
     work = Path(tempfile.mkdtemp(prefix="evigate-bench-"))

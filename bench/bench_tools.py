@@ -50,6 +50,8 @@ class NullRecorder:
         raw_result: dict[str, Any] | None,
         retrieval_details: dict[str, Any],
         latency_ms: float,
+        *,
+        created_at: datetime | None = None,
     ) -> int:
         self.count += 1
         return self.count

@@ -34,10 +34,6 @@ def _positive_int(v: Any) -> bool:
     return type(v) is int and v > 0
 
 
-def _ratio(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and 0.0 < v <= 1.0
-
-
 def _str_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) and x for x in v)
 
@@ -48,6 +44,10 @@ def _str_map(v: Any) -> bool:
 
 def _str_list_map(v: Any) -> bool:
     return isinstance(v, dict) and all(isinstance(k, str) and _str_list(x) for k, x in v.items())
+
+
+def _str(v: Any) -> bool:
+    return isinstance(v, str)
 
 
 def _non_empty_str(v: Any) -> bool:
@@ -73,7 +73,12 @@ _PARAMS: Mapping[str, Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     },
     "citation.raw_path_exists": {},
     "citation.item_bound_once": {},
-    "excerpt.overlap": {"min_overlap": (_ratio, "a number in (0, 1]")},
+    "excerpt.verbatim": {},
+    "excerpt.negation_elided": {
+        "words": (_str_list, "a list of non-empty strings"),
+        "cjk": (_str, "a string of characters"),
+        "cjk_except": (_str_list, "a list of non-empty strings"),
+    },
     "excerpt.critical_tokens": {},
     "negative.no_evidence_only": {},
     "backfill.unique_match": {"max_comparisons": (_positive_int, "a positive integer")},
@@ -92,7 +97,11 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
         # A tool absent here may be cited by any claim type.
         "claim_types": {},
     },
-    "excerpt.overlap": {"min_overlap": 0.8},
+    "excerpt.negation_elided": {
+        "words": ["not", "no", "never", "cannot", "without", "none", "neither", "nor"],
+        "cjk": "不没未无非否",
+        "cjk_except": ["非常"],
+    },
     "backfill.unique_match": {"max_comparisons": 20000},
 }
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rules import text as txt
+from rules import verbatim
 from rules.catalog import Catalog, load_catalog
 from rules.enums import CheckStatus, ClaimType, Severity
 from rules.types import (
@@ -74,7 +75,14 @@ class _Run:
         self.claim_types: Mapping[str, Sequence[str]] = catalog.param(
             "citation.raw_path_grammar", "claim_types"
         )
-        self.min_overlap = float(catalog.param("excerpt.overlap", "min_overlap"))
+        # With the rule off, a left-out negation is not looked for at all.
+        self.negations: verbatim.Negations | None = None
+        if "excerpt.negation_elided" in self.severity:
+            self.negations = verbatim.Negations.of(
+                catalog.param("excerpt.negation_elided", "words"),
+                catalog.param("excerpt.negation_elided", "cjk"),
+                catalog.param("excerpt.negation_elided", "cjk_except"),
+            )
         self.max_claims = int(catalog.param("contract.shape", "max_claims"))
         self.max_bindings = int(catalog.param("contract.shape", "max_bindings"))
         self.max_excerpt = int(catalog.param("contract.shape", "max_excerpt_chars"))
@@ -308,17 +316,27 @@ class _Run:
                 failed = self.fail("citation.raw_path_exists", site, msg) or failed
             self.record(site, inv_id, path, "", failed=failed)
             return
-        ratio, missing = self.supports(site.excerpt, text)
+        found = self.supports(site.excerpt, text)
         where = f"{path} of invocation {inv_id}"
-        if ratio < self.min_overlap:
-            msg = (
-                f"excerpt shares {ratio:.0%} of its tokens with {where}, below the {self.min_overlap:.0%} bar"
-            )
-            failed = self.fail("excerpt.overlap", site, msg) or failed
-        if missing:
-            shown = ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")
-            msg = f"excerpt states {shown}, absent from {where} (beyond the source)"
-            failed = self.fail("excerpt.critical_tokens", site, msg) or failed
+        if found.unsupported:
+            # A changed number or identifier is the sharper finding; the verbatim rule still
+            # rejects the excerpt when the critical-token rule is off or only warns.
+            missing = txt.compare(site.excerpt, txt.Source(text))[1]
+            pinned = False
+            if missing:
+                shown = ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else "")
+                msg = f"excerpt states {shown}, absent from {where} (beyond the source)"
+                pinned = self.fail("excerpt.critical_tokens", site, msg)
+            if not pinned:
+                msg = (
+                    f"excerpt is not {where}'s own words: {_describe(found.unsupported)} is not in it "
+                    "(an excerpt quotes its ref text word for word; an ellipsis may join spans in order)"
+                )
+                pinned = self.fail("excerpt.verbatim", site, msg)
+            failed = pinned or failed
+        elif found.negation:
+            msg = f"excerpt leaves out the negation {found.negation!r} of {where} (it would say the opposite)"
+            failed = self.fail("excerpt.negation_elided", site, msg) or failed
         self.record(site, inv_id, path, text, failed=failed)
 
     def check_path(self, site: _Site, path: str, tool: str) -> tuple[bool, bool]:
@@ -356,11 +374,14 @@ class _Run:
         site.bound.add(key)
         return False
 
-    def supports(self, excerpt: str, text: str) -> tuple[float, list[str]]:
-        """(overlap, missing critical tokens) of an excerpt against a ref text."""
-        if txt.quotes_cleanly(excerpt, text):
-            return 1.0, []
-        return txt.compare(excerpt, txt.Source(text))
+    def supports(self, excerpt: str, text: str) -> verbatim.Support:
+        """Whether a ref text supports an excerpt word for word (rules.verbatim)."""
+        if txt.quotes_cleanly(excerpt, text):  # an exact quote: only a left-out negation can fail it
+            if self.negations is None:
+                return verbatim.SUPPORTED
+            negation = verbatim.quoted_negation(text, text.find(excerpt), self.negations)
+            return verbatim.Support(negation=negation) if negation else verbatim.SUPPORTED
+        return verbatim.support(excerpt, text, self.negations)
 
     # --- back-fill --------------------------------------------------------------------------
 
@@ -392,8 +413,7 @@ class _Run:
                 break
             self.backfill_budget -= len(items)
             for ref_path, text in items:
-                ratio, lost = self.supports(site.excerpt, text)
-                if ratio >= self.min_overlap and not lost:
+                if self.supports(site.excerpt, text).ok:
                     candidates.append((inv.id, ref_path, text))
             if len(candidates) > 1:
                 break

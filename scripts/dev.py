@@ -2,21 +2,119 @@
 
 Creates .venv (once, and again when pyproject.toml changes), installs the project with its dev
 extras, then either starts the service on embedded defaults or runs every quality gate and the
-whole test suite. Needs only Python 3.11+ and the package registries.
+whole test suite. Before testing it also sets up the machine: installs the Debian packages of
+scripts/debian-test-packages.txt that are missing (apt-get, as root or through sudo) and starts
+MariaDB when it does not answer. When everything is present that costs one dpkg-query and one
+mysqladmin ping. Needs only Python 3.11+ and the package registries.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / "bin"
 PY = BIN / "python"
+PACKAGE_LIST = ROOT / "scripts" / "debian-test-packages.txt"
+MARIADB = "/usr/sbin/mariadbd"
+MARIADB_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One line of debian-test-packages.txt: a package, skipped when `command` is already on PATH."""
+
+    package: str
+    command: str | None = None
+
+
+def read_requirements(path: Path | None = None) -> list[Requirement]:
+    requirements = []
+    for line in (path or PACKAGE_LIST).read_text(encoding="utf-8").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            requirements.append(Requirement(words[0], words[1] if len(words) > 1 else None))
+    return requirements
+
+
+def installed_packages(names: Iterable[str]) -> set[str]:
+    """The named packages dpkg knows as installed (unknown names are simply absent)."""
+    names = list(names)
+    if not names or shutil.which("dpkg-query") is None:
+        return set()
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package}\t${Status}\n", *names],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    rows = (line.split("\t", 1) for line in result.stdout.splitlines() if "\t" in line)
+    return {name.split(":", 1)[0] for name, status in rows if status.endswith("install ok installed")}
+
+
+def missing_packages(
+    requirements: Iterable[Requirement],
+    installed: set[str],
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[str]:
+    return [
+        r.package
+        for r in requirements
+        if r.package not in installed and (r.command is None or which(r.command) is None)
+    ]
+
+
+def ensure_debian_packages() -> None:
+    requirements = read_requirements()
+    if shutil.which("dpkg-query") is None or shutil.which("apt-get") is None:
+        print(f"dev.py: not a Debian system; install by hand: {PACKAGE_LIST}", file=sys.stderr)
+        return
+    missing = missing_packages(requirements, installed_packages(r.package for r in requirements))
+    if not missing:
+        return
+    sudo: list[str] = []
+    if os.geteuid() != 0:
+        if shutil.which("sudo") is None:
+            sys.exit(f"dev.py: missing Debian packages, install them as root: {' '.join(missing)}")
+        sudo = ["sudo", "env", "DEBIAN_FRONTEND=noninteractive"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (
+        [*sudo, "apt-get", "update", "-qq"],
+        [*sudo, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+    ):
+        print("+", " ".join(command), flush=True)
+        subprocess.run(command, check=True, env=env)
+
+
+def mariadb_answers() -> bool:
+    ping = ["mysqladmin", "-h", "127.0.0.1", "-u", "root", "ping"]
+    return shutil.which("mysqladmin") is not None and (
+        subprocess.run(ping, capture_output=True, check=False).returncode == 0
+    )
+
+
+def ensure_mariadb() -> None:
+    """Starts the local MariaDB the storage tests use when it does not answer (not when the tests are
+    pointed at another server with EVIGATE_TEST_MYSQL)."""
+    if os.environ.get("EVIGATE_TEST_MYSQL") or mariadb_answers():
+        return
+    command = ["start-stop-daemon", "--start", "--oknodo", "--background", "--exec", MARIADB]
+    print("+", " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+    deadline = time.monotonic() + MARIADB_WAIT_S
+    while not mariadb_answers():  # bounded poll on the server's own ping
+        if time.monotonic() > deadline:
+            sys.exit(f"dev.py: MariaDB ({MARIADB}) did not answer a ping within {MARIADB_WAIT_S:g} s")
+        time.sleep(0.25)
 
 
 def ensure_venv() -> None:
@@ -41,6 +139,8 @@ def run(*cmd: str) -> None:
 
 
 def test(extra: list[str]) -> None:
+    ensure_debian_packages()
+    ensure_mariadb()
     run("ruff", "check", ".")
     run("ruff", "format", "--check", ".")
     run("mypy", "server", "storage", "rules", "tests", "bench", "scripts")

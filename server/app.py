@@ -11,9 +11,10 @@ import asyncio
 import contextlib
 import logging
 import signal
-import uuid
+import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -97,19 +98,54 @@ def build_agents(settings: Settings) -> AgentBackend:
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
-        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_receive_message_length", settings.max_request_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
         ("grpc.keepalive_time_ms", int(settings.keepalive_time_s * 1000)),
         ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
         ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_s * 1000)),
         ("grpc.keepalive_permit_without_calls", int(settings.keepalive_permit_without_calls)),
         ("grpc.http2.max_pings_without_data", 0),
+        # Requests are small: no flow-control windows grown by BDP probing, which let a burst of
+        # large requests buffer megabytes per stream inside gRPC before any limit applies.
+        ("grpc.http2.bdp_probe", 0),
     ]
+
+
+def check_tls_files(cert: Path, key: Path, client_ca: Path | None) -> None:
+    """Names the file that is wrong and how; grpc only reports a failure to bind the port."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    for setting, path, marker, kind in (
+        ("tls_cert", cert, b"-----BEGIN CERTIFICATE-----", "a PEM certificate"),
+        ("tls_key", key, b"PRIVATE KEY-----", "a PEM private key"),
+        ("tls_client_ca", client_ca, b"-----BEGIN CERTIFICATE-----", "a PEM CA certificate"),
+    ):
+        if path is None:
+            continue
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            raise ConfigError(f"{setting} {path}: cannot read it ({error.strerror})") from None
+        if marker not in content:
+            raise ConfigError(f"{setting} {path}: not {kind}")
+    try:
+        context.load_cert_chain(cert, key)
+    except ssl.SSLError as error:
+        if error.reason == "KEY_VALUES_MISMATCH":
+            raise ConfigError(
+                f"tls_key {key} does not match tls_cert {cert}: it is not that certificate's private key"
+            ) from None
+        raise ConfigError(f"tls_cert {cert} / tls_key {key}: {error.reason or error}") from None
+    if client_ca is not None:
+        try:
+            context.load_verify_locations(cafile=client_ca)
+        except ssl.SSLError as error:
+            raise ConfigError(f"tls_client_ca {client_ca}: {error.reason or error}") from None
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
     if settings.tls_cert is None or settings.tls_key is None:
         return None
+    check_tls_files(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
     client_ca = settings.tls_client_ca.read_bytes() if settings.tls_client_ca else None
     return grpc.ssl_server_credentials(
         [(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())],
@@ -148,6 +184,9 @@ class App:
         if self.worker is not None:
             self.worker.wake()
 
+    def _count_failed(self, session_id: str, kind: str) -> None:
+        self.metrics.sessions.labels("FAILED", kind).inc()
+
     @property
     def address(self) -> str:
         host, _ = split_host_port(self.settings.listen)
@@ -157,7 +196,9 @@ class App:
         s = self.settings
         if not s.database_url:
             s.state_dir.mkdir(parents=True, exist_ok=True)
-        self.database = await Database.open(s.resolved_database_url, pool_size=s.db_pool_size)
+        self.database = await Database.open(
+            s.resolved_database_url, pool_size=s.db_pool_size, timeout_s=s.db_timeout_s
+        )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         agents = self._components.agents or build_agents(s)
@@ -173,7 +214,12 @@ class App:
             agents,
             load_skills(),
             catalog,
-            PipelineSettings(max_rounds=s.max_rounds, owner=s.owner, on_success=self._wake_worker),
+            PipelineSettings(
+                max_rounds=s.max_rounds,
+                owner=s.owner,
+                on_success=self._wake_worker,
+                on_failed=self._count_failed,
+            ),
         )
         orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
         if orphaned:
@@ -197,8 +243,8 @@ class App:
         self.worker = EvaluationWorker(
             repo,
             worker_settings(s),
-            worker_id=f"{s.owner}/{uuid.uuid4().hex[:8]}",
             on_scored=self.traces.invalidate,
+            name=f"{s.owner}/server",
         )
         self.worker.start()
         if s.metrics_port:
@@ -223,7 +269,13 @@ class App:
         interceptors: list[grpc.aio.ServerInterceptor] = []
         if s.auth_enabled:
             interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health, calls.wrap))
-        server = grpc.aio.server(interceptors=interceptors, options=server_options(s))
+        server = grpc.aio.server(
+            interceptors=interceptors,
+            options=server_options(s),
+            # Bounds the requests held in memory at once: beyond it calls are refused before they
+            # are read into Python (RESOURCE_EXHAUSTED), so a burst of large requests cannot pile up.
+            maximum_concurrent_rpcs=s.max_concurrent_rpcs,
+        )
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
             (CHAT, ChatServicer(ChatUseCase(pipeline, MetricsObserver(self.metrics)), limits)),

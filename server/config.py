@@ -29,7 +29,11 @@ class ConfigError(ValueError):
 class Settings:
     # network
     listen: str = "127.0.0.1:50051"
-    max_message_bytes: int = 4 * 1024 * 1024
+    max_message_bytes: int = 4 * 1024 * 1024  # the largest reply (a trace can be large)
+    # The largest request: a question is at most max_query_chars (4,000 characters, ≤ 16 KB) and a
+    # Check at its limits about 0.8 MB (256 bindings of 1,000-character excerpts in UTF-8 Chinese).
+    max_request_bytes: int = 256 * 1024
+    max_concurrent_rpcs: int = 100  # calls handled at once; more are RESOURCE_EXHAUSTED at once
     keepalive_time_s: float = 60.0
     keepalive_timeout_s: float = 20.0
     keepalive_min_ping_interval_s: float = 10.0
@@ -39,6 +43,7 @@ class Settings:
     state_dir: Path = field(default_factory=lambda: Path.cwd() / STATE_DIR_NAME)
     database_url: str = ""  # empty: a SQLite file in state_dir, migrated automatically
     db_pool_size: int = 10
+    db_timeout_s: float = 10.0  # connect, statement and transaction timeout; then fail fast (storage.breaker)
     health_check_interval_s: float = 2.0
     trace_cache_ttl_s: float = 1.0  # finished sessions' GetTrace replies; 0: off (see grpc/trace_cache.py)
     # pipeline
@@ -247,7 +252,15 @@ def validate(settings: Settings) -> None:
         raise ConfigError("tls_client_ca (mutual TLS) needs tls_cert and tls_key")
     if settings.log_format not in {"json", "text"}:
         raise ConfigError(f"log_format: expected json or text, got {settings.log_format!r}")
-    positive = ("max_message_bytes", "max_query_chars", "max_claims", "max_bindings", "max_rounds")
+    positive = (
+        "max_message_bytes",
+        "max_request_bytes",
+        "max_concurrent_rpcs",
+        "max_query_chars",
+        "max_claims",
+        "max_bindings",
+        "max_rounds",
+    )
     for name in (*positive, "worker_batch_size", "worker_max_attempts"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"{name} must be positive")
@@ -255,6 +268,8 @@ def validate(settings: Settings) -> None:
         raise ConfigError("metrics_port must be 0..65535")
     if settings.trace_cache_ttl_s < 0:
         raise ConfigError("trace_cache_ttl_s must be ≥ 0")
+    if settings.db_timeout_s <= 0:
+        raise ConfigError("db_timeout_s must be > 0")
     if settings.grace_period_s < 0 or settings.health_check_interval_s <= 0:
         raise ConfigError("grace_period_s must be ≥ 0 and health_check_interval_s > 0")
 

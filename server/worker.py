@@ -85,10 +85,17 @@ class EvaluationWorker:
         settings: WorkerSettings,
         worker_id: str | None = None,
         on_scored: Callable[[str], None] | None = None,
+        *,
+        name: str | None = None,
     ) -> None:
+        """`name` is stable across restarts (`<instance name>/server`): the id is the name plus a
+        random suffix, and on start the worker releases the leases an earlier run under the same
+        name still holds, since that run is dead. Without a name nothing is released."""
         self._repo = repo
         self._settings = settings
-        self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
+        self._name = name
+        self._released = name is None
+        self.worker_id = worker_id or f"{name or 'worker'}/{uuid.uuid4().hex[:12]}"
         self._on_scored = on_scored  # after a session's score is stored (the server's GetTrace cache)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -132,10 +139,20 @@ class EvaluationWorker:
                 "job lease lost before completion", extra={"session_id": job.session_id, "job_id": job.id}
             )
 
+    async def release_previous_leases(self) -> None:
+        if self._name is None:
+            return
+        released = await self._repo.release_jobs(f"{self._name}/")
+        self._released = True
+        if released:
+            log.info("released the leases of an earlier run", extra={"name": self._name, "jobs": released})
+
     async def run_forever(self) -> None:
         while True:
             self._wake.clear()  # before the claim: a wake() during it triggers the next one at once
             try:
+                if not self._released:  # retried on every poll until the database answers
+                    await self.release_previous_leases()
                 handled = await self.run_once()
             except DatabaseUnavailable as error:
                 handled = 0
@@ -174,10 +191,10 @@ async def run_standalone(settings: Settings) -> None:
 
     from storage import Database
 
-    database = await Database.open(settings.resolved_database_url, pool_size=settings.db_pool_size)
-    worker = EvaluationWorker(
-        database.repo, worker_settings(settings), worker_id=f"{settings.owner}/worker-{uuid.uuid4().hex[:8]}"
+    database = await Database.open(
+        settings.resolved_database_url, pool_size=settings.db_pool_size, timeout_s=settings.db_timeout_s
     )
+    worker = EvaluationWorker(database.repo, worker_settings(settings), name=f"{settings.owner}/worker")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

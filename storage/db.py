@@ -19,31 +19,36 @@ from storage.driver_reads import DriverReads
 from storage.errors import SchemaOutOfDate
 from storage.migration import current_revision_sync, head_revision, migrate
 from storage.repository import Repository
-from storage.runner import Runner
+from storage.runner import DEFAULT_TIMEOUT_SECONDS, Runner
 from storage.urls import default_sqlite_url, is_sqlite, is_sqlite_memory, normalize_url
 
 __all__ = ["Database", "default_sqlite_url", "migrate"]
 
-SQLITE_BUSY_TIMEOUT_SECONDS = 30.0
-PING_TIMEOUT_SECONDS = 5.0
 
 # Store real UTF-8 (Chinese, emoji) rather than \u escapes, so other readers see the text.
 _json_dumps = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
 
 
-MYSQL_CONNECT_ARGS: dict[str, Any] = {"connect_timeout": 5, "autocommit": True}
 MYSQL_POOL_TIMEOUT_SECONDS = 10.0
 MYSQL_RECYCLE_SECONDS = 1800.0
 
 
-def _create_engine(url: str, pool_size: int, echo: bool) -> AsyncEngine:
+def _mysql_connect_args(timeout_s: float) -> dict[str, Any]:
+    # connect_timeout bounds the TCP connect and the handshake; reads are bounded by the runner.
+    return {"connect_timeout": max(1, round(timeout_s)), "autocommit": True}
+
+
+def _create_engine(url: str, pool_size: int, echo: bool, timeout_s: float) -> AsyncEngine:
     kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_dumps}
     if is_sqlite(url):
-        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_SECONDS}
+        # The busy timeout ends before the runner's own, so a long lock wait is a (retried)
+        # conflict, not a database that stopped answering.
+        busy_s = timeout_s * 0.8
+        kwargs["connect_args"] = {"timeout": busy_s}
         if not is_sqlite_memory(url):
-            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=30)
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=timeout_s)
         engine = create_async_engine(url, **kwargs)
-        _configure_sqlite(engine, wal=not is_sqlite_memory(url))
+        _configure_sqlite(engine, wal=not is_sqlite_memory(url), busy_s=busy_s)
         return engine
     kwargs.update(
         pool_size=pool_size,
@@ -51,21 +56,21 @@ def _create_engine(url: str, pool_size: int, echo: bool) -> AsyncEngine:
         pool_timeout=MYSQL_POOL_TIMEOUT_SECONDS,
         pool_recycle=MYSQL_RECYCLE_SECONDS,
         pool_pre_ping=True,
-        connect_args=MYSQL_CONNECT_ARGS,
+        connect_args=_mysql_connect_args(timeout_s),
     )
     engine = create_async_engine(url, **kwargs)
-    _configure_mysql(engine)
+    _configure_mysql(engine, timeout_s)
     return engine
 
 
-def _driver_reads(engine: AsyncEngine, pool_size: int) -> DriverReads | None:
+def _driver_reads(engine: AsyncEngine, pool_size: int, timeout_s: float) -> DriverReads | None:
     """The hot point reads' own aiomysql connections, opened with SQLAlchemy's connect arguments."""
     if engine.dialect.name not in ("mysql", "mariadb") or engine.dialect.driver != "aiomysql":
         return None
     import aiomysql
 
     cargs, cparams = engine.dialect.create_connect_args(engine.url)
-    kwargs = {**cparams, **MYSQL_CONNECT_ARGS}
+    kwargs = {**cparams, **_mysql_connect_args(timeout_s)}
 
     async def connect() -> Any:
         return await aiomysql.connect(*cargs, **kwargs)
@@ -79,7 +84,7 @@ def _driver_reads(engine: AsyncEngine, pool_size: int) -> DriverReads | None:
     )
 
 
-def _configure_mysql(engine: AsyncEngine) -> None:
+def _configure_mysql(engine: AsyncEngine, timeout_s: float) -> None:
     """Reads run in autocommit mode; writes in an explicit transaction.
 
     The driver connection is in autocommit mode, so a read (storage.runner: SELECTs, no commit) opens
@@ -92,6 +97,19 @@ def _configure_mysql(engine: AsyncEngine) -> None:
     def _on_begin(conn: Connection) -> None:
         if conn.get_execution_options().get("evigate_write", False):
             conn.exec_driver_sql("START TRANSACTION")
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # The statement timeout, enforced by the server itself: MariaDB's max_statement_time
+        # (seconds, every statement), MySQL's max_execution_time (milliseconds, SELECTs).
+        cursor = dbapi_connection.cursor()
+        cursor.execute("SELECT VERSION()")
+        mariadb = "mariadb" in str(cursor.fetchone()[0]).lower()
+        if mariadb:
+            cursor.execute(f"SET SESSION max_statement_time = {timeout_s:g}")
+        else:
+            cursor.execute(f"SET SESSION max_execution_time = {int(timeout_s * 1000)}")
+        cursor.close()
 
     dialect = engine.sync_engine.dialect
     _ping_only_idle_connections(engine)
@@ -139,7 +157,7 @@ def _ping_only_idle_connections(engine: AsyncEngine) -> None:
     dialect.do_ping = do_ping  # type: ignore[method-assign]
 
 
-def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:
+def _configure_sqlite(engine: AsyncEngine, *, wal: bool, busy_s: float) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         # Let SQLAlchemy, not the sqlite3 module, decide where transactions begin (see _on_begin).
@@ -148,7 +166,7 @@ def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:
         if wal:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_SECONDS * 1000)}")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_s * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
@@ -161,18 +179,32 @@ def _configure_sqlite(engine: AsyncEngine, *, wal: bool) -> None:
 
 
 class Database:
-    def __init__(self, engine: AsyncEngine, driver_reads: DriverReads | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        driver_reads: DriverReads | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
         self._engine = engine
         self._driver_reads = driver_reads
-        self._runner = Runner(engine, engine.execution_options(evigate_write=True), driver_reads)
+        self._runner = Runner(
+            engine, engine.execution_options(evigate_write=True), driver_reads, timeout_s=timeout_s
+        )
         self._repo = Repository(self._runner)
 
     @classmethod
     async def open(
-        cls, url: str, *, pool_size: int = 10, echo: bool = False, auto_migrate: bool | None = None
+        cls,
+        url: str,
+        *,
+        pool_size: int = 10,
+        echo: bool = False,
+        auto_migrate: bool | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_SECONDS,
     ) -> Database:
         """Open the pool. SQLite is migrated to head automatically; MySQL only when asked
-        (`evigate migrate`), otherwise a schema that is behind raises SchemaOutOfDate."""
+        (`evigate migrate`), otherwise a schema that is behind raises SchemaOutOfDate.
+        `timeout_s` bounds every connect, statement and transaction (storage.runner)."""
         url = normalize_url(url)
         sqlite = is_sqlite(url)
         if sqlite and not is_sqlite_memory(url):
@@ -183,8 +215,8 @@ class Database:
             auto_migrate = sqlite and not is_sqlite_memory(url)
         if auto_migrate:
             await migrate(url)
-        engine = _create_engine(url, pool_size, echo)
-        opened = cls(engine, _driver_reads(engine, pool_size))
+        engine = _create_engine(url, pool_size, echo, timeout_s)
+        opened = cls(engine, _driver_reads(engine, pool_size, timeout_s), timeout_s)
         try:
             if is_sqlite_memory(url):
                 # One shared in-memory connection: migrate through it.
@@ -209,12 +241,17 @@ class Database:
         await self._engine.dispose()
 
     async def ping(self) -> bool:
-        """Health check: False, never an exception, when the database does not answer."""
+        """Health check: False, never an exception, when the database does not answer within the
+        timeout. It also tells the runner's breaker: calls fail fast while the ping fails, and the
+        first ping that gets an answer lets them through again."""
+        runner = self._runner
         try:
-            async with asyncio.timeout(PING_TIMEOUT_SECONDS), self._engine.connect() as conn:
+            async with asyncio.timeout(runner.timeout_s), self._engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
-        except Exception:
+        except Exception as exc:
+            runner.breaker.trip(f"health ping failed: {type(exc).__name__}: {exc}")
             return False
+        runner.breaker.close()
         return True
 
     async def _migrate_in_place(self) -> None:

@@ -8,7 +8,12 @@ class StorageError(Exception):
 
 
 class DatabaseUnavailable(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
-    """The database cannot be reached (refused, dropped connection, timeout): UNAVAILABLE."""
+    """The database cannot be reached (refused, dropped connection, timeout): UNAVAILABLE.
+    `retry_after_s`: when it is worth trying again (the client's google.rpc.RetryInfo)."""
+
+    def __init__(self, message: str = "database unreachable", retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class SchemaOutOfDate(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError

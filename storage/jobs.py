@@ -101,6 +101,23 @@ class JobQueue:
 
         return await self._runner.write(work)
 
+    async def release_jobs(self, owner_prefix: str, *, now: datetime | None = None) -> int:
+        """Puts back to pending, claimable at once, the running jobs leased to an owner whose id
+        starts with `owner_prefix`: an earlier run of a worker now starting under the same name,
+        so known to be dead (waiting for its leases to end would only delay the scores). Attempts
+        are kept. Returns how many were released."""
+        at = now or utcnow()
+
+        async def work(conn: AsyncConnection) -> int:
+            result = await conn.execute(
+                update(JOB)
+                .where(JOB.c.status == RUNNING, JOB.c.lease_owner.startswith(owner_prefix, autoescape=True))
+                .values(status=PENDING, lease_owner=None, available_at=at, updated_at=at)
+            )
+            return int(result.rowcount)
+
+        return await self._runner.write(work)
+
     async def complete_job(self, job_id: int, worker_id: str) -> bool:
         """False when the lease was lost (another worker reclaimed the job)."""
 

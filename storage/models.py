@@ -101,6 +101,9 @@ class CaseLibrary(Base):
     solution: Mapped[str] = mapped_column(LongText)
     created_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    # Set while the session is marked not_useful: lookup_knowledge skips the case, the row stays for
+    # audit; useful feedback again clears it.
+    retired_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class DiagnosisRound(Base):

@@ -74,6 +74,7 @@ class CaseRecord:
     solution: str
     created_by: str
     created_at: datetime
+    retired_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, insert, or_, select, update
@@ -59,8 +60,9 @@ _FEEDBACK_STATE = (
     .where(SESSION.c.session_id == _SESSION_ID)
 )
 _SESSION_FEEDBACK = select(SESSION.c.feedback).where(SESSION.c.session_id == _SESSION_ID)
-# Sessions' case ids, as this process read or created them. A case never changes once created
-# (case_library is only ever inserted into), so a known id needs no join to find it again.
+# Sessions' case ids, as this process read or created them. A session's case id never changes once
+# created (a row is only ever inserted, and retired / re-activated in place), so a known id needs no
+# join to find it again.
 KNOWN_CASE_IDS = 10_000
 
 _TRACE_SESSION = (
@@ -170,28 +172,35 @@ class Repository(JobQueue):
 
         await self._runner.write(work)
 
-    async def finish_failed(self, session_id: str, reason: str, extras: JsonDict) -> None:
-        """FAILED with the reason — only while RUNNING: a SUCCESS whose commit raced a cancellation
-        stays SUCCESS."""
-        values = {
-            "status": FAILED,
-            "failure_reason": reason[:TEXT_CHARS],
-            "extras": extras,
-            "updated_at": utcnow(),
-        }
+    async def finish_failed(
+        self, session_id: str, reason: str, extras: JsonDict, *, undelivered: bool = False
+    ) -> bool:
+        """FAILED with the reason — only while RUNNING, unless `undelivered`: then a SUCCESS is
+        failed too (its reply never reached the caller: the commit raced the deadline or a
+        cancellation), keeping its extras. True when the row changed."""
+        now = utcnow()
+        values = {"status": FAILED, "failure_reason": reason[:TEXT_CHARS], "updated_at": now}
 
-        async def work(conn: AsyncConnection) -> None:
+        async def work(conn: AsyncConnection) -> bool:
             result = await conn.execute(
                 update(SESSION)
                 .where(SESSION.c.session_id == session_id, SESSION.c.status == RUNNING)
-                .values(**values)
+                .values(**values, extras=extras)
             )
+            if result.rowcount == 0 and undelivered:
+                result = await conn.execute(
+                    update(SESSION)
+                    .where(SESSION.c.session_id == session_id, SESSION.c.status == SUCCESS)
+                    .values(**values)
+                )
             if result.rowcount == 0:
                 found = await conn.execute(select(SESSION.c.id).where(SESSION.c.session_id == session_id))
                 if found.first() is None:
                     raise SessionNotFound(session_id)
+                return False
+            return True
 
-        await self._runner.write(work)
+        return await self._runner.write(work)
 
     async def write_evidence_score(self, session_id: str, score: JsonDict) -> None:
         """Merge the score into self_evaluation; verifier_evaluation* keys always survive."""
@@ -279,8 +288,11 @@ class Repository(JobQueue):
         raw_result: JsonDict | None,
         retrieval_details: JsonDict,
         latency_ms: float,
+        *,
+        created_at: datetime | None = None,
     ) -> int:
-        """Returns tool_invocation.id: the source_invocation_id that claims cite."""
+        """Returns tool_invocation.id: the source_invocation_id that claims cite. `created_at` lets
+        the caller report the same time as the row (StreamChat's event); default now."""
         values = {
             "session_id": session_id,
             "tool_name": tool_name,
@@ -290,7 +302,7 @@ class Repository(JobQueue):
             "raw_result": raw_result,
             "retrieval_details": retrieval_details,
             "latency_ms": latency_ms,
-            "created_at": utcnow(),
+            "created_at": created_at or utcnow(),
         }
 
         async def work(conn: AsyncConnection) -> int:
@@ -374,8 +386,7 @@ class Repository(JobQueue):
 
     async def _write_feedback(self, session_id: str, feedback: str) -> FeedbackOutcome:
         if feedback == NOT_USEFUL:
-            await self._update_session(session_id, {"feedback": NOT_USEFUL})
-            return FeedbackOutcome(case_id=None, created=False)
+            return await self._runner.write(lambda conn: _mark_not_useful(conn, session_id))
 
         async def work(conn: AsyncConnection) -> FeedbackOutcome:
             now = utcnow()
@@ -420,6 +431,12 @@ class Repository(JobQueue):
                         .with_for_update(read=True)  # a locking read sees the winner's committed row
                     )
                 ).scalar_one()
+                # Useful again after not_useful: the retired case is retrieved again.
+                await conn.execute(
+                    update(CASE)
+                    .where(CASE.c.diagnosis_id == session_id, CASE.c.retired_at.is_not(None))
+                    .values(retired_at=None)
+                )
                 return FeedbackOutcome(case_id=existing, created=False)
             return FeedbackOutcome(case_id=case_id, created=True)
 
@@ -460,15 +477,32 @@ class Repository(JobQueue):
             known[session_id] = case_id
 
     async def list_cases(self, limit: int = 1000) -> list[CaseRecord]:
-        """Newest first (what lookup_knowledge searches)."""
+        """The active cases, newest first (what lookup_knowledge searches): not the retired ones."""
 
         async def work(conn: AsyncConnection) -> list[CaseRecord]:
             rows = await conn.execute(
-                select(CASE).order_by(CASE.c.created_at.desc(), CASE.c.id.desc()).limit(max(limit, 0))
+                select(CASE)
+                .where(CASE.c.retired_at.is_(None))
+                .order_by(CASE.c.created_at.desc(), CASE.c.id.desc())
+                .limit(max(limit, 0))
             )
             return [case_record(row) for row in rows]
 
         return await self._runner.read(work)
+
+
+async def _mark_not_useful(conn: AsyncConnection, session_id: str) -> FeedbackOutcome:
+    """not_useful, and the session's case (if useful feedback made one) retired in the same
+    transaction: it stops being retrieved and stays for audit. The session row is updated first,
+    as in the useful path, so the two orders of concurrent feedback queue on one lock."""
+    now = utcnow()
+    await _update_or_missing(conn, session_id, {"feedback": NOT_USEFUL, "updated_at": now})
+    await conn.execute(
+        update(CASE)
+        .where(CASE.c.diagnosis_id == session_id, CASE.c.retired_at.is_(None))
+        .values(retired_at=now)
+    )
+    return FeedbackOutcome(case_id=None, created=False)
 
 
 async def _update_or_missing(conn: AsyncConnection, session_id: str, values: dict[str, Any]) -> None:

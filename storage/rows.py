@@ -95,6 +95,7 @@ def case_record(row: AnyRow) -> CaseRecord:
         solution=m["solution"],
         created_by=m["created_by"],
         created_at=m["created_at"],
+        retired_at=m.get("retired_at"),
     )
 
 
@@ -107,6 +108,9 @@ def job_record(row: AnyRow) -> JobRecord:
         attempts=m["attempts"],
         payload=_dict(m["payload"]) or {},
     )
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def encode_page_token(created_at: datetime, row_id: int, filters: list[str | None]) -> str:
@@ -126,6 +130,8 @@ def decode_page_token(token: str, filters: list[str | None]) -> tuple[datetime, 
     except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError) as exc:
         raise InvalidPageToken("page token is not one this service issued") from exc
     if not isinstance(row_id, int) or isinstance(row_id, bool) or created_at.tzinfo is None:
+        raise InvalidPageToken("page token is not one this service issued")
+    if not INT64_MIN <= row_id <= INT64_MAX:  # the drivers raise OverflowError binding it
         raise InvalidPageToken("page token is not one this service issued")
     if issued_for != filters:
         raise InvalidPageToken("page token was issued for different filters")

@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql import Select, TextClause
 
+from storage.breaker import Breaker
 from storage.errors import DatabaseUnavailable, StorageError
 
 if TYPE_CHECKING:
@@ -33,10 +34,15 @@ log = logging.getLogger("evigate.storage")
 _MYSQL_UNAVAILABLE = frozenset({1040, 1045, 1049, 1053, 1927, 2002, 2003, 2005, 2006, 2013, 2055})
 # Deadlock / lock wait timeout: the transaction was rolled back, so running it again is safe.
 _MYSQL_CONFLICT = frozenset({1205, 1213})
+# The server's own statement timeout (MariaDB max_statement_time, MySQL max_execution_time).
+_MYSQL_TIMEOUT = frozenset({1969, 3024})
 
 READ_ATTEMPTS = 4
 WRITE_ATTEMPTS = 5
 BACKOFF_SECONDS = 0.05
+# How long one attempt (connect, statements, commit) may take before the database counts as not
+# answering: a partition drops packets, and nothing else would ever end the wait.
+DEFAULT_TIMEOUT_SECONDS = 10.0
 
 
 class Failure(Enum):
@@ -66,7 +72,7 @@ def _driver_failure(exc: BaseException) -> Failure:
         return Failure.OTHER
     if isinstance(exc, MySQLError):
         code = exc.args[0] if exc.args else None
-        if code in _MYSQL_UNAVAILABLE:
+        if code in _MYSQL_UNAVAILABLE or code in _MYSQL_TIMEOUT:
             return Failure.UNAVAILABLE
         if code in _MYSQL_CONFLICT:
             return Failure.CONFLICT
@@ -74,6 +80,14 @@ def _driver_failure(exc: BaseException) -> Failure:
     if isinstance(exc, (OSError, TimeoutError)):
         return Failure.UNAVAILABLE
     return Failure.OTHER
+
+
+def timed_out(exc: BaseException) -> bool:
+    """No answer in time: our own timeout, or the server's statement timeout."""
+    if isinstance(exc, TimeoutError):
+        return True
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    return isinstance(orig, MySQLError) and bool(orig.args) and orig.args[0] in _MYSQL_TIMEOUT
 
 
 def is_connection_error(exc: BaseException) -> bool:
@@ -87,6 +101,10 @@ class Runner:
     lock conflicts, where the database has certainly rolled the transaction back. A cancelled call
     invalidates its connection (a half-read result set cannot go back to the pool) and returns it.
 
+    Every attempt is bounded by `timeout_s`. A database that did not answer in time, or that reads
+    still cannot reach after their retries, opens the breaker (storage.breaker): calls then fail at
+    once with DatabaseUnavailable and a retry delay until a probe or the health ping gets an answer.
+
     A read is not committed: closing the connection rolls its transaction back, and that rollback
     is also the pool's reset, so the pool does not send a second one. On SQLite a read is one
     deferred transaction (a snapshot across its SELECTs). On MySQL the connections are in autocommit
@@ -95,12 +113,19 @@ class Runner:
     """
 
     def __init__(
-        self, engine: AsyncEngine, write_engine: AsyncEngine, driver_reads: DriverReads | None = None
+        self,
+        engine: AsyncEngine,
+        write_engine: AsyncEngine,
+        driver_reads: DriverReads | None = None,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_SECONDS,
     ) -> None:
         self.engine = engine
         self._write_engine = write_engine
         self._driver_reads = driver_reads
         self.dialect = engine.dialect.name
+        self.timeout_s = timeout_s
+        self.breaker = Breaker()
 
     @property
     def is_mysql(self) -> bool:
@@ -132,14 +157,32 @@ class Runner:
 
     async def _attempts(self, once: Callable[[], Awaitable[T]], attempts: int, *, write: bool) -> T:
         retry_unavailable = not write
+        breaker = self.breaker
         for attempt in range(1, attempts + 1):
+            probe = breaker.admit()  # raises at once while the database is known unreachable
             try:
-                return await once()
+                async with asyncio.timeout(self.timeout_s):
+                    result = await once()
+            except DatabaseUnavailable as exc:  # the driver reads' own connect failed
+                if probe or not write:
+                    breaker.trip(str(exc), probe=probe)
+                raise
             except StorageError:
+                breaker.end_probe()
+                raise
+            except asyncio.CancelledError:
+                breaker.end_probe()
                 raise
             except Exception as exc:
                 failure = classify(exc)
+                late = timed_out(exc)
                 retry = failure is Failure.CONFLICT or (failure is Failure.UNAVAILABLE and retry_unavailable)
+                if late or (failure is Failure.UNAVAILABLE and (probe or (retry and attempt == attempts))):
+                    # No answer in time, or still unreachable after every retry: fail fast from now.
+                    reason = f"no answer within {self.timeout_s:g} s" if late else f"{exc}"
+                    breaker.trip(reason, probe=probe)
+                    raise DatabaseUnavailable(f"database unreachable: {reason}", breaker.delay) from exc
+                breaker.end_probe()
                 if retry and attempt < attempts:
                     delay = BACKOFF_SECONDS * 2 ** (attempt - 1)
                     log.warning("storage retry attempt=%d failure=%s error=%s", attempt, failure.value, exc)
@@ -147,7 +190,12 @@ class Runner:
                     continue
                 if failure is Failure.UNAVAILABLE:
                     raise DatabaseUnavailable(f"database unreachable: {exc}") from exc
+                if failure is Failure.CONFLICT:  # still locked after every retry: busy, try later
+                    raise DatabaseUnavailable(f"database busy: {exc}") from exc
                 raise
+            if breaker.open:
+                breaker.close()  # an answer: the database is back
+            return result
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _once(self, engine: AsyncEngine, work: Work[T], *, commit: bool) -> T:

@@ -1,6 +1,6 @@
--- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v011).
--- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v011 add
--- what the trace replay and the durable job queue need. Column names and types are a contract:
+-- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v012).
+-- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v012 add
+-- what the trace replay, the durable job queue and case retirement need. Column names and types are a contract:
 -- the Java side and existing reports read these tables.
 -- tests/storage/test_schema.py checks that a database migrated from empty matches this file in
 -- information_schema (columns, types, nullability, defaults, keys, indexes, foreign keys).
@@ -58,6 +58,7 @@ CREATE TABLE case_library (
   solution       LONGTEXT     NOT NULL,
   created_by     VARCHAR(64)  NOT NULL,
   created_at     DATETIME(6)  NOT NULL,
+  retired_at     DATETIME(6)  NULL COMMENT 'set while the session is marked not_useful: no longer retrieved, kept for audit',
   PRIMARY KEY (id),
   UNIQUE KEY uq_case_library_case_id (case_id),
   UNIQUE KEY uq_case_library_diagnosis_id (diagnosis_id),
@@ -105,4 +106,4 @@ CREATE TABLE alembic_version (
   PRIMARY KEY (version_num)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
-INSERT INTO alembic_version (version_num) VALUES ('v011');
+INSERT INTO alembic_version (version_num) VALUES ('v012');

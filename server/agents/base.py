@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from server.deadline import Deadline
@@ -31,6 +32,8 @@ class ToolCallResult:
     error: str | None
     raw_result: JSON | None
     retrieval_details: JSON  # {"evidence_status", "match_level", "evidence_refs", ["deduped_from"]}
+    latency_ms: float = 0.0  # as recorded in the row, so StreamChat and GetTrace show the same
+    created_at: datetime | None = None
 
 
 class ToolBox(Protocol):

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import grpc
 from google.protobuf import any_pb2
@@ -48,6 +49,16 @@ class InvalidArgumentError(Exception):
 
     def __str__(self) -> str:
         return "; ".join(f"{v.field}: {v.description}" for v in self.violations) or self.reason
+
+
+@dataclass
+class Unauthenticated(Exception):  # noqa: N818 - named after the status it maps to
+    """No bearer token, or one that matches no configured token."""
+
+    token_presented: bool
+
+    def __str__(self) -> str:
+        return "invalid bearer token" if self.token_presented else "missing bearer token"
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,14 @@ def to_status(error: BaseException) -> RpcStatus:
     """The status a domain error maps to. Unknown exceptions are bugs: INTERNAL (and logged)."""
     if isinstance(error, InvalidArgumentError):
         return invalid_argument(error)
+    if isinstance(error, Unauthenticated):
+        reason = "INVALID_TOKEN" if error.token_presented else "MISSING_TOKEN"
+        return _status(
+            grpc.StatusCode.UNAUTHENTICATED,
+            f"{error}; send `authorization: Bearer <token>`",
+            reason,
+            {"header": "authorization"},
+        )
     if isinstance(error, InvalidPageToken):
         return invalid_argument(
             InvalidArgumentError(
@@ -136,7 +155,11 @@ def to_status(error: BaseException) -> RpcStatus:
             {"session_id": session_id},
         )
     if isinstance(error, DatabaseUnavailable):
-        return _status(grpc.StatusCode.UNAVAILABLE, "the database is unavailable", "DATABASE_UNAVAILABLE", {})
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(timedelta(seconds=max(error.retry_after_s, 0.1)))
+        return _status(
+            grpc.StatusCode.UNAVAILABLE, "the database is unavailable", "DATABASE_UNAVAILABLE", {}, retry
+        )
     if isinstance(error, SchemaOutOfDate):
         return _status(
             grpc.StatusCode.UNAVAILABLE,
@@ -156,4 +179,4 @@ def code_of(status_code: grpc.StatusCode) -> int:
     return int(status_code.value[0])
 
 
-__all__ = ["DOMAIN", "FieldViolation", "InvalidArgumentError", "RpcStatus", "to_status"]
+__all__ = ["DOMAIN", "FieldViolation", "InvalidArgumentError", "RpcStatus", "Unauthenticated", "to_status"]

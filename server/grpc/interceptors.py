@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -14,7 +15,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from server.grpc.errors import FieldViolation, InvalidArgumentError, RpcStatus, to_status
+from server.grpc.errors import FieldViolation, InvalidArgumentError, RpcStatus, Unauthenticated, to_status
 from server.grpc.logs import call_context, log_fields
 from server.grpc.metrics import Metrics
 
@@ -87,11 +88,14 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
 
 async def _deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
-    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+    """UNAUTHENTICATED with an ErrorInfo like every other error. Aborted here rather than raised:
+    client-streaming handlers (reflection) are not wrapped, so nothing else would map it."""
+    presented = any(key == "authorization" for key, _ in context.invocation_metadata() or ())
+    await _abort(context, to_status(Unauthenticated(token_presented=presented)))
 
 
 async def _deny_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+    await _deny(request, context)
     yield  # pragma: no cover - makes this an async generator
 
 
@@ -112,8 +116,12 @@ class CallWrapper:
         if handler.request_streaming:
             return handler
         if handler.response_streaming:
+            # A handler that writes with context.write() (grpc_health's Watch) is a coroutine, not an
+            # async generator: iterating it would fail every call.
+            generator = inspect.isasyncgenfunction(handler.unary_stream)
+            streaming = _stream_wrapper if generator else _writer_wrapper
             return grpc.unary_stream_rpc_method_handler(
-                _stream_wrapper(handler, method, self._finish),
+                streaming(handler, method, self._finish),
                 request_deserializer=None,
                 response_serializer=handler.response_serializer,
             )
@@ -219,5 +227,31 @@ def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish)
             await _abort(context, status)
         finally:
             finish(method, code, start, session)
+
+    return unary_stream
+
+
+def _writer_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
+    """The unary-stream wrapper for handlers that send with `await context.write(...)`."""
+    behavior, decode = handler.unary_stream, handler.request_deserializer
+
+    async def unary_stream(raw: bytes, context: grpc.aio.ServicerContext) -> None:
+        start, code = time.perf_counter(), "OK"
+        try:
+            request = _parse(decode, raw)
+            call_context.set({"rpc": method, "session_id": ""})
+            await behavior(request, context)
+        except grpc.aio.AbortError:
+            code = _code_name(context.code())
+            raise
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except Exception as error:
+            status = to_status(error)
+            code = status.code.name
+            await _abort(context, status)
+        finally:
+            finish(method, code, start, "")
 
     return unary_stream

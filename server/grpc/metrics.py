@@ -83,7 +83,9 @@ class Metrics:
             ["rule"],
             registry=r,
         )
-        self.sessions = Counter("evigate_sessions", "Sessions finished, by status", ["status"], registry=r)
+        self.sessions = Counter(
+            "evigate_sessions", "Sessions ended, by status and reason", ["status", "reason"], registry=r
+        )
         self.jobs = Gauge("evigate_jobs", "Evaluation job queue depth by state", ["state"], registry=r)
         self.oldest_job = Gauge(
             "evigate_jobs_oldest_pending_age_seconds", "Age of the oldest pending job", registry=r

@@ -38,17 +38,20 @@ FEEDBACK_RECORDED = "反馈已记录"
 
 
 DEADLINE_MARGIN_S = 0.1
+MIN_DEADLINE_MARGIN_S = 0.02
 
 
 def deadline_of(context: grpc.aio.ServicerContext) -> Deadline:
     """The client's deadline, carried into every tool, LLM and database call of the pipeline.
 
-    The pipeline gets a little less than the client so that it times out first and records the
-    session as FAILED before gRPC cancels the call (a cancelled write would leave it RUNNING)."""
+    The pipeline gets a little less than the client (a tenth, between 20 and 100 ms) so that it
+    times out first and records the session as FAILED before gRPC cancels the call, and so that a
+    SUCCESS leaves time for the reply."""
     remaining = context.time_remaining()
     if remaining is None:
         return Deadline.none()
-    return Deadline.after(max(0.0, remaining - min(DEADLINE_MARGIN_S, remaining / 10)))
+    margin = min(DEADLINE_MARGIN_S, max(remaining / 10, MIN_DEADLINE_MARGIN_S))
+    return Deadline.after(max(0.0, remaining - margin))
 
 
 class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
@@ -66,7 +69,11 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
         self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext
     ) -> chat_service_pb2.ChatResponse:
         chat = self._input(request.query, request.session_id, request.language, context)
-        return convert.chat_response(await self._chat.run(chat))
+        outcome = await self._chat.run(chat)
+        response = convert.chat_response(outcome.result)
+        # Built before the delivery check: nothing awaits between the check and the send.
+        await self._chat.deliver(outcome, context.time_remaining())
+        return response
 
     async def StreamChat(  # noqa: N802
         self, request: chat_service_pb2.StreamChatRequest, context: grpc.aio.ServicerContext
@@ -75,7 +82,10 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
         events = self._chat.events(chat)
         async with contextlib.aclosing(events):
             async for event in events:
-                yield convert.stream_event(event)
+                message = convert.stream_event(event.stage)
+                if event.outcome is not None:
+                    await self._chat.deliver(event.outcome, context.time_remaining())
+                yield message
 
 
 class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
@@ -146,6 +156,9 @@ class MetricsObserver:
         self._metrics.observe_event(kind, data)
 
     def on_finished(self, status: str, stage_latencies: Sequence[Any], answer_check: Any) -> None:
-        self._metrics.sessions.labels(status).inc()
+        # Sessions are counted where their end is decided: FAILED by the pipeline, SUCCESS on delivery.
         self._metrics.observe_stage_latencies(stage_latencies)
         self._metrics.observe_answer_check(answer_check)
+
+    def on_delivered(self, session_id: str) -> None:
+        self._metrics.sessions.labels("SUCCESS", "ok").inc()

@@ -9,8 +9,10 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
+from server.deadline import Deadline
 from server.pipeline.events import ChatResult
 from server.pipeline.progress import Progress
 from storage.errors import DatabaseUnavailable
@@ -28,9 +30,10 @@ class SessionRunning(Exception):  # noqa: N818 - the name the server already map
 
 
 class SessionLifecycle:
-    def __init__(self, repo: Repository, owner: str) -> None:
+    def __init__(self, repo: Repository, owner: str, on_failed: Callable[[str, str], None] | None = None) -> None:
         self._repo = repo
         self._owner = owner  # this process's identity, for orphaned-session recovery
+        self._on_failed = on_failed  # (session_id, kind): the sessions metric
         self._recoveries: set[asyncio.Task[None]] = set()
 
     def aclose(self) -> None:
@@ -53,27 +56,42 @@ class SessionLifecycle:
             raise SessionRunning(session_id)
         return result_from_trace(trace)
 
-    async def create(self, session_id: str, query: str, language: str) -> None:
+    async def create(self, session_id: str, query: str, language: str, deadline: Deadline) -> None:
         """Creates the RUNNING row. A cancellation can arrive after the INSERT committed but before
         its reply: the row is then still written and recorded FAILED, never left RUNNING."""
-        create = asyncio.ensure_future(self._repo.create_session(session_id, query, language, self._owner))
+        create = asyncio.ensure_future(
+            self._repo.create_session(session_id, query, language, self._owner)
+        )
         try:
             await asyncio.shield(create)
         except asyncio.CancelledError:
-            await asyncio.shield(self._fail_if_created(create, session_id))
+            kind = "deadline_exceeded" if deadline.expired() else "cancelled"
+            await asyncio.shield(self._fail_if_created(create, session_id, kind))
             raise
 
-    async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str) -> None:
-        reason = "cancelled before the pipeline started"
+    async def _fail_if_created(self, create: asyncio.Future[Any], session_id: str, kind: str) -> None:
+        reason = f"{kind.replace('_', ' ')} before the pipeline started"
         try:
             await create
         except DatabaseUnavailable:  # the INSERT may have committed all the same
+            self.report_failed(session_id, kind)
             self.fail_once_reachable(session_id, reason, Progress())
             return
         except Exception:  # not created (e.g. the id exists: not this call's row)
             return
         with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
-            await self.fail_or_later(session_id, reason, Progress())
+            await self.fail_or_later(session_id, reason, Progress(), kind)
+
+    def report_failed(self, session_id: str, kind: str) -> None:
+        if self._on_failed is not None:
+            self._on_failed(session_id, kind)
+
+    async def fail_undelivered(self, session_id: str) -> None:
+        """A SUCCESS whose answer cannot reach the caller before its deadline (the front end's call):
+        recorded FAILED, since the caller sees DEADLINE_EXCEEDED."""
+        reason = "deadline exceeded before the answer could be sent"
+        await asyncio.shield(self._repo.finish_failed(session_id, reason, {}, undelivered=True))
+        self.report_failed(session_id, "deadline_exceeded")
 
     def fail_once_reachable(self, session_id: str, reason: str, progress: Progress) -> None:
         """The database went away mid-session, so the row would stay RUNNING (start-up recovery only
@@ -102,22 +120,30 @@ class SessionLifecycle:
         self._recoveries.add(task)
         task.add_done_callback(self._recoveries.discard)
 
-    async def fail_or_later(self, session_id: str, reason: str, progress: Progress) -> ChatResult:
+    async def fail_or_later(
+        self, session_id: str, reason: str, progress: Progress, kind: str, *, undelivered: bool = False
+    ) -> ChatResult:
         """`_fail`, and when the database is unreachable, the same in the background once it is back
-        (DatabaseUnavailable is still raised)."""
+        (DatabaseUnavailable is still raised). Counted as FAILED (`kind`) either way."""
+        self.report_failed(session_id, kind)
         try:
-            return await self.fail(session_id, reason, progress)
+            return await self.fail(session_id, reason, progress, undelivered=undelivered)
         except DatabaseUnavailable:
             self.fail_once_reachable(session_id, reason, progress)
             raise
 
-    async def fail(self, session_id: str, reason: str, progress: Progress) -> ChatResult:
+    async def fail(
+        self, session_id: str, reason: str, progress: Progress, *, undelivered: bool = False
+    ) -> ChatResult:
         """FAILED with the reason; the plan, rounds and invocations are already stored, the extras
-        keep the latencies, prompt versions and the rounds' evaluations."""
+        keep the latencies, prompt versions and the rounds' evaluations. `undelivered`: a SUCCESS
+        that raced the deadline or a cancellation is failed too."""
         await self._repo.finish_failed(
-            session_id, reason, {**progress.extras(), "failed_stage": progress.stage}
+            session_id, reason, {**progress.extras(), "failed_stage": progress.stage}, undelivered=undelivered
         )
-        return ChatResult(session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies))
+        return ChatResult(
+            session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies)
+        )
 
 
 def result_from_trace(trace: TraceRecord) -> ChatResult:

@@ -36,6 +36,9 @@ class PipelineSettings:
     max_rounds: int = 2  # the first round plus one retry after REJECT
     owner: str = "evigate"  # this process's identity, for orphaned-session recovery
     on_success: Callable[[str], None] | None = None  # after the SUCCESS commit (wakes the evaluation worker)
+    # (session_id, kind) once a session is decided FAILED, kind being deadline_exceeded | cancelled |
+    # database_unavailable | error (the sessions metric; a SUCCESS is counted when it is delivered).
+    on_failed: Callable[[str, str], None] | None = None
 
 
 class Pipeline:
@@ -50,7 +53,7 @@ class Pipeline:
     ) -> None:
         self._settings = settings or PipelineSettings()
         self._agents = agents
-        self._lifecycle = SessionLifecycle(repo, self._settings.owner)
+        self._lifecycle = SessionLifecycle(repo, self._settings.owner, self._settings.on_failed)
         self._stages = StageSequence(
             repo, tools, agents, skills, catalog, self._settings.max_rounds, self._settings.on_success
         )
@@ -60,12 +63,18 @@ class Pipeline:
         self._lifecycle.aclose()
         await self._agents.aclose()
 
+    async def fail_undelivered(self, session_id: str) -> None:
+        """A SUCCESS whose answer cannot reach the caller before its deadline (the front end's call):
+        recorded FAILED, since the caller sees DEADLINE_EXCEEDED."""
+        await self._lifecycle.fail_undelivered(session_id)
+
     async def recovered(self) -> None:
         """Waits for the background recoveries of sessions an outage interrupted (tests, shutdown)."""
         await self._lifecycle.recovered()
 
     async def run(self, query: str, session_id: str | None, language: str, deadline: Deadline) -> ChatResult:
         """Runs a session to its end; a finished session with this id returns its stored result."""
+        deadline.check()
         existing = await self._lifecycle.existing(session_id)
         if existing is not None:
             return existing
@@ -75,6 +84,7 @@ class Pipeline:
         self, query: str, session_id: str | None, language: str, deadline: Deadline
     ) -> AsyncIterator[StageEvent]:
         """Yields each stage event as it happens, ending with the `result` event."""
+        deadline.check()
         existing = await self._lifecycle.existing(session_id)
         if existing is not None:
             yield StageEvent(existing.session_id, "result", 0, existing)
@@ -107,10 +117,17 @@ class Pipeline:
     async def _run(
         self, query: str, session_id: str, language: str, deadline: Deadline, emit: Emit | None
     ) -> ChatResult:
+        """The deadline rule: the server checks its own deadline (the caller's, shortened) before
+        the first write, and a timeout on it covers every stage and write after; past it the
+        session ends FAILED "deadline exceeded during <stage>", even when a SUCCESS commit raced
+        it (the caller never gets that answer). Nothing is written when it passed before the
+        session was created."""
+        deadline.check()
         try:
-            await self._lifecycle.create(session_id, query, language)
+            await self._lifecycle.create(session_id, query, language, deadline)
         except DatabaseUnavailable:
             # The connection may have dropped after the INSERT committed: the row can exist, RUNNING.
+            self._lifecycle.report_failed(session_id, "database_unavailable")
             self._lifecycle.fail_once_reachable(
                 session_id, "the database became unreachable while the session was created", Progress()
             )
@@ -125,6 +142,7 @@ class Pipeline:
             return existing
         progress = Progress()
         try:
+            deadline.check()  # the INSERT may have used up the time left
             async with asyncio.timeout(deadline.remaining()):
                 result = await self._stages.run(
                     query=query,
@@ -135,19 +153,27 @@ class Pipeline:
                     emit=emit,
                 )
         except (DeadlineExceeded, TimeoutError) as error:
-            if isinstance(error, DeadlineExceeded) or deadline.expired():
-                reason = f"deadline exceeded during {progress.where()}"
+            expired = isinstance(error, DeadlineExceeded) or deadline.expired()
+            if expired:
+                reason, kind = f"deadline exceeded during {progress.where()}", "deadline_exceeded"
             else:  # a timeout of its own (e.g. a database connect), not the caller's deadline
-                reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
+                reason, kind = f"{progress.where()} failed: {type(error).__name__}: {error}", "error"
             # shielded: gRPC may cancel the call at the same moment its deadline passes
-            result = await asyncio.shield(self._lifecycle.fail_or_later(session_id, reason, progress))
+            result = await asyncio.shield(
+                self._lifecycle.fail_or_later(session_id, reason, progress, kind, undelivered=expired)
+            )
         except asyncio.CancelledError:
-            # shielded: the FAILED row is written even though this task is being cancelled
-            reason = f"cancelled during {progress.where()}"
+            # gRPC also cancels the call when the caller's deadline passes (ours passed first then):
+            # the reason is the one the caller saw. Shielded: written although this task is cancelled.
+            kind = "deadline_exceeded" if deadline.expired() else "cancelled"
+            reason = f"{kind.replace('_', ' ')} during {progress.where()}"
             with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
-                await asyncio.shield(self._lifecycle.fail_or_later(session_id, reason, progress))
+                await asyncio.shield(
+                    self._lifecycle.fail_or_later(session_id, reason, progress, kind, undelivered=True)
+                )
             raise
         except DatabaseUnavailable:
+            self._lifecycle.report_failed(session_id, "database_unavailable")
             self._lifecycle.fail_once_reachable(
                 session_id, f"the database became unreachable during {progress.where()}", progress
             )
@@ -155,7 +181,7 @@ class Pipeline:
         except Exception as error:
             log.exception("session failed", extra={"session_id": session_id, "stage": progress.where()})
             reason = f"{progress.where()} failed: {type(error).__name__}: {error}"
-            result = await self._lifecycle.fail_or_later(session_id, reason, progress)
+            result = await self._lifecycle.fail_or_later(session_id, reason, progress, "error")
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from rules import gatekeeper
@@ -204,4 +205,10 @@ def _invocation_event(session_id: str, call: ToolCallResult) -> JSON:
         "error": call.error or "",
         "raw_result": call.raw_result,
         "retrieval_details": call.retrieval_details,
+        "latency_ms": call.latency_ms,
+        **({"create_time": _rfc3339(call.created_at)} if call.created_at is not None else {}),
     }
+
+
+def _rfc3339(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

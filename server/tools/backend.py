@@ -102,6 +102,8 @@ class InvocationRecorder(Protocol):
         raw_result: dict[str, Any] | None,
         retrieval_details: dict[str, Any],
         latency_ms: float,
+        *,
+        created_at: datetime | None = None,
     ) -> int: ...
 
 

@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from rules.enums import CallStatus, EvidenceStatus, MatchLevel
@@ -121,6 +122,7 @@ class SessionToolBox:
                 "evidence_refs": [],
             }
         latency_ms = (time.perf_counter() - started) * 1000
+        created_at = datetime.now(UTC)
         invocation_id = await self._recorder.record_invocation(
             session_id=self._session_id,
             tool_name=tool,
@@ -130,8 +132,11 @@ class SessionToolBox:
             raw_result=raw,
             retrieval_details=details,
             latency_ms=latency_ms,
+            created_at=created_at,
         )
-        result = ToolCallResult(invocation_id, tool, given, status, error, raw, details)
+        result = ToolCallResult(
+            invocation_id, tool, given, status, error, raw, details, latency_ms, created_at
+        )
         log.info(
             "tool_call session_id=%s invocation_id=%s tool=%s status=%s evidence_status=%s latency_ms=%.1f",
             self._session_id,

@@ -24,8 +24,13 @@ class SessionStore(Protocol):
 
 
 class ChatObserver(Protocol):
-    """Told of every stage event and of each session that ran to its end here."""
+    """Told of every stage event, of each session that ran to its end here, and of each SUCCESS
+    handed to its caller."""
 
     def on_event(self, kind: str, data: Any) -> None: ...
 
     def on_finished(self, status: str, stage_latencies: Sequence[Any], answer_check: Any) -> None: ...
+
+    def on_delivered(self, session_id: str) -> None:
+        """A SUCCESS reached the caller."""
+        ...

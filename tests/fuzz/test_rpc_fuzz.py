@@ -36,7 +36,7 @@ DOCUMENTED = {
     grpc.StatusCode.NOT_FOUND,
     grpc.StatusCode.FAILED_PRECONDITION,
     grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.RESOURCE_EXHAUSTED,  # larger than max_message_bytes
+    grpc.StatusCode.RESOURCE_EXHAUSTED,  # larger than max_request_bytes, or max_concurrent_rpcs
     grpc.StatusCode.UNAUTHENTICATED,  # the auth-on server
 }
 DOCUMENTED_NUMBERS = {code.value[0] for code in DOCUMENTED}
@@ -272,10 +272,13 @@ def test_oversized_messages(channel: grpc.Channel) -> None:
     too_long = chat_service_pb2.ChatRequest(query="x" * 4001)
     assert _code(chat.Chat, too_long) == grpc.StatusCode.INVALID_ARGUMENT  # max_query_chars
     huge = chat_service_pb2.ChatRequest(query="x" * (5 * 1024 * 1024))
-    assert _code(chat.Chat, huge) == grpc.StatusCode.RESOURCE_EXHAUSTED  # max_message_bytes
+    assert _code(chat.Chat, huge) == grpc.StatusCode.RESOURCE_EXHAUSTED  # max_request_bytes
     trace = trace_service_pb2_grpc.TraceServiceStub(channel)
-    assert _code(trace.GetTrace, trace_service_pb2.GetTraceRequest(session_id="s" * 1_000_000)) == (
+    assert _code(trace.GetTrace, trace_service_pb2.GetTraceRequest(session_id="s" * 200_000)) == (
         grpc.StatusCode.INVALID_ARGUMENT
+    )
+    assert _code(trace.GetTrace, trace_service_pb2.GetTraceRequest(session_id="s" * 1_000_000)) == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED  # over max_request_bytes (256 KiB)
     )
 
 

@@ -84,7 +84,7 @@ async def test_passing_session(
     assert trace.session.extras is not None
     assert trace.session.extras["prompt_versions"] == {
         "planner": "planner-v1",
-        "executor": "executor-v1",
+        "executor": "executor-v2",
         "verifier": "verifier-v1",
         "composer": "composer-v2",
     }

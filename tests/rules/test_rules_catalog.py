@@ -18,10 +18,10 @@ def _data() -> dict[str, Any]:
 
 def test_default_catalog_is_complete_and_versioned() -> None:
     catalog = load_catalog()
-    assert catalog.version == "gatekeeper-rules-v1"
+    assert catalog.version == "gatekeeper-rules-v2"
     assert [r.id for r in catalog.rules] == list(KNOWN_RULES)
     assert all(r.description and r.enabled for r in catalog.rules)
-    assert catalog.param("excerpt.overlap", "min_overlap") == 0.8
+    assert catalog.param("excerpt.negation_elided", "cjk") == "不没未无非否"
     assert catalog.rule("backfill.unique_match").default_severity == "low_confid"
 
 
@@ -54,13 +54,16 @@ MALFORMED: dict[str, tuple[Any, str]] = {
         _set("citation.tool_name", id="citation.tool_nam"),
         "unknown rule id 'citation.tool_nam'",
     ),
-    "bad severity": (_set("excerpt.overlap", default_severity="fatal"), "bad severity 'fatal'"),
-    "missing field": (_drop_field("excerpt.overlap", "default_severity"), "missing field 'default_severity'"),
-    "enabled not a bool": (_set("excerpt.overlap", enabled="yes"), "enabled must be true or false"),
-    "unknown param": (_set("excerpt.overlap", params={"min_overlapp": 0.5}), "unknown param 'min_overlapp'"),
+    "bad severity": (_set("excerpt.verbatim", default_severity="fatal"), "bad severity 'fatal'"),
+    "missing field": (
+        _drop_field("excerpt.verbatim", "default_severity"),
+        "missing field 'default_severity'",
+    ),
+    "enabled not a bool": (_set("excerpt.verbatim", enabled="yes"), "enabled must be true or false"),
+    "unknown param": (_set("excerpt.verbatim", params={"min_overlap": 0.8}), "unknown param 'min_overlap'"),
     "bad param": (
-        _set("excerpt.overlap", params={"min_overlap": 1.5}),
-        "param 'min_overlap' must be a number",
+        _set("excerpt.negation_elided", params={"words": "not"}),
+        "param 'words' must be a list of non-empty strings",
     ),
     "duplicate rule": (
         lambda d: d["rules"].append(dict(d["rules"][0])),

@@ -139,7 +139,7 @@ async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -
 
 
 async def test_messages_over_the_limit_are_resource_exhausted(app_factory: AppFactory) -> None:
-    app = await app_factory(max_message_bytes=2048)
+    app = await app_factory(max_request_bytes=2048)
     async with grpc.aio.insecure_channel(app.address) as channel:
         stub = chat_service_pb2_grpc.ChatServiceStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as info:

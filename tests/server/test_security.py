@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import grpc
@@ -11,7 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from server.config import load_settings
 from tests.server.certs import Certs, make_certs
-from tests.server.conftest import AppFactory, slow_agents
+from tests.server.conftest import VENV_BIN, AppFactory, free_port, slow_agents
 
 TOKENS = ("tok-alpha", "tok-beta")
 LIST = trace_service_pb2.ListSessionsRequest()
@@ -112,3 +113,53 @@ async def test_mutual_tls_requires_a_client_certificate(app_factory: AppFactory,
     without_client = grpc.ssl_channel_credentials(certs.ca.read_bytes())
     async with grpc.aio.secure_channel(app.address, without_client) as channel:
         assert await _list(channel, "tok-alpha") == grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.parametrize(
+    ("files", "wrong"),
+    [
+        (
+            {"tls_cert": "server_cert", "tls_key": "client_key"},
+            "tls_key {client_key} does not match tls_cert",
+        ),
+        ({"tls_cert": "server_key", "tls_key": "server_key"}, "tls_cert {server_key}: not a PEM certificate"),
+        (
+            {"tls_cert": "server_cert", "tls_key": "server_cert"},
+            "tls_key {server_cert}: not a PEM private key",
+        ),
+        (
+            {"tls_cert": "server_cert", "tls_key": "server_key", "tls_client_ca": "client_key"},
+            "tls_client_ca {client_key}: not a PEM CA certificate",
+        ),
+    ],
+)
+def test_a_wrong_tls_file_is_named_with_what_is_wrong(
+    certs: Certs, tmp_path: Path, files: dict[str, str], wrong: str
+) -> None:
+    """Issue 19, item 11: not "cannot listen on …" but which file is wrong, and how."""
+    flags = [
+        arg
+        for name, attr in files.items()
+        for arg in (f"--{name.replace('_', '-')}", str(getattr(certs, attr)))
+    ]
+    result = subprocess.run(
+        [
+            str(VENV_BIN / "evigate"),
+            "serve",
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+            "--state-dir",
+            str(tmp_path),
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0 and "serving on" not in result.stdout
+    expected = wrong.format(
+        **{attr: getattr(certs, attr) for attr in ("client_key", "server_key", "server_cert")}
+    )
+    assert expected in result.stderr, result.stderr
+    assert "cannot listen" not in result.stderr

@@ -88,6 +88,8 @@ async def test_reads_retry_transient_errors_writes_do_not(db: Database) -> None:
 
     with pytest.raises(DatabaseUnavailable):
         await runner.read(always_lost)
+    assert runner.breaker.open  # unreachable after every retry: later calls fail fast
+    runner.breaker.close()  # as the health ping does once the database answers
     attempts = 0
 
     async def write_lost(conn: AsyncConnection) -> None:

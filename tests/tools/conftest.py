@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ class MemoryRecorder:
         raw_result: dict[str, Any] | None,
         retrieval_details: dict[str, Any],
         latency_ms: float,
+        *,
+        created_at: datetime | None = None,
     ) -> int:
         # Stored JSON must survive a round trip, as in a JSON column.
         row = json.loads(

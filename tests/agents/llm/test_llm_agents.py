@@ -96,7 +96,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
 
-    assert out.prompt_version == "executor-v1"
+    assert out.prompt_version == "executor-v2"
     assert [(name, args) for name, args, _ in toolbox.calls] == [
         ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
     ]
@@ -389,5 +389,5 @@ async def test_build_llm_backend(settings: LLMSettings, fake: FakeOpenAI, toolbo
     finally:
         await llm.aclose()
     assert verdict.prompt_version == "verifier-v1"
-    assert executed.prompt_version == "executor-v1"
+    assert executed.prompt_version == "executor-v2"
     assert build_llm_backend(settings).planner is not None

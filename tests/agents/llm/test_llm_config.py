@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
@@ -81,7 +82,7 @@ async def test_key_is_sent_but_never_logged(
 @pytest.mark.parametrize("stage", ["planner", "executor", "verifier", "composer"])
 def test_prompts_load_with_versions(stage: str) -> None:
     prompt = load_prompt(stage)  # type: ignore[arg-type]
-    assert prompt.version.startswith(f"{stage}-v")
+    assert re.fullmatch(rf"{stage}-v[1-9][0-9]*", prompt.version)
     assert not prompt.text.startswith("---")
     assert "version:" not in prompt.text
 

@@ -3,6 +3,7 @@ the docs/design.md §8.8 reference sessions as the service runs them (no databas
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from rules import gatekeeper, guard
@@ -36,6 +37,8 @@ class MemoryRecorder:
         raw_result: dict[str, Any] | None,
         retrieval_details: dict[str, Any],
         latency_ms: float,
+        *,
+        created_at: datetime | None = None,
     ) -> int:
         invocation_id = 500 + len(self.rows) + 1
         self.rows.append((invocation_id, tool_name, arguments, retrieval_details))
