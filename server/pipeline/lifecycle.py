@@ -30,7 +30,9 @@ class SessionRunning(Exception):  # noqa: N818 - the name the server already map
 
 
 class SessionLifecycle:
-    def __init__(self, repo: Repository, owner: str, on_failed: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self, repo: Repository, owner: str, on_failed: Callable[[str, str], None] | None = None
+    ) -> None:
         self._repo = repo
         self._owner = owner  # this process's identity, for orphaned-session recovery
         self._on_failed = on_failed  # (session_id, kind): the sessions metric
@@ -59,9 +61,7 @@ class SessionLifecycle:
     async def create(self, session_id: str, query: str, language: str, deadline: Deadline) -> None:
         """Creates the RUNNING row. A cancellation can arrive after the INSERT committed but before
         its reply: the row is then still written and recorded FAILED, never left RUNNING."""
-        create = asyncio.ensure_future(
-            self._repo.create_session(session_id, query, language, self._owner)
-        )
+        create = asyncio.ensure_future(self._repo.create_session(session_id, query, language, self._owner))
         try:
             await asyncio.shield(create)
         except asyncio.CancelledError:
@@ -141,9 +141,7 @@ class SessionLifecycle:
         await self._repo.finish_failed(
             session_id, reason, {**progress.extras(), "failed_stage": progress.stage}, undelivered=undelivered
         )
-        return ChatResult(
-            session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies)
-        )
+        return ChatResult(session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies))
 
 
 def result_from_trace(trace: TraceRecord) -> ChatResult:
