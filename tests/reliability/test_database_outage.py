@@ -79,7 +79,7 @@ async def test_mariadb_outage_gives_unavailable_then_recovers_without_restart(
             await proxy.close()  # MariaDB is gone for the server
             await _until_health(client, NOT_SERVING, 10)
             await _assert_unavailable(client)
-            outage_codes = dict(codes)
+            outage_codes = await _seen_by_traffic(codes)
 
             await proxy.open()  # back on the same port
             await _until_health(client, SERVING, 15)
@@ -103,6 +103,13 @@ async def test_mariadb_outage_gives_unavailable_then_recovers_without_restart(
     assert server.proc is not None and server.proc.poll() is None  # never restarted
     assert server.starts == 1
     _assert_nothing_half_written(mariadb_url)
+
+
+async def _seen_by_traffic(codes: collections.Counter[str]) -> dict[str, int]:
+    """The traffic's codes once it has seen the outage: calls in flight when the proxy closed end
+    only once their statements fail, so the snapshot waits for the traffic's first UNAVAILABLE."""
+    await wait_for(lambda: codes[UNAVAILABLE.name] >= 1, 20, "the traffic sees UNAVAILABLE")
+    return dict(codes)
 
 
 async def _assert_unavailable(client: Client) -> None:
