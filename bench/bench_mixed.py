@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import grpc
 import pymysql
-from evigate.v1 import session_pb2
 
-from storage import migrate
+from evigate.storage import migrate
+from evigate.v1 import session_pb2
 from tests.reliability.procs import QUESTIONS, Client, ServerProc, db_rows
 
 MYSQL = "mysql+aiomysql://root:@127.0.0.1:3306"

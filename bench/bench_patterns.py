@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from drain3 import TemplateMiner
 from drain3.template_miner_config import TemplateMinerConfig
 
-from server.sources.logs.headers import text_format_for
-from server.sources.logs.patterns import group_messages, pattern_ref_text, summarize
+from evigate.server.sources.logs.headers import text_format_for
+from evigate.server.sources.logs.patterns import group_messages, pattern_ref_text, summarize
 
 DEFAULT_LOGHUB = Path(__file__).resolve().parents[1] / ".." / "shared" / "loghub"
 SAMPLE_LINES = 200

@@ -32,16 +32,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
-from rules.catalog import load_catalog  # noqa: E402
-from server.agents.base import AgentBackend  # noqa: E402
-from server.agents.llm import build_llm_backend  # noqa: E402
-from server.agents.offline import build_offline_backend  # noqa: E402
-from server.deadline import Deadline  # noqa: E402
-from server.pipeline import Pipeline  # noqa: E402
-from server.pipeline.orchestrator import PipelineSettings  # noqa: E402
-from server.skills import load_skills  # noqa: E402
-from server.tools import build_backend  # noqa: E402
-from storage import Database, migrate  # noqa: E402
+from evigate.rules.catalog import load_catalog  # noqa: E402
+from evigate.server.agents.base import AgentBackend  # noqa: E402
+from evigate.server.agents.llm import build_llm_backend  # noqa: E402
+from evigate.server.agents.offline import build_offline_backend  # noqa: E402
+from evigate.server.deadline import Deadline  # noqa: E402
+from evigate.server.pipeline import Pipeline  # noqa: E402
+from evigate.server.pipeline.orchestrator import PipelineSettings  # noqa: E402
+from evigate.server.skills import load_skills  # noqa: E402
+from evigate.server.tools import build_backend  # noqa: E402
+from evigate.storage import Database, migrate  # noqa: E402
 from tests.pipeline import llm_script  # noqa: E402
 from tests.pipeline.test_demo_questions import CASES  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step  # noqa: E402

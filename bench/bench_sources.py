@@ -28,12 +28,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.sources.alert_history import alert_history
-from server.sources.alertmanager import Alertmanager
-from server.sources.config import QueryLimits, SourceSettings
-from server.sources.prom_types import QueryResult, RangeSpec, parse_series
-from server.sources.prometheus import Prometheus
-from server.sources.series_text import result_texts
+from evigate.server.sources.alert_history import alert_history
+from evigate.server.sources.alertmanager import Alertmanager
+from evigate.server.sources.config import QueryLimits, SourceSettings
+from evigate.server.sources.prom_types import QueryResult, RangeSpec, parse_series
+from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.series_text import result_texts
 from tests.sources.exporter import Exporter
 from tests.sources.servers import (
     Server,

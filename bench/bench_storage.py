@@ -22,7 +22,7 @@ from typing import Any
 import pymysql
 from sqlalchemy import event
 
-from storage import Database, migrate
+from evigate.storage import Database, migrate
 
 MYSQL_SERVER = "mysql+aiomysql://root:@127.0.0.1:3306"
 SESSIONS = 100  # invocations are spread over this many sessions (100 each for the default 10,000)

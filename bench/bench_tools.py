@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.deadline import Deadline
-from server.tools import SessionToolBox, build_backend
+from evigate.server.deadline import Deadline
+from evigate.server.tools import SessionToolBox, build_backend
 
 SERVICES = ["payment-service", "order-service", "inventory-service", "user-service", "gateway"]
 START = datetime(2026, 7, 8, 0, 0, tzinfo=UTC)

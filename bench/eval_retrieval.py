@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.sources.retrieval.documents import directory_blocks
-from server.sources.retrieval.embedder import Embedder
-from server.sources.retrieval.evaluate import (
+from evigate.server.sources.retrieval.documents import directory_blocks
+from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.sources.retrieval.evaluate import (
     LabelledQuery,
     Metrics,
     Outcome,
@@ -32,10 +32,10 @@ from server.sources.retrieval.evaluate import (
     metrics,
     run,
 )
-from server.sources.retrieval.factory import build_embedder
-from server.sources.retrieval.index import RetrievalIndex
-from server.sources.retrieval.ranking import RankingConfig
-from server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.retrieval.factory import build_embedder
+from evigate.server.sources.retrieval.index import RetrievalIndex
+from evigate.server.sources.retrieval.ranking import RankingConfig
+from evigate.server.sources.retrieval.store import SqliteVectorStore
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "retrieval"

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.answer_facts import DATE, NUMBER, TIME, FactIndex, cased, facts_of, normalize
-from rules.text import tokenize
+from evigate.rules.answer_facts import DATE, NUMBER, TIME, FactIndex, cased, facts_of, normalize
+from evigate.rules.text import tokenize
 
 EMPTY = "answer.empty"
 WRONG_LANGUAGE = "answer.wrong_language"

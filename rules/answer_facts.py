@@ -10,7 +10,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from rules.text import critical_word, tokenize
+from evigate.rules.text import critical_word, tokenize
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACES = re.compile(r"\s+")

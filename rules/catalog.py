@@ -19,8 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from rules.enums import Severity
-from rules.types import SEVERITY_RANK, RuleInfo
+from evigate.rules.enums import Severity
+from evigate.rules.types import SEVERITY_RANK, RuleInfo
 
 DEFAULT_PATH = Path(__file__).with_name("gatekeeper-rules.json")
 SEVERITIES = frozenset(SEVERITY_RANK)

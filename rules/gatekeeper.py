@@ -12,11 +12,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rules import text as txt
-from rules import verbatim
-from rules.catalog import Catalog, load_catalog
-from rules.enums import CheckStatus, ClaimType, Severity
-from rules.types import (
+from evigate.rules import text as txt
+from evigate.rules import verbatim
+from evigate.rules.catalog import Catalog, load_catalog
+from evigate.rules.enums import CheckStatus, ClaimType, Severity
+from evigate.rules.types import (
     SEVERITY_RANK,
     CheckedBinding,
     GatekeeperIssue,

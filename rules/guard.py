@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rules.text import critical_tokens, tokenize
-from rules.types import GuardFinding
+from evigate.rules.text import critical_tokens, tokenize
+from evigate.rules.types import GuardFinding
 
 _NOT_END = r"[^。！？!?；;\n]"
 _ZH_OVERSTATEMENTS = [

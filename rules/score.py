@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules.enums import CallStatus, EvidenceStatus, MatchLevel, SessionStatus
-from rules.types import EvidenceScoreResult, ScoreFactor, ScoreFacts
+from evigate.rules.enums import CallStatus, EvidenceStatus, MatchLevel, SessionStatus
+from evigate.rules.types import EvidenceScoreResult, ScoreFactor, ScoreFacts
 
 HIT_LEVELS = frozenset({MatchLevel.L0, MatchLevel.L1})
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from rules.enums import CheckStatus, EvidenceStatus, MatchLevel, Severity, Verdict
+from evigate.rules.enums import CheckStatus, EvidenceStatus, MatchLevel, Severity, Verdict
 
 SEVERITY_RANK: Mapping[Severity, int] = {Severity.NONE: 0, Severity.LOW_CONFID: 1, Severity.REJECT: 2}
 

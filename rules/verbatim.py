@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rules.text import contains_token
+from evigate.rules.text import contains_token
 
 _ELLIPSIS = re.compile(r"\.{3,}|\u22ef")  # after NFKC "…" is "..."; ⋯ has no compatibility form
 # Separators become spaces: a C-level byte table for ASCII text (the hot path), a regex otherwise.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rules.enums import Severity, Verdict
-from rules.types import VerdictDecision
+from evigate.rules.enums import Severity, Verdict
+from evigate.rules.types import VerdictDecision
 
 VERDICTS = tuple(Verdict)
 _RANK: dict[str, int] = {v: i for i, v in enumerate(VERDICTS)}

@@ -130,6 +130,28 @@ def ensure_venv() -> None:
     stamp.write_text(digest)
 
 
+# The import tree: evigate/{server,storage,rules} and the generated evigate/{v1,bp}, linked to the
+# repository's folders, so tests and mypy import the package as it is installed (evigate.*).
+PKG = VENV / "pkg" / "evigate"
+LINKS = {
+    "server": ROOT / "server",
+    "storage": ROOT / "storage",
+    "rules": ROOT / "rules",
+    "v1": ROOT / "generated" / "evigate" / "v1",
+    "bp": ROOT / "generated" / "evigate" / "bp",
+}
+
+
+def link_tree() -> None:
+    PKG.mkdir(parents=True, exist_ok=True)
+    for name, target in LINKS.items():
+        link = PKG / name
+        if not (link.is_symlink() and link.resolve() == target.resolve()):
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target, target_is_directory=True)
+
+
 def run(*cmd: str) -> None:
     print("+", " ".join(cmd), flush=True)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -143,7 +165,8 @@ def test(extra: list[str]) -> None:
     ensure_mariadb()
     run("ruff", "check", ".")
     run("ruff", "format", "--check", ".")
-    run("mypy", "server", "storage", "rules", "tests", "bench", "scripts")
+    run("mypy", "-p", "evigate.server", "-p", "evigate.storage", "-p", "evigate.rules")
+    run("mypy", "tests", "bench", "scripts")
     run("buf", "lint")
     run("buf", "breaking", "--against", "proto/released/evigate-v1.binpb")
     run(str(PY), "scripts/generate.py", "--check")
@@ -154,6 +177,7 @@ def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in {"serve", "test"}:
         sys.exit("usage: python3 scripts/dev.py serve [evigate serve flags] | test [pytest args]")
     ensure_venv()
+    link_tree()
     if sys.argv[1] == "serve":
         os.execv(str(BIN / "evigate"), [str(BIN / "evigate"), "serve", *sys.argv[2:]])
     test(sys.argv[2:])

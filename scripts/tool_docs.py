@@ -14,8 +14,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
-from server.tools.registry import ToolRegistry, default_registry  # noqa: E402
-from server.tools.tool import Tool  # noqa: E402
+from evigate.server.tools.registry import ToolRegistry, default_registry  # noqa: E402
+from evigate.server.tools.tool import Tool  # noqa: E402
 
 DOC_PATH = ROOT / "docs" / "tools.md"
 _HEADER = """# Tools

@@ -1,10 +1,11 @@
-"""`python -m server` = `evigate serve` (with any extra serve flags); `python -m server chat …` too."""
+"""`python -m evigate.server` = `evigate serve` (with any extra serve flags);
+`python -m evigate.server chat …` too."""
 
 from __future__ import annotations
 
 import sys
 
-from server.cli import main
+from evigate.server.cli import main
 
 if __name__ == "__main__":
     args = sys.argv[1:]

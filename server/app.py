@@ -18,6 +18,35 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from google.protobuf.descriptor import ServiceDescriptor
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection
+
+from evigate.rules.catalog import Catalog
+from evigate.server.agents.base import AgentBackend
+from evigate.server.config import ConfigError, Settings, split_host_port
+from evigate.server.grpc.health import HealthChecker
+from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
+from evigate.server.grpc.metrics import Metrics
+from evigate.server.grpc.registration import register
+from evigate.server.grpc.servicers import (
+    ChatServicer,
+    FeedbackServicer,
+    GatekeeperServicer,
+    MetricsObserver,
+    TraceServicer,
+)
+from evigate.server.grpc.validation import Limits
+from evigate.server.pipeline import Pipeline
+from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.tools import build_backend, default_registry
+from evigate.server.usecases.chat import ChatUseCase
+from evigate.server.usecases.check import CheckUseCase
+from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.trace import TraceUseCase
+from evigate.server.usecases.trace_cache import TraceCache
+from evigate.server.worker import EvaluationWorker, worker_settings
+from evigate.storage import Database, Repository
 from evigate.v1 import (
     chat_service_pb2,
     feedback_service_pb2,
@@ -25,35 +54,6 @@ from evigate.v1 import (
     trace_service_pb2,
 )
 from evigate.v1.trace_service_pb2 import GetTraceResponse
-from google.protobuf.descriptor import ServiceDescriptor
-from grpc_health.v1 import health_pb2
-from grpc_reflection.v1alpha import reflection
-
-from rules.catalog import Catalog
-from server.agents.base import AgentBackend
-from server.config import ConfigError, Settings, split_host_port
-from server.grpc.health import HealthChecker
-from server.grpc.interceptors import AuthInterceptor, CallWrapper
-from server.grpc.metrics import Metrics
-from server.grpc.registration import register
-from server.grpc.servicers import (
-    ChatServicer,
-    FeedbackServicer,
-    GatekeeperServicer,
-    MetricsObserver,
-    TraceServicer,
-)
-from server.grpc.validation import Limits
-from server.pipeline import Pipeline
-from server.pipeline.orchestrator import PipelineSettings
-from server.tools import build_backend, default_registry
-from server.usecases.chat import ChatUseCase
-from server.usecases.check import CheckUseCase
-from server.usecases.feedback import FeedbackUseCase
-from server.usecases.trace import TraceUseCase
-from server.usecases.trace_cache import TraceCache
-from server.worker import EvaluationWorker, worker_settings
-from storage import Database, Repository
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
@@ -74,7 +74,7 @@ SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRA
 
 def build_agents(settings: Settings) -> AgentBackend:
     if settings.agent_backend == "llm":
-        from server.agents.llm import LLMSettings, build_llm_backend
+        from evigate.server.agents.llm import LLMSettings, build_llm_backend
 
         return build_llm_backend(
             LLMSettings(
@@ -90,7 +90,7 @@ def build_agents(settings: Settings) -> AgentBackend:
                 json_mode=settings.llm_json_mode,  # type: ignore[arg-type]
             )
         )
-    from server.agents.offline import build_offline_backend
+    from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend()
 
@@ -206,7 +206,7 @@ class App:
             tools = build_backend(s.tool_backend, s.data_dir, repo)
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
-        from server.skills import load_skills
+        from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
             repo,

@@ -21,15 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rules import score
-from rules.types import ScoreFacts
-from server.tasks import cancel_and_wait
-from storage.errors import DatabaseUnavailable
-from storage.records import JobRecord, JobStats
-from storage.repository import Repository
+from evigate.rules import score
+from evigate.rules.types import ScoreFacts
+from evigate.server.tasks import cancel_and_wait
+from evigate.storage.errors import DatabaseUnavailable
+from evigate.storage.records import JobRecord, JobStats
+from evigate.storage.repository import Repository
 
 if TYPE_CHECKING:
-    from server.config import Settings
+    from evigate.server.config import Settings
 
 log = logging.getLogger("evigate.worker")
 EVIDENCE_SCORE = "evidence_score"
@@ -189,7 +189,7 @@ async def run_standalone(settings: Settings) -> None:
     """`evigate worker`: the evaluation worker alone, until SIGTERM or SIGINT."""
     import signal
 
-    from storage import Database
+    from evigate.storage import Database
 
     database = await Database.open(
         settings.resolved_database_url, pool_size=settings.db_pool_size, timeout_s=settings.db_timeout_s
@@ -212,7 +212,7 @@ async def run_standalone(settings: Settings) -> None:
 
 async def read_stats(settings: Settings) -> JobStats:
     """`evigate jobs`: the queue, read straight from the database (no server needed)."""
-    from storage import Database
+    from evigate.storage import Database
 
     database = await Database.open(settings.resolved_database_url, pool_size=1)
     try:

@@ -1,7 +1,7 @@
 """evigate storage: SQLAlchemy models, repositories, alembic migrations, the durable job queue."""
 
-from storage.db import Database, default_sqlite_url, migrate
-from storage.errors import (
+from evigate.storage.db import Database, default_sqlite_url, migrate
+from evigate.storage.errors import (
     DatabaseUnavailable,
     InvalidPageToken,
     NoAnswer,
@@ -10,7 +10,7 @@ from storage.errors import (
     SessionNotFound,
     StorageError,
 )
-from storage.records import (
+from evigate.storage.records import (
     CaseRecord,
     FeedbackOutcome,
     InvocationRecord,
@@ -20,7 +20,7 @@ from storage.records import (
     SessionRecord,
     TraceRecord,
 )
-from storage.repository import Repository
+from evigate.storage.repository import Repository
 
 __all__ = [
     "CaseRecord",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
-from storage.errors import DatabaseUnavailable
+from evigate.storage.errors import DatabaseUnavailable
 
 log = logging.getLogger("evigate.storage")
 

@@ -15,12 +15,12 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from storage.driver_reads import DriverReads
-from storage.errors import SchemaOutOfDate
-from storage.migration import current_revision_sync, head_revision, migrate
-from storage.repository import Repository
-from storage.runner import DEFAULT_TIMEOUT_SECONDS, Runner
-from storage.urls import default_sqlite_url, is_sqlite, is_sqlite_memory, normalize_url
+from evigate.storage.driver_reads import DriverReads
+from evigate.storage.errors import SchemaOutOfDate
+from evigate.storage.migration import current_revision_sync, head_revision, migrate
+from evigate.storage.repository import Repository
+from evigate.storage.runner import DEFAULT_TIMEOUT_SECONDS, Runner
+from evigate.storage.urls import default_sqlite_url, is_sqlite, is_sqlite_memory, normalize_url
 
 __all__ = ["Database", "default_sqlite_url", "migrate"]
 
@@ -255,7 +255,7 @@ class Database:
         return True
 
     async def _migrate_in_place(self) -> None:
-        from storage.migration import run_alembic
+        from evigate.storage.migration import run_alembic
 
         async with self._engine.begin() as conn:
             await conn.run_sync(run_alembic, "upgrade", "head")

@@ -25,8 +25,8 @@ from typing import Any
 
 from sqlalchemy.engine import Dialect
 
-from storage.errors import DatabaseUnavailable
-from storage.runner import Statement, is_connection_error
+from evigate.storage.errors import DatabaseUnavailable
+from evigate.storage.runner import Statement, is_connection_error
 
 Connect = Callable[[], Awaitable[Any]]  # opens one aiomysql connection
 MAX_COMPILED = 64

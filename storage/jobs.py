@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import CursorResult, Insert, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from storage.records import JobRecord, JobStats, JsonDict
-from storage.rows import JOB, job_record
-from storage.runner import Runner
-from storage.types import utcnow
+from evigate.storage.records import JobRecord, JobStats, JsonDict
+from evigate.storage.rows import JOB, job_record
+from evigate.storage.runner import Runner
+from evigate.storage.types import utcnow
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 EVIDENCE_SCORE = "evidence_score"

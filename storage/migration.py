@@ -14,9 +14,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
-from storage.errors import DatabaseUnavailable
-from storage.runner import is_connection_error
-from storage.urls import normalize_url
+from evigate.storage.errors import DatabaseUnavailable
+from evigate.storage.runner import is_connection_error
+from evigate.storage.urls import normalize_url
 
 SCRIPT_LOCATION = Path(__file__).resolve().parent / "migrations"
 

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, Integer, MetaData, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from storage.types import BigIntPk, Float64, Json, LongText, UtcDateTime
+from evigate.storage.types import BigIntPk, Float64, Json, LongText, UtcDateTime
 
 MYSQL_TABLE_ARGS: dict[str, Any] = {
     "mysql_engine": "InnoDB",

@@ -12,9 +12,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter
 
-from storage.errors import NoAnswer, SessionAlreadyExists, SessionNotFound
-from storage.jobs import EVIDENCE_SCORE, JobQueue, inserted_id, job_insert
-from storage.records import (
+from evigate.storage.errors import NoAnswer, SessionAlreadyExists, SessionNotFound
+from evigate.storage.jobs import EVIDENCE_SCORE, JobQueue, inserted_id, job_insert
+from evigate.storage.records import (
     CaseRecord,
     FeedbackOutcome,
     InvocationRecord,
@@ -23,7 +23,7 @@ from storage.records import (
     SessionRecord,
     TraceRecord,
 )
-from storage.rows import (
+from evigate.storage.rows import (
     CASE,
     INVOCATION,
     ROUND,
@@ -37,8 +37,8 @@ from storage.rows import (
     round_record,
     session_record,
 )
-from storage.runner import Runner
-from storage.types import utcnow
+from evigate.storage.runner import Runner
+from evigate.storage.types import utcnow
 
 RUNNING, SUCCESS, FAILED = "RUNNING", "SUCCESS", "FAILED"
 USEFUL, NOT_USEFUL = "useful", "not_useful"

@@ -10,9 +10,16 @@ from typing import Any, cast
 
 from sqlalchemy import Row, Table
 
-from storage.errors import InvalidPageToken
-from storage.models import CaseLibrary, DiagnosisRound, DiagnosisSession, Job, ToolInvocation
-from storage.records import CaseRecord, InvocationRecord, JobRecord, JsonDict, RoundRecord, SessionRecord
+from evigate.storage.errors import InvalidPageToken
+from evigate.storage.models import CaseLibrary, DiagnosisRound, DiagnosisSession, Job, ToolInvocation
+from evigate.storage.records import (
+    CaseRecord,
+    InvocationRecord,
+    JobRecord,
+    JsonDict,
+    RoundRecord,
+    SessionRecord,
+)
 
 AnyRow = Row[*tuple[Any, ...]]
 

@@ -17,11 +17,11 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql import Select, TextClause
 
-from storage.breaker import Breaker
-from storage.errors import DatabaseUnavailable, StorageError
+from evigate.storage.breaker import Breaker
+from evigate.storage.errors import DatabaseUnavailable, StorageError
 
 if TYPE_CHECKING:
-    from storage.driver_reads import DriverReads
+    from evigate.storage.driver_reads import DriverReads
 
 T = TypeVar("T")
 AnyRow = Row[*tuple[Any, ...]]

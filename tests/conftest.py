@@ -19,7 +19,7 @@ import pymysql
 import pytest
 from hypothesis import settings
 
-from storage import Database, migrate
+from evigate.storage import Database, migrate
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

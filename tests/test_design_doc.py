@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rules.answer_check import RULES
-from rules.catalog import load_catalog
+from evigate.rules.answer_check import RULES
+from evigate.rules.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "design.md"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from server.deadline import Deadline
+from evigate.server.deadline import Deadline
 
 JSON = dict[str, Any]
 

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 import grpc
 
-from server.cli import client, render, service
-from server.cli.common import CliError
+from evigate.server.cli import client, render, service
+from evigate.server.cli.common import CliError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from server.config import add_flags
+    from evigate.server.config import add_flags
 
     parser = argparse.ArgumentParser(
         prog="evigate", description="Evidence-gated diagnosis service and client."

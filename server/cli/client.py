@@ -12,6 +12,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
+from google.protobuf.message import Message
+
+from evigate.server.cli import render
+from evigate.server.cli.common import DEFAULT_TARGET, CliError
+from evigate.server.codec import CodecError, from_seed, to_seed
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -24,11 +29,6 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
-from google.protobuf.message import Message
-
-from server.cli import render
-from server.cli.common import DEFAULT_TARGET, CliError
-from server.codec import CodecError, from_seed, to_seed
 
 
 def channel(args: argparse.Namespace) -> grpc.Channel:

@@ -7,6 +7,9 @@ import os
 from typing import Any
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+
+from evigate.server.codec import enum_word
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,
@@ -16,9 +19,6 @@ from evigate.v1 import (
     trace_service_pb2,
     verdict_pb2,
 )
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
-
-from server.codec import enum_word
 
 INDENT = "    "
 

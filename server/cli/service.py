@@ -6,15 +6,15 @@ import argparse
 import asyncio
 import json
 
-from server.cli.common import CliError
-from server.config import mask_url
-from storage.errors import StorageError
+from evigate.server.cli.common import CliError
+from evigate.server.config import mask_url
+from evigate.storage.errors import StorageError
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from server.app import App, serve
-    from server.config import ConfigError, load_settings
-    from server.grpc import logs
+    from evigate.server.app import App, serve
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.grpc import logs
 
     try:
         settings = load_settings(vars(args))
@@ -32,7 +32,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def main() -> None:
         await serve(settings, announce)
 
-    from storage.errors import StorageError
+    from evigate.storage.errors import StorageError
 
     try:
         asyncio.run(main())
@@ -44,8 +44,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from server.config import ConfigError, load_settings
-    from storage import migrate
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.storage import migrate
 
     try:
         settings = load_settings(vars(args))
@@ -54,16 +54,16 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if not settings.database_url:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(migrate(settings.resolved_database_url))
-    from server.config import mask_url
+    from evigate.server.config import mask_url
 
     print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from server.config import ConfigError, load_settings
-    from server.grpc import logs
-    from server.worker import run_standalone
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.grpc import logs
+    from evigate.server.worker import run_standalone
 
     try:
         settings = load_settings(vars(args))
@@ -82,14 +82,14 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     """Reads the queue straight from the database (`--database-url`): it works with no server up."""
     import dataclasses
 
-    from server.config import ConfigError, load_settings
-    from server.worker import format_stats, read_stats
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.worker import format_stats, read_stats
 
     try:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
-    from server.grpc import logs
+    from evigate.server.grpc import logs
 
     logs.configure("ERROR", "text")  # retry warnings would drown the answer
     try:

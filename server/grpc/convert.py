@@ -12,6 +12,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 
+from google.protobuf.message import Message
+
+from evigate.server.codec import CodecError, from_seed
+from evigate.server.pipeline import ChatResult, StageEvent
+from evigate.storage.records import InvocationRecord, RoundRecord, SessionRecord, TraceRecord
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,
@@ -20,11 +25,6 @@ from evigate.v1 import (
     tool_pb2,
     verdict_pb2,
 )
-from google.protobuf.message import Message
-
-from server.codec import CodecError, from_seed
-from server.pipeline import ChatResult, StageEvent
-from storage.records import InvocationRecord, RoundRecord, SessionRecord, TraceRecord
 
 M = TypeVar("M", bound=Message)
 JSON = dict[str, Any]

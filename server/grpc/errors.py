@@ -18,9 +18,9 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-from server.deadline import DeadlineExceeded
-from server.pipeline import SessionRunning
-from storage.errors import (
+from evigate.server.deadline import DeadlineExceeded
+from evigate.server.pipeline import SessionRunning
+from evigate.storage.errors import (
     DatabaseUnavailable,
     InvalidPageToken,
     NoAnswer,

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from grpc_health.v1 import health, health_pb2
 
-from server.grpc.metrics import Metrics
-from server.tasks import cancel_and_wait
-from storage import Database
+from evigate.server.grpc.metrics import Metrics
+from evigate.server.tasks import cancel_and_wait
+from evigate.storage import Database
 
 log = logging.getLogger("evigate.health")
 SERVING = health_pb2.HealthCheckResponse.SERVING

@@ -15,9 +15,15 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from server.grpc.errors import FieldViolation, InvalidArgumentError, RpcStatus, Unauthenticated, to_status
-from server.grpc.logs import call_context, log_fields
-from server.grpc.metrics import Metrics
+from evigate.server.grpc.errors import (
+    FieldViolation,
+    InvalidArgumentError,
+    RpcStatus,
+    Unauthenticated,
+    to_status,
+)
+from evigate.server.grpc.logs import call_context, log_fields
+from evigate.server.grpc.metrics import Metrics
 
 log = logging.getLogger("evigate.rpc")
 HEALTH_PREFIX = "/grpc.health.v1.Health/"

@@ -13,7 +13,7 @@ import grpc
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message_factory import GetMessageClass
 
-from server.grpc.interceptors import Wrap
+from evigate.server.grpc.interceptors import Wrap
 
 
 def register(server: grpc.aio.Server, service: ServiceDescriptor, servicer: Any, wrap: Wrap) -> None:

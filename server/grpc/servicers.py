@@ -10,6 +10,17 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
+
+from evigate.server.codec import from_seed
+from evigate.server.deadline import Deadline
+from evigate.server.grpc import convert, validation
+from evigate.server.grpc.metrics import Metrics
+from evigate.server.usecases.chat import ChatInput, ChatUseCase
+from evigate.server.usecases.check import CheckUseCase
+from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.trace import TraceUseCase
+from evigate.server.usecases.trace_cache import TraceCache
+from evigate.storage.records import TraceRecord
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -21,17 +32,6 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
-
-from server.codec import from_seed
-from server.deadline import Deadline
-from server.grpc import convert, validation
-from server.grpc.metrics import Metrics
-from server.usecases.chat import ChatInput, ChatUseCase
-from server.usecases.check import CheckUseCase
-from server.usecases.feedback import FeedbackUseCase
-from server.usecases.trace import TraceUseCase
-from server.usecases.trace_cache import TraceCache
-from storage.records import TraceRecord
 
 log = logging.getLogger("evigate.grpc")
 FEEDBACK_RECORDED = "反馈已记录"

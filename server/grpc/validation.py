@@ -10,10 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evigate.server.codec import CodecError, to_seed
+from evigate.server.grpc.errors import FieldViolation, InvalidArgumentError
 from evigate.v1 import evidence_pb2, session_pb2
-
-from server.codec import CodecError, to_seed
-from server.grpc.errors import FieldViolation, InvalidArgumentError
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 LANGUAGES = ("", "zh", "en")

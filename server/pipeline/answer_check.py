@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules import answer_check
-from rules.answer_check import AnswerMaterial
-from server.pipeline import derivation
-from storage.records import InvocationRecord
+from evigate.rules import answer_check
+from evigate.rules.answer_check import AnswerMaterial
+from evigate.server.pipeline import derivation
+from evigate.storage.records import InvocationRecord
 
 JSON = dict[str, Any]
 COMPOSER = "composer"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rules import guard
+from evigate.rules import guard
 
 JSON = dict[str, Any]
 REWRITTEN = "rewritten"

@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rules import answer_check
-from rules.answer_check import AnswerMaterial
-from server.agents.base import Composer, UnusableOutputError
-from server.agents.offline.composer import OfflineComposer
-from server.deadline import Deadline
-from server.pipeline import answer_guard
-from server.pipeline.answer_check import (
+from evigate.rules import answer_check
+from evigate.rules.answer_check import AnswerMaterial
+from evigate.server.agents.base import Composer, UnusableOutputError
+from evigate.server.agents.offline.composer import OfflineComposer
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import answer_guard
+from evigate.server.pipeline.answer_check import (
     COMPOSER_RETRY,
     OFFLINE_FALLBACK,
     AnswerCheckRecord,

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rules import guard
-from rules.text import critical_tokens
+from evigate.rules import guard
+from evigate.rules.text import critical_tokens
 
 JSON = dict[str, Any]
 _DIGIT = re.compile(r"\d")

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from server.deadline import Deadline
-from server.pipeline.events import ChatResult
-from server.pipeline.progress import Progress
-from storage.errors import DatabaseUnavailable
-from storage.records import SessionRecord, TraceRecord
-from storage.repository import Repository
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline.events import ChatResult
+from evigate.server.pipeline.progress import Progress
+from evigate.storage.errors import DatabaseUnavailable
+from evigate.storage.records import SessionRecord, TraceRecord
+from evigate.storage.repository import Repository
 
 log = logging.getLogger("evigate.pipeline")
 RECOVERY_FIRST_DELAY_S = 0.5

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rules.enums import EvidenceStatus
-from rules.types import InvocationFacts, parse_evidence_refs
-from storage.records import InvocationRecord
+from evigate.rules.enums import EvidenceStatus
+from evigate.rules.types import InvocationFacts, parse_evidence_refs
+from evigate.storage.records import InvocationRecord
 
 JSON = dict[str, Any]
 TRACEABILITY_VERSION = "v1"

@@ -15,17 +15,17 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
-from rules.catalog import Catalog
-from server.agents.base import AgentBackend, Skill
-from server.deadline import Deadline, DeadlineExceeded
-from server.pipeline.events import ChatResult, StageEvent
-from server.pipeline.lifecycle import SessionLifecycle, SessionRunning
-from server.pipeline.progress import Progress
-from server.pipeline.stages import StageSequence
-from server.tasks import cancel_and_wait
-from server.tools import ToolBackend
-from storage.errors import DatabaseUnavailable, SessionAlreadyExists
-from storage.repository import Repository
+from evigate.rules.catalog import Catalog
+from evigate.server.agents.base import AgentBackend, Skill
+from evigate.server.deadline import Deadline, DeadlineExceeded
+from evigate.server.pipeline.events import ChatResult, StageEvent
+from evigate.server.pipeline.lifecycle import SessionLifecycle, SessionRunning
+from evigate.server.pipeline.progress import Progress
+from evigate.server.pipeline.stages import StageSequence
+from evigate.server.tasks import cancel_and_wait
+from evigate.server.tools import ToolBackend
+from evigate.storage.errors import DatabaseUnavailable, SessionAlreadyExists
+from evigate.storage.repository import Repository
 
 Emit = Callable[[StageEvent], None]
 log = logging.getLogger("evigate.pipeline")

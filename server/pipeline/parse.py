@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evigate.server.codec import CodecError, from_seed
+from evigate.server.jsontext import find_json_object
 from evigate.v1 import evidence_pb2
-
-from server.codec import CodecError, from_seed
-from server.jsontext import find_json_object
 
 JSON = dict[str, Any]
 

@@ -9,18 +9,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from rules import gatekeeper
-from rules.catalog import Catalog
-from server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
-from server.deadline import Deadline
-from server.pipeline import answer_check, material, verdicts
-from server.pipeline.compose_stage import compose_answer
-from server.pipeline.events import ChatResult, StageEvent
-from server.pipeline.parse import parse_executor_output
-from server.pipeline.progress import Progress
-from server.tools import SessionToolBox, ToolBackend
-from storage.records import RoundRecord
-from storage.repository import Repository
+from evigate.rules import gatekeeper
+from evigate.rules.catalog import Catalog
+from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import answer_check, material, verdicts
+from evigate.server.pipeline.compose_stage import compose_answer
+from evigate.server.pipeline.events import ChatResult, StageEvent
+from evigate.server.pipeline.parse import parse_executor_output
+from evigate.server.pipeline.progress import Progress
+from evigate.server.tools import SessionToolBox, ToolBackend
+from evigate.storage.records import RoundRecord
+from evigate.storage.repository import Repository
 
 JSON = dict[str, Any]
 Emit = Callable[[StageEvent], None]

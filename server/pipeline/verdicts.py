@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from rules import verdict as verdict_rules
-from server.pipeline import derivation, material
-from storage.records import RoundRecord
+from evigate.rules import verdict as verdict_rules
+from evigate.server.pipeline import derivation, material
+from evigate.storage.records import RoundRecord
 
 JSON = dict[str, Any]
 

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from server.agents.base import Skill
-from server.tools.registry import default_registry
+from evigate.server.agents.base import Skill
+from evigate.server.tools.registry import default_registry
 
 SKILLS_DIR = Path(__file__).resolve().parent
 KNOWN_TOOLS = default_registry().names()  # a step may name only registered tools

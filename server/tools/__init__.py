@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.tools.args import ArgumentError
-from server.tools.backend import (
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import (
     JSON,
     CaseLike,
     CaseSource,
@@ -25,11 +25,11 @@ from server.tools.backend import (
     ToolBackend,
     ToolError,
 )
-from server.tools.fixture import FixtureBackend
-from server.tools.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
-from server.tools.registry import ToolRegistry, default_registry
-from server.tools.tool import Answer, Tool
-from server.tools.toolbox import SessionToolBox
+from evigate.server.tools.fixture import FixtureBackend
+from evigate.server.tools.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.tools.registry import ToolRegistry, default_registry
+from evigate.server.tools.tool import Answer, Tool
+from evigate.server.tools.toolbox import SessionToolBox
 
 BACKEND_KINDS = ("fixture",)
 TOOL_NAMES = default_registry().names()

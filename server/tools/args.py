@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from server.tools.backend import JSON, TimeWindow
+from evigate.server.tools.backend import JSON, TimeWindow
 
 MAX_TEXT = 500  # characters of any string argument; a regex longer than this is refused too
 _RELATIVE = re.compile(r"^-?(\d+)\s*([smhd])$")

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from server.sources.times import display_time
-from server.tools.backend import (
+from evigate.server.sources.times import display_time
+from evigate.server.tools.backend import (
     JSON,
     CaseSource,
     KnowledgeHits,
@@ -27,8 +27,8 @@ from server.tools.backend import (
     Page,
     ToolError,
 )
-from server.tools.knowledge import KnowledgeBase
-from server.tools.logstore import LogStore, parse_timestamp
+from evigate.server.tools.knowledge import KnowledgeBase
+from evigate.server.tools.logstore import LogStore, parse_timestamp
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from rules.enums import MatchLevel
-from server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
-from server.tools.text import tokenize
+from evigate.rules.enums import MatchLevel
+from evigate.server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
+from evigate.server.tools.text import tokenize
 
 DEFAULT_L1_THRESHOLD = 3.0
 DEFAULT_L1_MARGIN = 0.2

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from server.sources.times import display_time
-from server.tools.backend import JSON, LogsQuery, Page, TimeWindow, ToolError
+from evigate.server.sources.times import display_time
+from evigate.server.tools.backend import JSON, LogsQuery, Page, TimeWindow, ToolError
 
 REQUIRED = ("timestamp", "level", "service", "message")
 LEVEL_ALIASES = {"WARNING": "WARN", "CRITICAL": "FATAL"}

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rules.enums import MatchLevel, ToolName
-from server.tools import args as tool_args
-from server.tools import refs
-from server.tools.backend import JSON, KnowledgeQuery, ToolBackend
-from server.tools.tool import Answer, Tool
+from evigate.rules.enums import MatchLevel, ToolName
+from evigate.server.tools import args as tool_args
+from evigate.server.tools import refs
+from evigate.server.tools.backend import JSON, KnowledgeQuery, ToolBackend
+from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 5, 20
 

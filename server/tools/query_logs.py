@@ -6,13 +6,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rules.enums import ToolName
-from server.tools import args as tool_args
-from server.tools import refs
-from server.tools.args import ArgumentError
-from server.tools.backend import JSON, LogsQuery, ToolBackend
-from server.tools.logstore import LEVEL_ALIASES
-from server.tools.tool import Answer, Tool
+from evigate.rules.enums import ToolName
+from evigate.server.tools import args as tool_args
+from evigate.server.tools import refs
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import JSON, LogsQuery, ToolBackend
+from evigate.server.tools.logstore import LEVEL_ALIASES
+from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 200
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")

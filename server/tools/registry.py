@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 
-from rules.catalog import Catalog, load_catalog
-from server.tools import lookup_knowledge, query_logs, query_metrics
-from server.tools.backend import JSON
-from server.tools.tool import Tool
+from evigate.rules.catalog import Catalog, load_catalog
+from evigate.server.tools import lookup_knowledge, query_logs, query_metrics
+from evigate.server.tools.backend import JSON
+from evigate.server.tools.tool import Tool
 
 BUILTIN_TOOLS: tuple[Tool, ...] = (query_metrics.TOOL, query_logs.TOOL, lookup_knowledge.TOOL)
 

@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.catalog import ToolCitation
-from rules.enums import EvidenceStatus, MatchLevel
-from server.sources.times import display_time
-from server.tools import args as tool_args
-from server.tools import refs
-from server.tools.backend import JSON, TimeWindow, ToolBackend
+from evigate.rules.catalog import ToolCitation
+from evigate.rules.enums import EvidenceStatus, MatchLevel
+from evigate.server.sources.times import display_time
+from evigate.server.tools import args as tool_args
+from evigate.server.tools import refs
+from evigate.server.tools.backend import JSON, TimeWindow, ToolBackend
 
 # Arguments a no-evidence ref does not list as filters: `limit` changes no match; the query text
 # and the window are stated in their own form.

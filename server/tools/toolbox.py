@@ -17,13 +17,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from rules.enums import CallStatus, EvidenceStatus, MatchLevel
-from server.agents.base import ToolCallResult
-from server.deadline import Deadline
-from server.tools.args import ArgumentError
-from server.tools.backend import JSON, InvocationRecorder, ToolBackend, ToolError
-from server.tools.registry import ToolRegistry, default_registry
-from server.tools.tool import Tool
+from evigate.rules.enums import CallStatus, EvidenceStatus, MatchLevel
+from evigate.server.agents.base import ToolCallResult
+from evigate.server.deadline import Deadline
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import JSON, InvocationRecorder, ToolBackend, ToolError
+from evigate.server.tools.registry import ToolRegistry, default_registry
+from evigate.server.tools.tool import Tool
 
 log = logging.getLogger("evigate.tools")
 OnCall = Callable[[ToolCallResult], Awaitable[None]]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
-from server.deadline import Deadline, DeadlineExceeded
-from server.pipeline import ChatResult, Pipeline, StageEvent
-from server.usecases.ports import ChatObserver
+from evigate.server.deadline import Deadline, DeadlineExceeded
+from evigate.server.pipeline import ChatResult, Pipeline, StageEvent
+from evigate.server.usecases.ports import ChatObserver
 
 # A SUCCESS handed over with less than this left on the caller's deadline could arrive too late; it
 # is recorded FAILED and answered DEADLINE_EXCEEDED instead.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules import gatekeeper
-from rules.catalog import Catalog
-from server.pipeline import material
-from server.usecases.ports import SessionStore
-from storage.errors import SessionNotFound
+from evigate.rules import gatekeeper
+from evigate.rules.catalog import Catalog
+from evigate.server.pipeline import material
+from evigate.server.usecases.ports import SessionStore
+from evigate.storage.errors import SessionNotFound
 
 
 class CheckUseCase:

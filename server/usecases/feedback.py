@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from server.usecases.ports import SessionStore
+from evigate.server.usecases.ports import SessionStore
 
 
 @dataclass(frozen=True)

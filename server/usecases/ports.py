@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from storage.records import FeedbackOutcome, InvocationRecord, SessionRecord, TraceRecord
+from evigate.storage.records import FeedbackOutcome, InvocationRecord, SessionRecord, TraceRecord
 
 
 class SessionStore(Protocol):

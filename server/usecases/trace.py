@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from server.usecases.ports import SessionStore
-from server.usecases.trace_cache import TraceCache
-from storage.errors import SessionNotFound
-from storage.records import SessionRecord, TraceRecord
+from evigate.server.usecases.ports import SessionStore
+from evigate.server.usecases.trace_cache import TraceCache
+from evigate.storage.errors import SessionNotFound
+from evigate.storage.records import SessionRecord, TraceRecord
 
 Reply = TypeVar("Reply")
 

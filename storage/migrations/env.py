@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from storage.models import Base
+from evigate.storage.models import Base
 
 connection = context.config.attributes.get("connection")
 if not isinstance(connection, Connection):

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import pytest
+from google.protobuf.message import Message
+
+from evigate.server.codec import CodecError, KeyStyle, from_seed, to_seed
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,
@@ -14,9 +17,6 @@ from evigate.v1 import (
     tool_pb2,
     verdict_pb2,
 )
-from google.protobuf.message import Message
-
-from server.codec import CodecError, KeyStyle, from_seed, to_seed
 
 
 class Case(NamedTuple):

@@ -27,8 +27,6 @@ import pkgutil
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-import evigate.bp.evigate.v1 as bp
-import evigate.v1
 import pytest
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
@@ -36,7 +34,9 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.codec import KeyStyle, from_seed, to_seed
+import evigate.bp.evigate.v1 as bp
+import evigate.v1
+from evigate.server.codec import KeyStyle, from_seed, to_seed
 
 MAX_DEPTH = 3
 MAX_ITEMS = 2
@@ -352,7 +352,7 @@ def test_negative_zero_double_comes_back_as_zero() -> None:
 
 def test_seed_codec_keeps_negative_zero_and_whole_numbers_in_struct() -> None:
     """Whole numbers in a Struct are written as JSON ints, but -0.0 stays a float (an int has no sign)."""
-    from server.codec import from_seed, to_seed
+    from evigate.server.codec import from_seed, to_seed
 
     message = google_class(MESSAGES["ToolInvocation"])()
     message.arguments.update({"neg_zero": -0.0, "zero": 0.0, "count": 3.0, "neg": -3.0, "half": 0.5})  # type: ignore[attr-defined]

@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from evigate.server.codec import KeyStyle, from_seed, to_seed
 from evigate.v1 import (
     evidence_pb2,
     feedback_service_pb2,
@@ -28,10 +32,6 @@ from evigate.v1 import (
     tool_pb2,
     verdict_pb2,
 )
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from google.protobuf.message import Message
-
-from server.codec import KeyStyle, from_seed, to_seed
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

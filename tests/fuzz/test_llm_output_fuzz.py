@@ -24,12 +24,12 @@ from typing import Any
 
 import grpc
 import pytest
-from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from server.pipeline.derivation import underived_facts
+from evigate.server.pipeline.derivation import underived_facts
+from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc
 from tests.reliability.procs import ServerProc, db_rows
 from tests.support.fake_openai import (
     FakeOpenAI,

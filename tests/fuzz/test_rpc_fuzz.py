@@ -11,6 +11,10 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -22,10 +26,6 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.fuzz.raw_h2 import raw_unary
 from tests.reliability.procs import QUESTIONS, ServerProc, db_rows
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from evigate.v1 import feedback_service_pb2, session_pb2, tool_pb2
 from google.protobuf import json_format
 
-from storage import Database
+from evigate.storage import Database
+from evigate.v1 import feedback_service_pb2, session_pb2, tool_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import Client, db_rows, wait_for
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rules.catalog import load_catalog
-from server.agents.base import AgentBackend
-from server.agents.offline import build_offline_backend
-from server.pipeline import Pipeline
-from server.pipeline.orchestrator import PipelineSettings
-from server.skills import load_skills
-from server.tools import build_backend
-from storage import Database
+from evigate.rules.catalog import load_catalog
+from evigate.server.agents.base import AgentBackend
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.pipeline import Pipeline
+from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.skills import load_skills
+from evigate.server.tools import build_backend
+from evigate.storage import Database
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "server" / "demo"
 BuildPipeline = Callable[..., Pipeline]

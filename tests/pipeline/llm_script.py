@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from server.agents.llm import LLMSettings
+from evigate.server.agents.llm import LLMSettings
 from tests.support.fake_openai import (
     RecordedRequest,
     Reply,

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.pipeline.verdicts import constrained as _constrained
+from evigate.server.pipeline.verdicts import constrained as _constrained
 
 WORDS = st.sampled_from(["PASS", "LOW_CONFID", "REJECT", "pass", "low-confidence", "MAYBE", ""])
 SEVERITIES = st.sampled_from(["none", "low_confid", "reject", "", "unknown"])

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from rules import guard
-from server.deadline import Deadline
-from server.pipeline import material
-from storage import Database
+from evigate.rules import guard
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import material
+from evigate.storage import Database
 from tests.pipeline import demo_data as demo
 from tests.pipeline.conftest import BuildPipeline
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.pipeline.derivation import JSON, check_claims, underived_facts
+from evigate.server.pipeline.derivation import JSON, check_claims, underived_facts
 
 EXCERPT = "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m"
 

@@ -11,16 +11,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from evigate.v1 import verdict_pb2
 
-from rules import guard
-from server.agents.base import AgentBackend
-from server.agents.llm import build_llm_backend
-from server.codec import from_seed
-from server.deadline import Deadline
-from server.pipeline import ChatResult, material
-from storage import Database
-from storage.records import TraceRecord
+from evigate.rules import guard
+from evigate.server.agents.base import AgentBackend
+from evigate.server.agents.llm import build_llm_backend
+from evigate.server.codec import from_seed
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import ChatResult, material
+from evigate.storage import Database
+from evigate.storage.records import TraceRecord
+from evigate.v1 import verdict_pb2
 from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
 from tests.support.fake_openai import Error, FakeOpenAI, Hang, RecordedRequest, json_reply, reply

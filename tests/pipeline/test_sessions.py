@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evigate.v1 import verdict_pb2
 
-from rules import guard
-from server.agents.base import AgentBackend, ExecutorOutput, ExecutorTask, StageOutput
-from server.agents.offline import build_offline_backend
-from server.codec import from_seed
-from server.deadline import Deadline
-from server.pipeline import ChatResult, Pipeline, SessionRunning, StageEvent, material
-from storage import Database
+from evigate.rules import guard
+from evigate.server.agents.base import AgentBackend, ExecutorOutput, ExecutorTask, StageOutput
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.codec import from_seed
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import ChatResult, Pipeline, SessionRunning, StageEvent, material
+from evigate.storage import Database
+from evigate.v1 import verdict_pb2
 from tests.pipeline import demo_data as demo
 from tests.pipeline.conftest import BuildPipeline
 

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from rules.catalog import load_catalog
-from server.agents.base import ExecutorOutput, ExecutorTask
-from server.agents.offline import build_offline_backend
-from server.deadline import Deadline
-from server.pipeline import Pipeline, lifecycle
-from server.pipeline.orchestrator import PipelineSettings
-from server.skills import load_skills
-from server.tools import build_backend
-from storage import Database, DatabaseUnavailable, Repository
+from evigate.rules.catalog import load_catalog
+from evigate.server.agents.base import ExecutorOutput, ExecutorTask
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import Pipeline, lifecycle
+from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.skills import load_skills
+from evigate.server.tools import build_backend
+from evigate.storage import Database, DatabaseUnavailable, Repository
 
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from storage import migrate
+from evigate.storage import migrate
 from tests.reliability.procs import ServerProc
 
 ServerFactory = Callable[..., ServerProc]

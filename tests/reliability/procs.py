@@ -1,6 +1,6 @@
 """Real server processes for the reliability, loop and fuzz tests and the mixed bench.
 
-`ServerProc` runs `python -m server --listen 127.0.0.1:<port> --database-url URL …` as a subprocess
+`ServerProc` runs `python -m evigate.server --listen 127.0.0.1:<port> --database-url URL …` as a subprocess
 with JSON logs in a file; `wait_ready()` polls the standard health service in a bounded loop (never
 a fixed sleep). The port is chosen once, so a restarted process comes back at the same address with
 the same default identity (`<hostname>:<port>`). `db_rows()` reads the database directly (SQLite or
@@ -25,6 +25,8 @@ from urllib.parse import urlparse
 
 import grpc
 import pymysql
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -33,7 +35,6 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 READY_TIMEOUT_S = 30.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -54,7 +55,7 @@ def free_port() -> int:
 
 
 class ServerProc:
-    """One `python -m server` subprocess; start(), wait_ready(), kill() and start() again."""
+    """One `python -m evigate.server` subprocess; start(), wait_ready(), kill() and start() again."""
 
     def __init__(
         self,
@@ -86,7 +87,7 @@ class ServerProc:
         command = [
             sys.executable,
             "-m",
-            "server",
+            "evigate.server",
             "--listen",
             self.address,
             "--database-url",

@@ -9,9 +9,9 @@ import socket
 
 import grpc
 import pytest
-from evigate.v1 import session_pb2
 
-from storage import Database
+from evigate.storage import Database
+from evigate.v1 import session_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import QUESTIONS, Client, ServerProc, db_rows, self_evaluation, wait_for
 from tests.support.fake_openai import FakeOpenAI, Hang

@@ -10,9 +10,9 @@ import itertools
 import time
 
 import grpc
-from evigate.v1 import session_pb2
 from grpc_health.v1 import health_pb2
 
+from evigate.v1 import session_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import QUESTIONS, Client, db_rows, wait_for
 from tests.server.tcp_proxy import TcpProxy

@@ -8,9 +8,9 @@ import asyncio
 import random
 
 import grpc
-from evigate.v1 import chat_service_pb2
 from grpc_health.v1 import health_pb2
 
+from evigate.v1 import chat_service_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import QUESTIONS, Client, db_rows, wait_for
 

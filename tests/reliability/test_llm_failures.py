@@ -7,9 +7,9 @@ import time
 from collections.abc import Callable
 
 import grpc
-from evigate.v1 import session_pb2
 from grpc_health.v1 import health_pb2
 
+from evigate.v1 import session_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import Client, free_port
 from tests.support.fake_openai import Error, FakeOpenAI, Hang, RecordedRequest, Step, json_reply

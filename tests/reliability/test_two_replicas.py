@@ -7,8 +7,8 @@ import collections
 import random
 
 import grpc
-from evigate.v1 import session_pb2
 
+from evigate.v1 import session_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import QUESTIONS, Client, ServerProc, db_rows, wait_for
 

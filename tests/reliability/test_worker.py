@@ -16,10 +16,10 @@ import grpc
 import pytest
 from sqlalchemy import update
 
-from rules import score
-from server.worker import EvaluationWorker, WorkerSettings, evaluate_session
-from storage import Database
-from storage.rows import JOB
+from evigate.rules import score
+from evigate.server.worker import EvaluationWorker, WorkerSettings, evaluate_session
+from evigate.storage import Database
+from evigate.storage.rows import JOB
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import QUESTIONS, Client, db_rows, self_evaluation, wait_for
 
@@ -123,12 +123,25 @@ async def test_the_score_is_written_once_and_keeps_the_verifier_evaluation(
 
 def _evigate(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server", *args], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "evigate.server", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
 def _start_worker(url: str, log: IO[str]) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "server", "worker", "--database-url", url, "--log-format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "evigate.server",
+        "worker",
+        "--database-url",
+        url,
+        "--log-format",
+        "json",
+    ]
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from server.worker import EvaluationWorker, WorkerSettings
-from storage import Database
+from evigate.server.worker import EvaluationWorker, WorkerSettings
+from evigate.storage import Database
 
 LEASE_S = 3600.0  # far longer than the test: only a release at start can free the job
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules.types import EvidenceRef, InvocationFacts
+from evigate.rules.types import EvidenceRef, InvocationFacts
 
 ALERT_CPU = (
     "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=critical, "

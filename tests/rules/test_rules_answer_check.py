@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rules import answer_check as ac
-from rules.answer_check import AnswerMaterial, check
-from rules.gatekeeper import check as gatekeeper_check
-from rules.types import EvidenceRef, InvocationFacts
-from server.agents.offline.composer import compose
-from server.pipeline import material
-from server.pipeline.answer_check import grounded_input, material_for
-from storage.records import InvocationRecord
+from evigate.rules import answer_check as ac
+from evigate.rules.answer_check import AnswerMaterial, check
+from evigate.rules.gatekeeper import check as gatekeeper_check
+from evigate.rules.types import EvidenceRef, InvocationFacts
+from evigate.server.agents.offline.composer import compose
+from evigate.server.pipeline import material
+from evigate.server.pipeline.answer_check import grounded_input, material_for
+from evigate.storage.records import InvocationRecord
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CORPUS = json.loads((GOLDEN / "answer_check" / "corpus.json").read_text())

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rules.catalog import DEFAULT_PATH, KNOWN_RULES, CatalogError, load_catalog, parse_catalog
+from evigate.rules.catalog import DEFAULT_PATH, KNOWN_RULES, CatalogError, load_catalog, parse_catalog
 
 
 def _data() -> dict[str, Any]:

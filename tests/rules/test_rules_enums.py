@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rules.enums import (
+from evigate.rules.enums import (
     CallStatus,
     CheckStatus,
     ClaimType,

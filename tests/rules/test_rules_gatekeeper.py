@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from rules.catalog import DEFAULT_PATH, load_catalog
-from rules.gatekeeper import check
-from rules.types import EvidenceRef, InvocationFacts, VerifiedBinding
+from evigate.rules.catalog import DEFAULT_PATH, load_catalog
+from evigate.rules.gatekeeper import check
+from evigate.rules.types import EvidenceRef, InvocationFacts, VerifiedBinding
 from tests.rules.session import (
     ALERT_CPU,
     CPU_EXCERPT,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from rules.gatekeeper import check
-from rules.types import EvidenceRef, InvocationFacts
+from evigate.rules.gatekeeper import check
+from evigate.rules.types import EvidenceRef, InvocationFacts
 
 CORPUS = Path(__file__).resolve().parents[1] / "golden" / "gatekeeper"
 CASES = sorted(CORPUS.glob("*.json"))

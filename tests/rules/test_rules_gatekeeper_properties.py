@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rules.gatekeeper import check
-from rules.text import tokenize
+from evigate.rules.gatekeeper import check
+from evigate.rules.text import tokenize
 from tests.rules.session import (
     ALERT_CPU,
     ALERT_MEM,

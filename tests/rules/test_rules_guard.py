@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rules.guard import rewrite, safe_phrasing, scan
+from evigate.rules.guard import rewrite, safe_phrasing, scan
 from tests.rules.session import NEG_EXCERPT, neg_binding
 
 HIKARI_CLAIM: dict[str, Any] = {

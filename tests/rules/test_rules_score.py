@@ -6,8 +6,8 @@ from typing import NamedTuple
 
 import pytest
 
-from rules.score import evaluate
-from rules.types import ScoreFacts
+from evigate.rules.score import evaluate
+from evigate.rules.types import ScoreFacts
 
 OK_L0 = ScoreFacts("query_logs", "success", "supported", "L0")
 OK_L1 = ScoreFacts("lookup_knowledge", "success", "supported", "L1")

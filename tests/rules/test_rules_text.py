@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.text import (
+from evigate.rules.text import (
     _CRITICAL,
     Source,
     _critical_word,

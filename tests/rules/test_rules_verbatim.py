@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rules import verbatim
-from rules.catalog import load_catalog
+from evigate.rules import verbatim
+from evigate.rules.catalog import load_catalog
 
 CATALOG = load_catalog()
 NEGATIONS = verbatim.Negations.of(

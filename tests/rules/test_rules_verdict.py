@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules.verdict import constrain
+from evigate.rules.verdict import constrain
 
 CASES = [
     # proposed, severity, verdict, overridden

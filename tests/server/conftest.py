@@ -17,10 +17,10 @@ from typing import Any
 import grpc
 import pytest
 
-from server.agents.base import AgentBackend, Skill, StageOutput
-from server.app import App, Components
-from server.config import Settings
-from server.deadline import Deadline
+from evigate.server.agents.base import AgentBackend, Skill, StageOutput
+from evigate.server.app import App, Components
+from evigate.server.config import Settings
+from evigate.server.deadline import Deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -71,7 +71,7 @@ class SlowPlanner:
 
 
 def offline_agents() -> AgentBackend:
-    from server.agents.offline import build_offline_backend
+    from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend()
 

@@ -10,6 +10,10 @@ from typing import Any
 
 import grpc
 import pytest
+
+from evigate.server.agents.base import AgentBackend
+from evigate.server.agents.llm import build_llm_backend
+from evigate.server.app import App
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -18,10 +22,6 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
     verdict_pb2,
 )
-
-from server.agents.base import AgentBackend
-from server.agents.llm import build_llm_backend
-from server.app import App
 from tests.pipeline import llm_script as s
 from tests.server.conftest import AppFactory
 from tests.support.fake_openai import FakeOpenAI, Responder, json_reply

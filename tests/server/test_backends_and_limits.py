@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
+
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -19,7 +20,6 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
     verdict_pb2,
 )
-
 from tests.server.conftest import HIGH_CPU_ZH, AppFactory, ServerProcess, slow_agents, wait_until
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply, tool_call, tool_calls
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import grpclib
 import pytest
-from evigate.bp.evigate import v1 as bp
 from grpclib.client import Channel
 
-from server.app import App
+from evigate.bp.evigate import v1 as bp
+from evigate.server.app import App
 from tests.server.conftest import HIGH_CPU_EN
 
 

@@ -122,8 +122,9 @@ def test_python_dash_m_server_serves_on_defaults(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVIGATE_")}
     env["EVIGATE_LISTEN"] = f"127.0.0.1:{port}"
+    tree = str(Path.cwd() / ".venv" / "pkg")  # the package as scripts/dev.py links it
     proc = subprocess.Popen(
-        [str(VENV_BIN / "python"), "-m", "server"], cwd=tmp_path, env={**env, "PYTHONPATH": str(Path.cwd())},
+        [str(VENV_BIN / "python"), "-m", "evigate.server"], cwd=tmp_path, env={**env, "PYTHONPATH": tree},
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:

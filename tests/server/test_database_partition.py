@@ -12,6 +12,10 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from evigate.storage import migrate
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -21,10 +25,6 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-from storage import migrate
 from tests.server.conftest import HIGH_CPU_EN, AppFactory
 from tests.server.tcp_proxy import TcpProxy
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc
 
-from server.app import App
+from evigate.server.app import App
+from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc
 from tests.server.conftest import HIGH_CPU_EN, AppFactory, slow_agents
 
 # 5 ms to 65 ms, around what an offline session takes here, then a generous one.

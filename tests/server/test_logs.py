@@ -11,8 +11,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.grpc.logs import FIELDS, CallContextFilter, JsonFormatter, call_context, configure, log_fields
-from server.grpc.metrics import Metrics
+from evigate.server.grpc.logs import (
+    FIELDS,
+    CallContextFilter,
+    JsonFormatter,
+    call_context,
+    configure,
+    log_fields,
+)
+from evigate.server.grpc.metrics import Metrics
 
 RPC = "/evigate.v1.FeedbackService/SubmitFeedback"
 

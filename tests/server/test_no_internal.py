@@ -7,6 +7,9 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,
@@ -14,9 +17,6 @@ from evigate.v1 import (
     gatekeeper_service_pb2,
     trace_service_pb2,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.server.conftest import SHARED_TOKEN, ServerProcess
 
 BAD_CODES = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}

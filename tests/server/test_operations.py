@@ -9,6 +9,11 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from evigate.server.app import SERVICE_NAMES
+from evigate.server.config import ConfigError, Settings, load_settings, mask_url
+from evigate.storage import migrate
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -18,11 +23,6 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-from server.app import SERVICE_NAMES
-from server.config import ConfigError, Settings, load_settings, mask_url
-from storage import migrate
 from tests.server.conftest import HIGH_CPU_ZH, AppFactory, slow_agents
 from tests.server.tcp_proxy import TcpProxy
 from tests.support.waiting import eventually

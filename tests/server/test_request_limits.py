@@ -8,9 +8,9 @@ import asyncio
 
 import grpc
 import pytest
-from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, trace_service_pb2, trace_service_pb2_grpc
 
-from server.config import Settings
+from evigate.server.config import Settings
+from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, trace_service_pb2, trace_service_pb2_grpc
 from tests.server.conftest import HIGH_CPU_EN, AppFactory, slow_agents
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import grpc
 import pytest
+
+from evigate.server.app import App
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -22,8 +24,6 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
     verdict_pb2,
 )
-
-from server.app import App
 from tests.server.conftest import HIGH_CPU_EN, HIGH_CPU_ZH, AppFactory, slow_agents
 from tests.server.status import Decoded, decode
 from tests.support.waiting import eventually

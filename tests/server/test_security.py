@@ -7,10 +7,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from evigate.v1 import trace_service_pb2, trace_service_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from server.config import load_settings
+from evigate.server.config import load_settings
+from evigate.v1 import trace_service_pb2, trace_service_pb2_grpc
 from tests.server.certs import Certs, make_certs
 from tests.server.conftest import VENV_BIN, AppFactory, free_port, slow_agents
 

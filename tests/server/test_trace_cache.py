@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
-from evigate.v1 import session_pb2, trace_service_pb2
 
-from server.usecases.trace_cache import TraceCache
+from evigate.server.usecases.trace_cache import TraceCache
+from evigate.v1 import session_pb2, trace_service_pb2
 
 Reply = trace_service_pb2.GetTraceResponse
 

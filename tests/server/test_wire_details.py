@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import grpc
 import pytest
-from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, trace_service_pb2, trace_service_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from storage import migrate
+from evigate.storage import migrate
+from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, trace_service_pb2, trace_service_pb2_grpc
 from tests.server.conftest import HIGH_CPU_EN, AppFactory
 from tests.server.status import decode
 from tests.server.tcp_proxy import TcpProxy

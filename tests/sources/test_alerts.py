@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from server.sources.alert_history import AlertHistory, alert_history
-from server.sources.alertmanager import Alertmanager, AmAlert
-from server.sources.prometheus import Prometheus
-from server.sources.series_text import fmt_time
+from evigate.server.sources.alert_history import AlertHistory, alert_history
+from evigate.server.sources.alertmanager import Alertmanager, AmAlert
+from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.series_text import fmt_time
 
 from .conftest import eventually, settings
 from .exporter import Exporter

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from server.sources.config import SourceConfigError, SourceSettings, sources_config
+from evigate.server.sources.config import SourceConfigError, SourceSettings, sources_config
 
 
 def test_a_flag_beats_the_environment_which_beats_the_file() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from server.sources.evidence import promql_evidence
-from server.sources.prom_types import QueryResult, RangeSpec, Sample, Series
-from server.sources.prometheus import Prometheus
-from server.sources.series_text import result_texts
+from evigate.server.sources.evidence import promql_evidence
+from evigate.server.sources.prom_types import QueryResult, RangeSpec, Sample, Series
+from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.series_text import result_texts
 
 from .conftest import Store
 from .exporter import Exporter

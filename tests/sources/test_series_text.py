@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rules.text import scan
-from server.sources.prom_types import QueryResult, RangeSpec, Sample, Series
-from server.sources.series_text import fmt_duration, fmt_number, fmt_time, fmt_value, result_texts
+from evigate.rules.text import scan
+from evigate.server.sources.prom_types import QueryResult, RangeSpec, Sample, Series
+from evigate.server.sources.series_text import fmt_duration, fmt_number, fmt_time, fmt_value, result_texts
 
 T0 = datetime(2026, 7, 8, 10, 0, tzinfo=UTC).timestamp()
 LABELS = {"__name__": "http_error_ratio", "service": "payment-service", "route": "/api/pay", "env": "prod eu"}

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from server.sources.evidence import signal_evidence
-from server.sources.matching import ServiceMatch
-from server.sources.prom_types import QueryResult
-from server.sources.prometheus import Prometheus
-from server.sources.series_text import result_texts
-from server.sources.signals import SignalCatalogError, SignalResult, load_catalog, resolve
+from evigate.server.sources.evidence import signal_evidence
+from evigate.server.sources.matching import ServiceMatch
+from evigate.server.sources.prom_types import QueryResult
+from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.series_text import result_texts
+from evigate.server.sources.signals import SignalCatalogError, SignalResult, load_catalog, resolve
 
 from .conftest import Store
 from .exporter import Exporter

@@ -10,7 +10,7 @@ from typing import Any
 import pymysql
 from sqlalchemy import event
 
-from storage import Database, RoundRecord
+from evigate.storage import Database, RoundRecord
 
 VERIFIER = {
     "verdict": "PASS",

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import select
 
-from server.deadline import Deadline
-from server.tools import SessionToolBox, build_backend
-from storage import Database
-from storage.rows import CASE
+from evigate.server.deadline import Deadline
+from evigate.server.tools import SessionToolBox, build_backend
+from evigate.storage import Database
+from evigate.storage.rows import CASE
 
 ANSWER = "当前查询检索到 checkout 服务的 OrderLockTimeoutException：订单锁等待超时。"
 

@@ -14,8 +14,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
-from storage import Database, DatabaseUnavailable, SchemaOutOfDate, migrate
-from storage.runner import Failure, Runner, classify
+from evigate.storage import Database, DatabaseUnavailable, SchemaOutOfDate, migrate
+from evigate.storage.runner import Failure, Runner, classify
 from tests.storage.storage_helpers import kill_mysql_connection
 
 
@@ -190,7 +190,7 @@ async def _pinged_reads(url: str, bypass_seconds: float, monkeypatch: pytest.Mon
     """How many pre-pings five reads in a row cost with the given alive-bypass window."""
     from sqlalchemy.dialects.mysql.aiomysql import MySQLDialect_aiomysql
 
-    import storage.db
+    from evigate.storage import db as storage_db
 
     pings: list[int] = []
     original = MySQLDialect_aiomysql.do_ping
@@ -200,7 +200,7 @@ async def _pinged_reads(url: str, bypass_seconds: float, monkeypatch: pytest.Mon
         return bool(original(self, dbapi_connection))
 
     monkeypatch.setattr(MySQLDialect_aiomysql, "do_ping", counting)
-    monkeypatch.setattr(storage.db, "PING_BYPASS_SECONDS", bypass_seconds)
+    monkeypatch.setattr(storage_db, "PING_BYPASS_SECONDS", bypass_seconds)
     db = await Database.open(url, pool_size=1)
     try:
         for _ in range(5):
@@ -222,11 +222,11 @@ async def test_mysql_pre_ping_skips_connections_returned_moments_ago(
 async def test_mysql_connection_killed_inside_the_bypass_window_is_replaced(
     mysql_database_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import storage.db
+    from evigate.storage import db as storage_db
 
     url = mysql_database_factory()
     await migrate(url)
-    monkeypatch.setattr(storage.db, "PING_BYPASS_SECONDS", 3600.0)
+    monkeypatch.setattr(storage_db, "PING_BYPASS_SECONDS", 3600.0)
     db = await Database.open(url, pool_size=1)
     try:
         await db.repo.create_session("s", "q", "zh", "o")

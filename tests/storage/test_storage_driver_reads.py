@@ -11,10 +11,10 @@ import pymysql
 import pytest
 from sqlalchemy import text, update
 
-import storage.repository
-from storage import Database, DatabaseUnavailable, migrate
-from storage.driver_reads import DriverReads
-from storage.rows import SESSION
+from evigate.storage import Database, DatabaseUnavailable, migrate
+from evigate.storage import repository as storage_repository
+from evigate.storage.driver_reads import DriverReads
+from evigate.storage.rows import SESSION
 from tests.storage.storage_helpers import finished_session, kill_mysql_connection, sql_statements
 
 # The driver path exists on MariaDB only: these tests take tests/conftest.py's `db` on that backend.
@@ -138,7 +138,7 @@ async def test_a_known_case_still_reads_the_feedback_another_writer_changed(data
 
 
 async def test_known_case_ids_are_bounded(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(storage.repository, "KNOWN_CASE_IDS", 2)
+    monkeypatch.setattr(storage_repository, "KNOWN_CASE_IDS", 2)
     cases = {}
     for name in ("a", "b", "c"):
         await finished_session(db, name)

@@ -10,8 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from sqlalchemy import func, select
 
-from storage import Database, NoAnswer, SessionNotFound
-from storage.rows import CASE
+from evigate.storage import Database, NoAnswer, SessionNotFound
+from evigate.storage.rows import CASE
 from tests.storage.storage_helpers import finished_session, useful_feedback_worker
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from storage import Database
+from evigate.storage import Database
 from tests.storage.storage_helpers import finished_session
 
 KIND = "evidence_score"
@@ -80,7 +80,7 @@ async def test_fail_job_backs_off_then_fails_keeping_the_error(db: Database) -> 
     async with db.engine.connect() as conn:
         from sqlalchemy import select
 
-        from storage.rows import JOB
+        from evigate.storage.rows import JOB
 
         error = (await conn.execute(select(JOB.c.last_error).where(JOB.c.id == job_id))).scalar_one()
     assert error == "boom 3 错误"

@@ -20,9 +20,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from storage import Database, migrate
-from storage.migration import current_revision, downgrade, head_revision
-from storage.models import Base
+from evigate.storage import Database, migrate
+from evigate.storage.migration import current_revision, downgrade, head_revision
+from evigate.storage.models import Base
 from tests.storage.storage_helpers import open_fresh_sqlite_worker
 
 DDL = Path(__file__).resolve().parents[2] / "storage" / "schema_mysql.sql"

@@ -6,7 +6,7 @@ from datetime import UTC
 
 import pytest
 
-from storage import Database, SessionAlreadyExists, SessionNotFound
+from evigate.storage import Database, SessionAlreadyExists, SessionNotFound
 from tests.storage.storage_helpers import VERIFIER, finished_session, round_record
 
 UNICODE = "HikariCP 连接池耗尽 🔥🚀 — ошибка"

@@ -14,8 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from storage import Database, migrate
-from storage.errors import DatabaseUnavailable
+from evigate.storage import Database, migrate
+from evigate.storage.errors import DatabaseUnavailable
 
 TIMEOUT_S = 0.5
 SLOW = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage import Database, InvalidPageToken
+from evigate.storage import Database, InvalidPageToken
 from tests.storage.storage_helpers import finished_session, round_record, sql_statements
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from server.tools import TOOL_NAMES, openai_schemas
+from evigate.server.tools import TOOL_NAMES, openai_schemas
 from tests.tools.conftest import Harness
 
 BAD_ARGUMENTS = [

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.deadline import Deadline
-from server.tools import build_backend, demo_data_dir
+from evigate.server.deadline import Deadline
+from evigate.server.tools import build_backend, demo_data_dir
 from tests.tools.conftest import Harness, MemoryCases
 
 SERVICES = {"payment-service", "order-service", "inventory-service", "user-service", "gateway"}

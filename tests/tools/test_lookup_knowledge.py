@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from server.deadline import Deadline
-from server.tools import KnowledgeQuery, SessionToolBox, build_backend
+from evigate.server.deadline import Deadline
+from evigate.server.tools import KnowledgeQuery, SessionToolBox, build_backend
 from tests.tools.conftest import (
     Case,
     Harness,

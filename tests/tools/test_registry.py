@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from rules import gatekeeper
-from rules.catalog import load_catalog
-from rules.enums import ClaimType, ToolName
-from rules.types import GatekeeperOutcome, InvocationFacts
-from server.agents.llm.prompt_loader import render_tools
-from server.deadline import Deadline
-from server.skills import KNOWN_TOOLS
-from server.tools import SessionToolBox, ToolBackend, build_backend, refs
-from server.tools import args as tool_args
-from server.tools.backend import JSON
-from server.tools.registry import BUILTIN_TOOLS, ToolRegistry, default_registry
-from server.tools.tool import Answer, Tool
+from evigate.rules import gatekeeper
+from evigate.rules.catalog import load_catalog
+from evigate.rules.enums import ClaimType, ToolName
+from evigate.rules.types import GatekeeperOutcome, InvocationFacts
+from evigate.server.agents.llm.prompt_loader import render_tools
+from evigate.server.deadline import Deadline
+from evigate.server.skills import KNOWN_TOOLS
+from evigate.server.tools import SessionToolBox, ToolBackend, build_backend, refs
+from evigate.server.tools import args as tool_args
+from evigate.server.tools.backend import JSON
+from evigate.server.tools.registry import BUILTIN_TOOLS, ToolRegistry, default_registry
+from evigate.server.tools.tool import Answer, Tool
 from tests.rules.session import binding, claim, output
 from tests.tools.conftest import MemoryCases, MemoryRecorder
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from server.skills import SKILLS_DIR, SkillCatalogError, load_skills
+from evigate.server.skills import SKILLS_DIR, SkillCatalogError, load_skills
 
 GOOD = {
     "name": "diagnose-disk",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.deadline import Deadline
-from server.tools import CaseSource, InvocationRecorder, SessionToolBox, build_backend
-from storage import Database, Repository, default_sqlite_url
+from evigate.server.deadline import Deadline
+from evigate.server.tools import CaseSource, InvocationRecorder, SessionToolBox, build_backend
+from evigate.storage import Database, Repository, default_sqlite_url
 
 
 def _fits(repo: Repository) -> tuple[InvocationRecorder, CaseSource]:

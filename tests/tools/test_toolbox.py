@@ -3,9 +3,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from server.agents.base import ToolCallResult
-from server.deadline import Deadline
-from server.tools import (
+from evigate.server.agents.base import ToolCallResult
+from evigate.server.deadline import Deadline
+from evigate.server.tools import (
     KnowledgeHits,
     KnowledgeQuery,
     LogsQuery,

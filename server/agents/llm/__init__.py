@@ -1,13 +1,13 @@
 """The llm agent backend: any OpenAI-compatible chat-completions endpoint, through `openai`."""
 
-from server.agents.llm.agents import (
+from evigate.server.agents.llm.agents import (
     LLMComposer,
     LLMExecutor,
     LLMPlanner,
     LLMVerifier,
     build_llm_backend,
 )
-from server.agents.llm.client import (
+from evigate.server.agents.llm.client import (
     ChatReply,
     LLMClient,
     LLMError,
@@ -16,8 +16,8 @@ from server.agents.llm.client import (
     ToolCallRequest,
     extract_json,
 )
-from server.agents.llm.prompt_loader import Prompt, PromptError, load_prompt
-from server.agents.llm.settings import JsonMode, LLMSettings, Stage
+from evigate.server.agents.llm.prompt_loader import Prompt, PromptError, load_prompt
+from evigate.server.agents.llm.settings import JsonMode, LLMSettings, Stage
 
 __all__ = [
     "ChatReply",

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from server.agents.base import (
+from evigate.server.agents.base import (
     JSON,
     AgentBackend,
     ExecutorOutput,
@@ -16,11 +16,11 @@ from server.agents.base import (
     StageOutput,
     ToolCallResult,
 )
-from server.agents.llm import contracts
-from server.agents.llm.client import ChatReply, LLMClient, LLMOutputError, ToolCallRequest
-from server.agents.llm.prompt_loader import echo_phrases, load_prompt
-from server.agents.llm.settings import LLMSettings
-from server.deadline import Deadline
+from evigate.server.agents.llm import contracts
+from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError, ToolCallRequest
+from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
+from evigate.server.agents.llm.settings import LLMSettings
+from evigate.server.deadline import Deadline
 
 log = logging.getLogger("evigate.llm")
 

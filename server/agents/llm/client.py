@@ -19,10 +19,10 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from server.agents.base import UnusableOutputError
-from server.agents.llm.settings import LLMSettings, Stage
-from server.deadline import Deadline, DeadlineExceeded
-from server.jsontext import find_json_object
+from evigate.server.agents.base import UnusableOutputError
+from evigate.server.agents.llm.settings import LLMSettings, Stage
+from evigate.server.deadline import Deadline, DeadlineExceeded
+from evigate.server.jsontext import find_json_object
 
 JSON = dict[str, Any]
 

@@ -8,8 +8,8 @@ import math
 from collections.abc import Collection
 from typing import Any
 
-from rules.enums import Verdict
-from server.agents.llm.client import LLMOutputError
+from evigate.rules.enums import Verdict
+from evigate.server.agents.llm.client import LLMOutputError
 
 JSON = dict[str, Any]
 VERDICTS = tuple(Verdict)

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from server.agents.llm.settings import STAGES, Stage
-from server.tools.registry import ToolRegistry, default_registry
+from evigate.server.agents.llm.settings import STAGES, Stage
+from evigate.server.tools.registry import ToolRegistry, default_registry
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _VERSION = re.compile(r"^[a-z]+-v[0-9]+[a-z0-9.-]*$")
@@ -92,6 +92,6 @@ def load_prompt(stage: Stage) -> Prompt:
 def _load(stage: str) -> Prompt:
     if stage not in STAGES:
         raise PromptError(f"unknown stage {stage!r}")
-    source = resources.files("server.agents.llm.prompts").joinpath(f"{stage}.md").read_text("utf-8")
+    source = resources.files("evigate.server.agents.llm.prompts").joinpath(f"{stage}.md").read_text("utf-8")
     prompt = parse_prompt(stage, source)
     return Prompt(prompt.stage, prompt.version, render_tools(prompt.text, default_registry()))

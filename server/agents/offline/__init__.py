@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from server.agents.base import AgentBackend
-from server.agents.offline.composer import OfflineComposer
-from server.agents.offline.executor import OfflineExecutor
-from server.agents.offline.planner import OfflinePlanner
-from server.agents.offline.verifier import OfflineVerifier
-from server.agents.offline.vocabulary import KNOWN_SERVICES
+from evigate.server.agents.base import AgentBackend
+from evigate.server.agents.offline.composer import OfflineComposer
+from evigate.server.agents.offline.executor import OfflineExecutor
+from evigate.server.agents.offline.planner import OfflinePlanner
+from evigate.server.agents.offline.verifier import OfflineVerifier
+from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES
 
 __all__ = [
     "OfflineComposer",

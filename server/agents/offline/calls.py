@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rules.enums import ToolName
-from server.agents.offline.entities import Entities
-from server.agents.offline.vocabulary import LogTerm
+from evigate.rules.enums import ToolName
+from evigate.server.agents.offline.entities import Entities
+from evigate.server.agents.offline.vocabulary import LogTerm
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
 MAX_SERVICES = 2

@@ -10,13 +10,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rules.enums import CallStatus, EvidenceStatus, ToolName
-from rules.types import EvidenceRef as Ref
-from rules.types import parse_evidence_refs
-from server.agents.base import JSON, ToolCallResult
-from server.agents.offline.calls import PlannedCall, describe_call
-from server.agents.offline.facts import critical_facts, fact_supported
-from server.agents.offline.vocabulary import LogTerm
+from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
+from evigate.rules.types import EvidenceRef as Ref
+from evigate.rules.types import parse_evidence_refs
+from evigate.server.agents.base import JSON, ToolCallResult
+from evigate.server.agents.offline.calls import PlannedCall, describe_call
+from evigate.server.agents.offline.facts import critical_facts, fact_supported
+from evigate.server.agents.offline.vocabulary import LogTerm
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from server.agents.base import JSON, StageOutput
-from server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
-from server.deadline import Deadline
+from evigate.server.agents.base import JSON, StageOutput
+from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
+from evigate.server.deadline import Deadline
 
 PROMPT_VERSION = "offline-composer-v1"
 

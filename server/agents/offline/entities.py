@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from server.agents.offline.subjects import (
+from evigate.server.agents.offline.subjects import (
     _with_subjects,
 )
-from server.agents.offline.vocabulary import (
+from evigate.server.agents.offline.vocabulary import (
     _ALERT_MARKERS,
     _ASCII_LEFT,
     _ASCII_RIGHT,

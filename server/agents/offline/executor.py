@@ -12,12 +12,12 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rules.enums import CallStatus, EvidenceStatus, ToolName
-from server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
-from server.agents.offline import claims as c
-from server.agents.offline.calls import PlannedCall, describe_call, plan_calls
-from server.agents.offline.entities import extract
-from server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
+from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
+from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
+from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline.calls import PlannedCall, describe_call, plan_calls
+from evigate.server.agents.offline.entities import extract
+from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rules import guard
-from rules.text import critical_tokens, tokenize
+from evigate.rules import guard
+from evigate.rules.text import critical_tokens, tokenize
 
 NEGATIVE_PHRASES_ZH: tuple[str, ...] = (
     "当前查询未检索到",

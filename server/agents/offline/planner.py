@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from server.agents.base import JSON, Skill, StageOutput
-from server.agents.offline.calls import describe_call, plan_calls
-from server.agents.offline.entities import Entities, extract
-from server.agents.offline.vocabulary import KNOWN_SERVICES
-from server.deadline import Deadline
+from evigate.server.agents.base import JSON, Skill, StageOutput
+from evigate.server.agents.offline.calls import describe_call, plan_calls
+from evigate.server.agents.offline.entities import Entities, extract
+from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES
+from evigate.server.deadline import Deadline
 
 PROMPT_VERSION = "offline-planner-v1"
 # An alert-name match is an exact key; a keyword can be incidental.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from server.agents.offline.vocabulary import (
+from evigate.server.agents.offline.vocabulary import (
     _ASCII_LEFT,
     _ASCII_RIGHT,
     _CAMEL_RE,

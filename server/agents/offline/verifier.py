@@ -15,18 +15,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rules.enums import Severity, ToolName, Verdict
-from server.agents.base import JSON, StageOutput
-from server.agents.offline.entities import extract
-from server.agents.offline.facts import (
+from evigate.rules.enums import Severity, ToolName, Verdict
+from evigate.server.agents.base import JSON, StageOutput
+from evigate.server.agents.offline.entities import extract
+from evigate.server.agents.offline.facts import (
     critical_facts,
     has_scoped_negative_phrase,
     is_no_evidence_text,
     is_overstatement,
     unsupported,
 )
-from server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
-from server.deadline import Deadline
+from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
+from evigate.server.deadline import Deadline
 
 PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = ("observation", "negative_observation")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from server.tools.backend import TimeWindow, ToolError
+from evigate.server.tools.backend import TimeWindow, ToolError
 
 from .config import LogConfig
 from .events import LogEvent, SkippedLine, SkipReport, normalize_level

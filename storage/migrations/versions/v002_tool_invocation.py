@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.models import MYSQL_TABLE_ARGS
-from storage.types import BigIntPk, Float64, Json, UtcDateTime
+from evigate.storage.models import MYSQL_TABLE_ARGS
+from evigate.storage.types import BigIntPk, Float64, Json, UtcDateTime
 
 revision = "v002"
 down_revision = "v001"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.types import LongText
+from evigate.storage.types import LongText
 
 revision = "v008"
 down_revision = "v007"

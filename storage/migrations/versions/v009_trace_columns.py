@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.types import Json
+from evigate.storage.types import Json
 
 revision = "v009"
 down_revision = "v008"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.types import UtcDateTime, utcnow
+from evigate.storage.types import UtcDateTime, utcnow
 
 revision = "v012"
 down_revision = "v011"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from server.agents.base import JSON, ToolCallResult
-from server.agents.llm import LLMClient, LLMSettings
-from server.deadline import Deadline
+from evigate.server.agents.base import JSON, ToolCallResult
+from evigate.server.agents.llm import LLMClient, LLMSettings
+from evigate.server.deadline import Deadline
 from tests.support.fake_openai import FakeOpenAI
 
 SECRET = "sk-test-SECRET-0123456789"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from server.agents.base import ExecutorTask, Skill
-from server.agents.llm import (
+from evigate.server.agents.base import ExecutorTask, Skill
+from evigate.server.agents.llm import (
     LLMClient,
     LLMComposer,
     LLMExecutor,
@@ -19,7 +19,7 @@ from server.agents.llm import (
     LLMVerifier,
     build_llm_backend,
 )
-from server.deadline import Deadline, DeadlineExceeded
+from evigate.server.deadline import Deadline, DeadlineExceeded
 from tests.agents.llm.conftest import ALERT, FakeToolBox
 from tests.support.fake_openai import (
     FakeOpenAI,

@@ -8,8 +8,14 @@ import time
 
 import pytest
 
-from server.agents.llm import LLMClient, LLMOutputError, LLMSettings, LLMUnavailableError, extract_json
-from server.deadline import Deadline, DeadlineExceeded
+from evigate.server.agents.llm import (
+    LLMClient,
+    LLMOutputError,
+    LLMSettings,
+    LLMUnavailableError,
+    extract_json,
+)
+from evigate.server.deadline import Deadline, DeadlineExceeded
 from tests.support.fake_openai import Disconnect, Error, FakeOpenAI, Hang, Raw, reply
 
 MESSAGES = [{"role": "user", "content": "hello"}]

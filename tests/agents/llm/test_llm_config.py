@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from server.agents.llm import LLMClient, LLMSettings, LLMUnavailableError, PromptError, load_prompt
-from server.agents.llm.prompt_loader import parse_prompt
-from server.deadline import Deadline
+from evigate.server.agents.llm import LLMClient, LLMSettings, LLMUnavailableError, PromptError, load_prompt
+from evigate.server.agents.llm.prompt_loader import parse_prompt
+from evigate.server.deadline import Deadline
 from tests.agents.llm.conftest import SECRET
 from tests.support.fake_openai import Error, FakeOpenAI, reply
 

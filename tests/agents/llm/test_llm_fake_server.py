@@ -12,8 +12,8 @@ import urllib.request
 
 import pytest
 
-from server.agents.llm import LLMClient, LLMSettings, LLMUnavailableError
-from server.deadline import Deadline
+from evigate.server.agents.llm import LLMClient, LLMSettings, LLMUnavailableError
+from evigate.server.deadline import Deadline
 from tests.support.fake_openai import FakeOpenAI, Hang, Reply, reply
 
 MESSAGES = [{"role": "user", "content": "hi"}]

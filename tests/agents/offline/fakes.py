@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from rules import gatekeeper
-from rules.types import InvocationFacts
-from server.agents.base import JSON, ExecutorTask, ToolCallResult
-from server.deadline import Deadline
+from evigate.rules import gatekeeper
+from evigate.rules.types import InvocationFacts
+from evigate.server.agents.base import JSON, ExecutorTask, ToolCallResult
+from evigate.server.deadline import Deadline
 
 WORLD_NOW = datetime(2026, 7, 8, 23, 30, tzinfo=UTC)
 

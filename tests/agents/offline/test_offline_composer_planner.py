@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rules import guard
-from server.agents.base import JSON, Skill
-from server.agents.offline.composer import OfflineComposer, compose
-from server.agents.offline.planner import OfflinePlanner
-from server.deadline import Deadline
+from evigate.rules import guard
+from evigate.server.agents.base import JSON, Skill
+from evigate.server.agents.offline.composer import OfflineComposer, compose
+from evigate.server.agents.offline.planner import OfflinePlanner
+from evigate.server.deadline import Deadline
 
 POSITIVE: JSON = {
     "claim_id": "claim-1",

@@ -6,16 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from rules import gatekeeper, guard
-from rules.types import InvocationFacts
-from server.agents.base import JSON, ExecutorTask
-from server.agents.offline import build_offline_backend
-from server.deadline import Deadline
-from server.pipeline import material
-from server.pipeline.parse import parse_executor_output
-from server.skills import load_skills
-from server.tools import SessionToolBox, build_backend
-from storage.records import CaseRecord
+from evigate.rules import gatekeeper, guard
+from evigate.rules.types import InvocationFacts
+from evigate.server.agents.base import JSON, ExecutorTask
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import material
+from evigate.server.pipeline.parse import parse_executor_output
+from evigate.server.skills import load_skills
+from evigate.server.tools import SessionToolBox, build_backend
+from evigate.storage.records import CaseRecord
 
 
 class NoCases:

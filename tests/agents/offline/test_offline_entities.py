@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from server.agents.offline.entities import extract
+from evigate.server.agents.offline.entities import extract
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from server.agents.base import JSON
-from server.agents.offline.executor import OfflineExecutor
-from server.agents.offline.facts import critical_facts, fact_supported
-from server.pipeline.parse import parse_executor_output
+from evigate.server.agents.base import JSON
+from evigate.server.agents.offline.executor import OfflineExecutor
+from evigate.server.agents.offline.facts import critical_facts, fact_supported
+from evigate.server.pipeline.parse import parse_executor_output
 from tests.agents.offline.fakes import FakeToolBox, make_task
 
 HIKARI = "HikariCP|HikariPool|Connection is not available"

@@ -8,9 +8,9 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.agents.offline.executor import OfflineExecutor
-from server.agents.offline.verifier import verify
-from server.pipeline.parse import parse_executor_output
+from evigate.server.agents.offline.executor import OfflineExecutor
+from evigate.server.agents.offline.verifier import verify
+from evigate.server.pipeline.parse import parse_executor_output
 from tests.agents.offline.fakes import FakeToolBox, gatekeeper_result, make_task
 
 SERVICES = ["payment-service", "order-service", "inventory-service", "user-service", "api-gateway"]

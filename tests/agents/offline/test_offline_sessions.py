@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from rules import guard
-from rules import verdict as verdict_rules
-from server.agents.base import JSON, Skill
-from server.agents.offline import build_offline_backend
-from server.deadline import Deadline
-from server.pipeline import material
-from server.pipeline.parse import parse_executor_output
+from evigate.rules import guard
+from evigate.rules import verdict as verdict_rules
+from evigate.server.agents.base import JSON, Skill
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import material
+from evigate.server.pipeline.parse import parse_executor_output
 from tests.agents.offline.fakes import FakeToolBox, gatekeeper_result, make_task
 
 SKILLS = [

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from server.agents.base import JSON
-from server.agents.offline.entities import extract
-from server.agents.offline.executor import OfflineExecutor
-from server.agents.offline.verifier import verify
-from server.pipeline.parse import parse_executor_output
+from evigate.server.agents.base import JSON
+from evigate.server.agents.offline.entities import extract
+from evigate.server.agents.offline.executor import OfflineExecutor
+from evigate.server.agents.offline.verifier import verify
+from evigate.server.pipeline.parse import parse_executor_output
 from tests.agents.offline.fakes import FakeToolBox, make_task
 from tests.agents.offline.test_offline_demo_world import session
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from server.agents.base import JSON
-from server.agents.offline.facts import critical_facts, fact_supported
-from server.agents.offline.verifier import OfflineVerifier, verify
-from server.deadline import Deadline
+from evigate.server.agents.base import JSON
+from evigate.server.agents.offline.facts import critical_facts, fact_supported
+from evigate.server.agents.offline.verifier import OfflineVerifier, verify
+from evigate.server.deadline import Deadline
 
 ALERT = "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=critical"
 LOG = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.sources.logs import LogConfig, LogReader, LogSearch, SearchResult, UserPattern
+from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, SearchResult, UserPattern
 
 SAMPLES = Path(__file__).parent / "samples"
 

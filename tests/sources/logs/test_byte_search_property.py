@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.sources.logs import LogConfig, LogReader, LogSearch
+from evigate.server.sources.logs import LogConfig, LogReader, LogSearch
 
 TEXT = st.text(
     alphabet=st.sampled_from([*list("abcXYZ 019=:/\"\\<>&'库存失败é-_."), "\t"]), min_size=1, max_size=24

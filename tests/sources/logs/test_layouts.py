@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.sources.logs import LogConfig
-from server.sources.logs.layouts import discover, service_of_pod
+from evigate.server.sources.logs import LogConfig
+from evigate.server.sources.logs.layouts import discover, service_of_pod
 from tests.sources.logs.readerkit import SAMPLES
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.sources.logs import LogConfig
-from server.sources.logs.layouts import LogSource
-from server.sources.logs.reader import Draft, FileFormat, StreamParser, finish, raw_lines
+from evigate.server.sources.logs import LogConfig
+from evigate.server.sources.logs.layouts import LogSource
+from evigate.server.sources.logs.reader import Draft, FileFormat, StreamParser, finish, raw_lines
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.sources.logs.multiline import Continuations, exception_chain
+from evigate.server.sources.logs.multiline import Continuations, exception_chain
 
 JAVA = """\
 org.springframework.jdbc.CannotGetJdbcConnectionException: Failed to obtain JDBC Connection

@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from server.sources.logs import FieldNames, UserPattern
-from server.sources.logs.events import normalize_level, parse_time
-from server.sources.logs.jsonlines import JsonLines
-from server.sources.logs.logfmt import Logfmt, parse_pairs
-from server.sources.logs.textlines import LEADING_TIMESTAMP, RegexFormat
+from evigate.server.sources.logs import FieldNames, UserPattern
+from evigate.server.sources.logs.events import normalize_level, parse_time
+from evigate.server.sources.logs.jsonlines import JsonLines
+from evigate.server.sources.logs.logfmt import Logfmt, parse_pairs
+from evigate.server.sources.logs.textlines import LEADING_TIMESTAMP, RegexFormat
 
 T = datetime(2026, 7, 8, 23, 5, 28, tzinfo=UTC)
 SHANGHAI = timezone(timedelta(hours=8))

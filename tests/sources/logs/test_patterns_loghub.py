@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from server.sources.logs.patterns import group_messages
-from server.sources.logs.textformats import detect_text_format
+from evigate.server.sources.logs.patterns import group_messages
+from evigate.server.sources.logs.textformats import detect_text_format
 
 # CI clones the repository beside a copy of shared/.
 LOGHUB = Path(__file__).resolve().parents[3] / ".." / "shared" / "loghub"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.sources.logs.masking import mask
+from evigate.server.sources.logs.masking import mask
 
 TABLE = [
     # numbers, decimals, negative numbers

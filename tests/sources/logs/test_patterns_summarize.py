@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from server.sources.logs.patterns import MinerSettings, Pattern, pattern_ref_text, summarize
-from server.sources.logs.textformats import ParsedLine
+from evigate.server.sources.logs.patterns import MinerSettings, Pattern, pattern_ref_text, summarize
+from evigate.server.sources.logs.textformats import ParsedLine
 
 START = datetime(2026, 1, 2, 9, 58, 1, tzinfo=UTC)
 

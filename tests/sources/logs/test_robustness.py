@@ -7,7 +7,7 @@ import json
 import random
 from pathlib import Path
 
-from server.sources.logs import LogConfig, LogReader, LogSearch
+from evigate.server.sources.logs import LogConfig, LogReader, LogSearch
 
 
 def _json(moment: str, message: str, level: str = "INFO") -> bytes:

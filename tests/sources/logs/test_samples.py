@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.sources.logs import LogEvent, LogSearch
+from evigate.server.sources.logs import LogEvent, LogSearch
 from tests.sources.logs.readerkit import everything, reader
 
 CHECKOUT = "var/log/pods/shop_checkout-7d9f8b6c5d-x2kqz_3f2a9c1e-8b7d-4e6f-a5c4-1d2e3f4a5b6c/checkout"
@@ -205,7 +205,7 @@ def _answer(event: LogEvent) -> tuple[object, ...]:
     ],
 )
 def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) -> None:
-    from server.tools.backend import TimeWindow
+    from evigate.server.tools.backend import TimeWindow
 
     if "window" in filters:
         since, until = str(filters.pop("window")).split("/")
@@ -219,8 +219,8 @@ def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) ->
 
 
 def test_result_items_hold_the_first_line_and_the_exception_chain() -> None:
-    from server.sources.logs.items import log_item, skipped_summary
-    from server.tools.query_logs import log_text
+    from evigate.server.sources.logs.items import log_item, skipped_summary
+    from evigate.server.tools.query_logs import log_text
 
     result = everything("plain", service="order-service", keyword="O1002")
     item = log_item(result.events[0])

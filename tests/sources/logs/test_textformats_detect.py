@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from server.sources.logs.textformats import detect_text_format, shipped_format, user_format
+from evigate.server.sources.logs.textformats import detect_text_format, shipped_format, user_format
 
 LOGBACK_WITH_TRACE = [
     "2026-03-04 14:03:22.917 [main] ERROR com.example.shop.CheckoutService - checkout failed for cart 8841",

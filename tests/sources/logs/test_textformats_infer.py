@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from server.sources.logs.headers import infer_header_format, text_format_for
-from server.sources.logs.timestamps import Clock
+from evigate.server.sources.logs.headers import infer_header_format, text_format_for
+from evigate.server.sources.logs.timestamps import Clock
 
 # A made-up appliance log: sequence number, node, syslog-style time, subsystem code, level, message.
 APPLIANCE = [

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from server.sources.logs.textformats import detect_text_format, shipped_format, shipped_formats
-from server.sources.logs.timestamps import Clock
+from evigate.server.sources.logs.textformats import detect_text_format, shipped_format, shipped_formats
+from evigate.server.sources.logs.timestamps import Clock
 
 
 @dataclass(frozen=True)

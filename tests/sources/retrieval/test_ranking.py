@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from server.sources.retrieval.lexical import Bm25, LexicalScores
-from server.sources.retrieval.ranking import DenseScores, RankingConfig, key_pattern, rank
+from evigate.server.sources.retrieval.lexical import Bm25, LexicalScores
+from evigate.server.sources.retrieval.ranking import DenseScores, RankingConfig, key_pattern, rank
 
 # Three documents; document 0 has two blocks.
 DOC_OF_BLOCK = np.array([0, 0, 1, 2], dtype=np.int64)

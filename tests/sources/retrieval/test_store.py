@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from server.sources.retrieval.store import MemoryVectorStore, SqliteVectorStore, VectorStoreError
+from evigate.server.sources.retrieval.store import MemoryVectorStore, SqliteVectorStore, VectorStoreError
 
 
 async def test_sqlite_store_survives_reopening(tmp_path: Path) -> None:
