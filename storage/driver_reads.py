@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy.engine import Dialect
 
 from evigate.storage.errors import DatabaseUnavailable
-from evigate.storage.runner import Statement, is_connection_error
+from evigate.storage.failures import Statement, is_connection_error
 
 Connect = Callable[[], Awaitable[Any]]  # opens one aiomysql connection
 MAX_COMPILED = 64

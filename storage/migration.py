@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from evigate.storage.errors import DatabaseUnavailable
-from evigate.storage.runner import is_connection_error
+from evigate.storage.failures import is_connection_error
 from evigate.storage.urls import normalize_url
 
 SCRIPT_LOCATION = Path(__file__).resolve().parent / "migrations"

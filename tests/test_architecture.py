@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = ("server", "storage", "rules")
 # The protoc output (generated/evigate/v1, generated/evigate/bp): the wire contract's code.
@@ -196,3 +198,47 @@ def test_a_violation_names_file_line_and_rule(tmp_path: Path) -> None:
     _write(tmp_path, "rules/bad.py", "\n\nimport sqlalchemy\n")
     (message,) = map(str, violations(tmp_path))
     assert message.startswith("rules/bad.py:3: imports sqlalchemy, breaking rule 'rules-pure': rules must")
+
+
+def _module_graph(base: Path, root: str) -> dict[str, set[str]]:
+    """Module → the modules of the same tree it imports (an imported attribute counts as its module)."""
+    files = {module_name(p, base): p for p in sorted((base / root).rglob("*.py"))}
+    names = {name for name, _ in files}
+    graph: dict[str, set[str]] = {}
+    for (name, is_package), path in files.items():
+        targets = set()
+        for imp in imports_of(path.read_text(encoding="utf-8"), name, is_package):
+            target = imp.target if imp.target in names else imp.target.rpartition(".")[0]
+            if target in names and target != name:
+                targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("root", ["storage", "rules", "server/pipeline", "server/tools", "server/usecases"])
+def test_no_import_cycles(root: str) -> None:
+    """Modules of one package never import each other in a circle (TYPE_CHECKING imports too)."""
+    cycle = _cycle(_module_graph(REPO, root))
+    assert cycle is None, " → ".join(cycle or [])

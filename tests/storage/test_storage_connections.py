@@ -15,7 +15,8 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 
 from evigate.storage import Database, DatabaseUnavailable, SchemaOutOfDate, migrate
-from evigate.storage.runner import Failure, Runner, classify
+from evigate.storage.failures import Failure, classify
+from evigate.storage.runner import Runner
 from tests.storage.storage_helpers import kill_mysql_connection
 
 
