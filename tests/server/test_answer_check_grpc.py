@@ -14,6 +14,7 @@ import pytest
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.llm import build_llm_backend
 from evigate.server.app import App
+from evigate.server.cli import render
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,
@@ -133,7 +134,11 @@ async def test_a_lying_composer_never_reaches_the_user(
     assert trace.session.answer == reply.answer
     final_round = trace.rounds[-1]
     assert final_round.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
+    shown_by_cli = render.trace(trace)  # `evigate trace`: the refused text and why, never as the answer
+    assert text in shown_by_cli and "answer source: offline_fallback" in shown_by_cli
+    assert shown_by_cli.rstrip().endswith(reply.answer)
     rejected_rules = {v.rule_id for v in trace.answer_check_rejections[0].violations}
+    assert all(rule in shown_by_cli for rule in rejected_rules)
     for rule in rejected_rules:  # each refused output counts once per rule it broke
         counted = app.metrics.registry.get_sample_value(
             "evigate_answer_check_rejections_total", {"rule": rule}
