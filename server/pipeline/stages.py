@@ -19,7 +19,7 @@ from evigate.server.pipeline.events import ChatResult, StageEvent
 from evigate.server.pipeline.parse import parse_executor_output
 from evigate.server.pipeline.progress import Progress
 from evigate.server.tools import SessionToolBox, ToolBackend
-from evigate.storage.records import RoundRecord
+from evigate.storage.records import InvocationRecord, RoundRecord
 from evigate.storage.repository import Repository
 
 JSON = dict[str, Any]
@@ -85,8 +85,10 @@ class StageSequence:
         assert last is not None  # at least one round ran
 
         composer_input = material.composer_input(query, language, last.structured, last.gate, last.verdict)
-        invocations = await self._repo.list_invocations(session_id)
-        allowed = answer_check.material_for(composer_input, last.gate, invocations, agents.composer_phrases)
+        # The last round read every call of the session after its Executor ran; none came since.
+        allowed = answer_check.material_for(
+            composer_input, last.gate, last.invocations, agents.composer_phrases
+        )
         composed = await compose_answer(
             agents.composer,
             answer_check.grounded_input(composer_input, allowed),
@@ -183,7 +185,7 @@ class StageSequence:
         progress.rounds.append(
             material.verifier_evaluation(round_number, verdict, parse_status, structured, gate, summary, None)
         )
-        return _Round(record, structured, parse_status, gate, verdict)
+        return _Round(record, structured, parse_status, gate, verdict, invocations)
 
 
 @dataclass
@@ -193,6 +195,7 @@ class _Round:
     parse_status: JSON
     gate: JSON
     verdict: JSON
+    invocations: list[InvocationRecord]  # every call of the session, read after this round's Executor
 
 
 def _invocation_event(session_id: str, call: ToolCallResult) -> JSON:
