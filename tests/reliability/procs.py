@@ -35,6 +35,7 @@ from evigate.v1 import (
     trace_service_pb2,
     trace_service_pb2_grpc,
 )
+from tests.support.waiting import holds
 
 READY_TIMEOUT_S = 30.0
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -200,12 +201,7 @@ def self_evaluation(url: str, session_id: str) -> dict[str, Any] | None:
 
 async def wait_for(predicate: Callable[[], bool], within: float, what: str, interval: float = 0.1) -> None:
     """Bounded polling for a condition another process brings about."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        await asyncio.sleep(interval)
-    raise AssertionError(f"not within {within}s: {what}")
+    await holds(predicate, within=within, what=what, interval=interval)
 
 
 class Client:

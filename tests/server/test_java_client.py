@@ -38,28 +38,37 @@ def _run(*command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def test_java_client_calls_chat_feedback_and_trace(shared_server: ServerProcess, tmp_path: Path) -> None:
+def build_java(
+    tmp_path: Path, main: Path, *, includes: tuple[Path, ...] = (), protos: tuple[str, ...] = ()
+) -> tuple[Path, str]:
+    """Generates the Java classes of proto/ (plus `protos` found under `includes`) with Debian's
+    protoc and grpc_java_plugin and compiles them with `main`; returns (classes dir, classpath)."""
     for tool in TOOLS:
-        assert shutil.which(tool), f"{tool} missing; run .ci/run's apt-get line"
+        assert shutil.which(tool), f"{tool} missing: `python3 scripts/dev.py test` installs it"
     assert PLUGIN.exists(), "protobuf-compiler-grpc-java-plugin missing"
     generated, classes = tmp_path / "gen", tmp_path / "classes"
     generated.mkdir()
     classes.mkdir()
-    protos = sorted(
+    ours = sorted(
         str(p.relative_to(ROOT / "proto")) for p in (ROOT / "proto" / "evigate" / "v1").glob("*.proto")
     )
     _run(
-        "protoc", f"--plugin=protoc-gen-grpc-java={PLUGIN}", f"-I{ROOT / 'proto'}", f"-I{WELL_KNOWN}",
-        f"--java_out={generated}", f"--grpc-java_out={generated}", *protos,
+        "protoc", f"--plugin=protoc-gen-grpc-java={PLUGIN}", f"-I{ROOT / 'proto'}",
+        *(f"-I{d}" for d in includes), f"-I{WELL_KNOWN}",
+        f"--java_out={generated}", f"--grpc-java_out={generated}", *ours, *protos,
         cwd=tmp_path,
     )  # fmt: skip
-    sources = [str(p) for p in generated.rglob("*.java")]
     classpath = _classpath()
     _run(
         "javac", "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(classes),
-        *sources, str(Path(__file__).parent / "java" / "EvigateClient.java"),
+        *(str(p) for p in generated.rglob("*.java")), str(main),
         cwd=tmp_path,
     )  # fmt: skip
+    return classes, classpath
+
+
+def test_java_client_calls_chat_feedback_and_trace(shared_server: ServerProcess, tmp_path: Path) -> None:
+    classes, classpath = build_java(tmp_path, Path(__file__).parent / "java" / "EvigateClient.java")
     host, port = shared_server.address.rsplit(":", 1)
     result = _run(
         "java", "-cp", f"{classes}:{classpath}", "EvigateClient", host, port, SHARED_TOKEN,

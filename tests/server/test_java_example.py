@@ -6,11 +6,10 @@ GetTrace, SubmitFeedback and the decoded ErrorInfo / BadRequest of two failed ca
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from tests.server.conftest import ROOT, SHARED_TOKEN, ServerProcess
-from tests.server.test_java_client import PLUGIN, TOOLS, WELL_KNOWN, _classpath, _run
+from tests.server.test_java_client import _run, build_java
 
 EXAMPLE = ROOT / "examples" / "java"
 
@@ -18,27 +17,12 @@ EXAMPLE = ROOT / "examples" / "java"
 def test_the_java_example_runs_every_rpc_and_decodes_error_details(
     shared_server: ServerProcess, tmp_path: Path
 ) -> None:
-    for tool in TOOLS:
-        assert shutil.which(tool), f"{tool} missing: `python3 scripts/dev.py test` installs it"
-    assert PLUGIN.exists(), "protobuf-compiler-grpc-java-plugin missing"
-    generated, classes = tmp_path / "gen", tmp_path / "classes"
-    generated.mkdir()
-    classes.mkdir()
-    ours = sorted(
-        str(p.relative_to(ROOT / "proto")) for p in (ROOT / "proto" / "evigate" / "v1").glob("*.proto")
+    classes, classpath = build_java(
+        tmp_path,
+        EXAMPLE / "EvigateExample.java",
+        includes=(EXAMPLE / "proto",),
+        protos=("google/rpc/status.proto", "google/rpc/error_details.proto"),
     )
-    _run(
-        "protoc", f"--plugin=protoc-gen-grpc-java={PLUGIN}", f"-I{ROOT / 'proto'}", f"-I{EXAMPLE / 'proto'}",
-        f"-I{WELL_KNOWN}", f"--java_out={generated}", f"--grpc-java_out={generated}",
-        *ours, "google/rpc/status.proto", "google/rpc/error_details.proto",
-        cwd=tmp_path,
-    )  # fmt: skip
-    classpath = _classpath()
-    _run(
-        "javac", "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(classes),
-        *(str(p) for p in generated.rglob("*.java")), str(EXAMPLE / "EvigateExample.java"),
-        cwd=tmp_path,
-    )  # fmt: skip
     host, port = shared_server.address.rsplit(":", 1)
     result = _run(
         "java", "-cp", f"{classes}:{classpath}", "EvigateExample", host, port, SHARED_TOKEN, cwd=tmp_path

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.support.waiting import until
 
 PROMETHEUS = "/usr/bin/prometheus"
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
@@ -72,13 +73,11 @@ def free_port() -> int:
 
 def wait_for(check: Callable[[], bool], timeout: float, what: str, log: Path | None = None) -> None:
     """Poll `check` until it holds; fail naming `what` (and quoting the server log) after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    tail = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{tail}")
+
+    def tail() -> str:
+        return log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
+
+    until(check, within=timeout, what=what, detail=tail)
 
 
 def _answers(url: str) -> bool:

@@ -30,3 +30,29 @@ async def eventually(
         if time.monotonic() >= deadline:
             raise AssertionError(f"not within {within} s: {what} (last value: {value!r})")
         await asyncio.sleep(interval)
+
+
+def until(
+    check: Callable[[], bool],
+    *,
+    within: float,
+    what: str,
+    interval: float = 0.05,
+    detail: Callable[[], str] = lambda: "",
+) -> None:
+    """Blocks until `check()` holds, polling for at most `within` seconds (threads, fixtures);
+    fails naming `what`, followed by `detail()` (a server log's tail, say)."""
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"not within {within} s: {what}\n{detail()}".rstrip())
+        time.sleep(interval)
+
+
+async def holds(check: Callable[[], bool], *, within: float, what: str, interval: float = 0.05) -> None:
+    """`until` for a coroutine: the event loop keeps running while the condition is polled."""
+
+    async def probe() -> bool:
+        return check()
+
+    await eventually(probe, bool, within=within, what=what, interval=interval)

