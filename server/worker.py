@@ -66,6 +66,9 @@ async def evaluate_session(repo: Repository, session_id: str) -> dict[str, Any] 
         return None
     current = session.self_evaluation or {}
     if "evidence_score" in current:
+        # Logged so a drill can tell "kept" from "lost": the write's own log line dies with a
+        # worker killed between the write and the log.
+        log.info("evidence score already written", extra={"session_id": session_id})
         return {k: v for k, v in current.items() if not k.startswith("verifier_evaluation")}
     invocations = await repo.list_invocations(session_id)
     facts = [ScoreFacts.from_seed(inv.tool_name, inv.status, inv.retrieval_details) for inv in invocations]
