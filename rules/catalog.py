@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from evigate.rules.enums import Severity
+from evigate.rules.errors import EvigateError
 from evigate.rules.types import SEVERITY_RANK, RuleInfo
 
 DEFAULT_PATH = Path(__file__).with_name("gatekeeper-rules.json")
 SEVERITIES = frozenset(SEVERITY_RANK)
 
 
-class CatalogError(ValueError):
+class CatalogError(EvigateError, ValueError):
     """The rule catalog cannot be used; the message names the file and the problem."""
 
 

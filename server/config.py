@@ -17,11 +17,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from evigate.rules.errors import EvigateError
+
 STATE_DIR_NAME = ".evigate"
 SECRET_FIELDS = frozenset({"llm_api_key", "auth_tokens"})
 
 
-class ConfigError(ValueError):
+class ConfigError(EvigateError, ValueError):
     """A setting has a value this service cannot use; the message names it."""
 
 

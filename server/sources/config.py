@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evigate.rules.errors import EvigateError
+
 SOURCE_NAMES = ("prometheus", "alertmanager")
 
 
-class SourceConfigError(ValueError):
+class SourceConfigError(EvigateError, ValueError):
     """A source's settings are malformed (reported at start-up, never at query time)."""
 
 

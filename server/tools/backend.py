@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from evigate.rules.errors import EvigateError
+
 JSON = dict[str, Any]
 
 
-class ToolError(Exception):
+class ToolError(EvigateError):
     """The tool could not check: recorded as a failed call, never as no evidence."""
 
 
