@@ -40,8 +40,8 @@ from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
-from evigate.server.sources.live_backend import live_backend
-from evigate.server.sources.signals import SignalCatalogError, load_catalog
+from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
 from evigate.server.tools import ToolBackend, build_backend, default_registry
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
@@ -75,7 +75,7 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
-def build_agents(settings: Settings) -> AgentBackend:
+def build_agents(settings: Settings, signals: SignalCatalog | None = None) -> AgentBackend:
     if settings.agent_backend == "llm":
         from evigate.server.agents.llm import LLMSettings, build_llm_backend
 
@@ -95,7 +95,7 @@ def build_agents(settings: Settings) -> AgentBackend:
         )
     from evigate.server.agents.offline import build_offline_backend
 
-    return build_offline_backend()
+    return build_offline_backend(signals=signals)
 
 
 def build_sources(settings: Settings) -> SourcesConfig:
@@ -238,7 +238,6 @@ class App:
         )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
-        agents = self._components.agents or build_agents(s)
         try:
             files = build_backend(s.tool_backend, s.data_dir, repo)
         except ValueError as error:
@@ -247,6 +246,9 @@ class App:
         self.tools = tools = build_tools(s, files, sources)
         if sources.configured():
             log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        # Offline agents query a metric a question names only when there is a Prometheus to ask.
+        signals = tools.catalog if isinstance(tools, LiveBackend) else None
+        agents = self._components.agents or build_agents(s, signals)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -266,7 +268,10 @@ class App:
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
 
-        self.health = HealthChecker(self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics)
+        probes = tools.clients() if isinstance(tools, LiveAlertsBackend) else []
+        self.health = HealthChecker(
+            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+        )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
             credentials = server_credentials(s)
@@ -345,9 +350,8 @@ class App:
             await self.worker.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
-        close = getattr(self.tools, "aclose", None)
-        if close is not None:  # the live sources' pooled HTTP clients
-            await close()
+        if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
+            await self.tools.aclose()
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()

@@ -67,10 +67,13 @@ class LiveAlertsBackend:
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
         return await self.files.lookup_knowledge(query)
 
+    def clients(self) -> list[Prometheus | Alertmanager]:
+        """The configured sources' clients (health checks reuse their pools)."""
+        return [c for c in (self.prometheus, self.alertmanager) if c is not None]
+
     async def aclose(self) -> None:
-        for client in (self.alertmanager, self.prometheus):
-            if client is not None:
-                await client.aclose()
+        for client in self.clients():
+            await client.aclose()
 
 
 class LiveBackend(LiveAlertsBackend):
