@@ -94,7 +94,12 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
         "fields": ["diagnosis_summary", "user_facing_answer", "source_invocation_ids"]
     },
     "citation.raw_path_grammar": {
-        "arrays": {"query_metrics": "alerts", "query_logs": "logs", "lookup_knowledge": "evidence_blocks"},
+        "arrays": {
+            "query_metrics": "alerts",
+            "query_logs": "logs",
+            "lookup_knowledge": "evidence_blocks",
+            "query_promql": "series",
+        },
         # A tool absent here may be cited by any claim type.
         "claim_types": {},
     },
