@@ -1,4 +1,4 @@
-"""The Executor's tools: query_metrics, query_logs, lookup_knowledge (docs/design.md §6).
+"""The Executor's tools: query_metrics, query_logs, lookup_knowledge, summarize_logs (docs/design.md §6).
 
 Each tool is one module holding a `Tool` (tool.py), registered in registry.py. build_backend() gives
 a ToolBackend (the sources); SessionToolBox runs the registered tools against it for one session
@@ -21,6 +21,7 @@ from evigate.server.tools.backend import (
     LogsQuery,
     MetricsQuery,
     Page,
+    PatternsQuery,
     TimeWindow,
     ToolBackend,
     ToolError,
@@ -78,6 +79,7 @@ __all__ = [
     "LogsQuery",
     "MetricsQuery",
     "Page",
+    "PatternsQuery",
     "SessionToolBox",
     "TimeWindow",
     "Tool",

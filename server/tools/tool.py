@@ -4,7 +4,8 @@ it against the sources. Tools are registered in server/tools/registry.py; Sessio
 all the same way (validation, evidence refs, dedup, recording), so every tool's calls are recorded,
 cited and checked alike (docs/design.md §6).
 
-Result shape: a call that found items returns `{<item_array>: items, "total": n}` and one evidence
+Result shape: a call that found items returns `{<item_array>: items, "total": n, ...}` (a tool may
+add keys about the call, e.g. query_logs' skipped_lines) and one evidence
 ref per item, `{"raw_path": "$.<item_array>[i]", "text": item_text(item)}`; a call that found
 nothing returns the shared `no_evidence` result with its single `$.no_evidence` ref.
 """
@@ -36,6 +37,7 @@ class Answer:
     match_level: MatchLevel = MatchLevel.L0  # of a non-empty answer; an empty one is always none
     window: TimeWindow | None = None  # the window the query covered, named by a no-evidence ref
     notes: Mapping[str, str] = field(default_factory=dict)  # more facts a no-evidence ref states
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more raw-result keys beside the items
 
 
 def _unchanged(key: str, text: str) -> str:
@@ -92,7 +94,7 @@ class Tool:
             "match_level": answer.match_level,
             "evidence_refs": ref_list,
         }
-        return {self.item_array: answer.items, "total": answer.total}, details
+        return {self.item_array: answer.items, "total": answer.total, **answer.extra}, details
 
     def no_evidence(self, args: JSON, answer: Answer) -> tuple[JSON, JSON]:
         """raw_result and retrieval_details of a call that checked and found nothing."""
