@@ -39,7 +39,9 @@ from evigate.server.grpc.servicers import (
 from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.tools import build_backend, default_registry
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
+from evigate.server.tools import build_backend, default_registry, demo_data_dir
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -93,6 +95,13 @@ def build_agents(settings: Settings) -> AgentBackend:
     from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend()
+
+
+def logs_settings(settings: Settings) -> LogConfig:
+    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
+    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
+    data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
+    return log_config(settings.logs_dir, section, data_dir / "logs")
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -203,7 +212,9 @@ class App:
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         agents = self._components.agents or build_agents(s)
         try:
-            tools = build_backend(s.tool_backend, s.data_dir, repo)
+            tools = build_backend(s.tool_backend, s.data_dir, repo, logs=logs_settings(s))
+        except LogConfigError as error:
+            raise ConfigError(f"logs_config: {error}") from None
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
         from evigate.server.skills import load_skills

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evigate.server.sources.logs.config import LogConfig
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import (
     JSON,
@@ -53,14 +54,16 @@ def build_backend(
     *,
     l1_threshold: float = DEFAULT_L1_THRESHOLD,
     l1_margin: float = DEFAULT_L1_MARGIN,
+    logs: LogConfig | None = None,
 ) -> ToolBackend:
-    """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database."""
+    """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
+    the log files from `logs` (None: data_dir/logs read with the default field names and formats)."""
     if kind != "fixture":
         raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    return FixtureBackend(directory, cases, l1_threshold, l1_margin)
+    return FixtureBackend(directory, cases, l1_threshold, l1_margin, logs)
 
 
 __all__ = [
