@@ -15,7 +15,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.descriptor import ServiceDescriptor
@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 
 from evigate.rules.catalog import Catalog
 from evigate.server.agents.base import AgentBackend
-from evigate.server.config import ConfigError, Settings, split_host_port
+from evigate.server.config import ConfigError, Settings, split_host_port, web_address
 from evigate.server.grpc.health import HealthChecker
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
 from evigate.server.grpc.metrics import Metrics
@@ -40,6 +40,7 @@ from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.tools import build_backend, default_registry
+from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -54,6 +55,9 @@ from evigate.v1 import (
     trace_service_pb2,
 )
 from evigate.v1.trace_service_pb2 import GetTraceResponse
+
+if TYPE_CHECKING:
+    from evigate.server.web.app import WebServer
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
@@ -177,6 +181,7 @@ class App:
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
+        self.web: WebServer | None = None
         self._stopped = asyncio.Event()
 
     def _wake_worker(self, session_id: str) -> None:
@@ -249,6 +254,9 @@ class App:
         self.worker.start()
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
+        if s.web:
+            self.web = self._web_server(repo)
+            await self.web.start()
         log.info(
             "serving",
             extra={
@@ -289,6 +297,23 @@ class App:
         reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
         return server
 
+    def _web_server(self, repo: Repository) -> WebServer:
+        """The trace viewer: the same use cases as the gRPC servicers, in this event loop."""
+        from evigate.server.skills import load_skills
+        from evigate.server.web.app import WebServer, build_app
+        from evigate.server.web.auth import TokenCheck
+        from evigate.server.web.routes import UseCases
+
+        s = self.settings
+        use_cases = UseCases(
+            traces=TraceUseCase(repo),
+            feedback=FeedbackUseCase(repo, self.traces.invalidate),
+            cases=CaseUseCase(repo),
+        )
+        app = build_app(use_cases, TokenCheck(s.auth_tokens), sorted(skill.name for skill in load_skills()))
+        host, port = web_address(s.web)
+        return WebServer(app, host, port, s.grace_period_s)
+
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown; safe to call twice."""
         if self._stopped.is_set():
@@ -298,6 +323,8 @@ class App:
         log.info("shutting down", extra={"grace_period_s": grace})
         if self.health is not None:
             await self.health.shutdown()
+        if self.web is not None:
+            await self.web.stop()
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:
