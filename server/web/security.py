@@ -1,6 +1,7 @@
 """Response headers every viewer response carries (a pure ASGI middleware, no per-request task):
 a strict Content-Security-Policy — our own scripts and styles only, nothing inline, no frames —
-and no MIME sniffing, no referrer, no caching of pages that show evidence."""
+and no MIME sniffing, no referrer to other sites (with `no-referrer` a browser sends
+`Origin: null` on our own forms, which the CSRF check refuses), no caching of pages that show evidence."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
 )
 

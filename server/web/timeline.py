@@ -2,8 +2,10 @@
 on one time axis, as rows with an offset and a width for the SVG in the session template.
 
 Stages are recorded as durations in the order they ran, so they are laid end to end from the
-session's start; a tool call is placed by its own row's time (recorded when it ended) minus its
-latency, relative to the session's creation."""
+session's start. Tool calls carry wall-clock times (their row's time, when each ended, minus its
+latency); they are placed relative to the first call, which starts where the first executor stage
+starts — the durations of the stages leave out the bookkeeping between them, so the session's own
+creation time would put the calls late."""
 
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ def build(stage_latencies: Sequence[Any], calls: Sequence[Any], started: datetim
     """stage_latencies: the session's `{stage, round, latency_ms}` dicts; calls: InvocationRecords."""
     rows: list[Bar] = []
     offset = 0.0
+    executor_start: float | None = None
     for entry in stage_latencies:
         if not isinstance(entry, dict):
             continue
@@ -53,12 +56,17 @@ def build(stage_latencies: Sequence[Any], calls: Sequence[Any], started: datetim
         stage = str(entry.get("stage") or "?")
         round_no = entry.get("round") or 0
         label = f"{stage} (round {round_no})" if round_no else stage
+        if stage == "executor" and executor_start is None:
+            executor_start = offset
         href = f"#round-{round_no}" if round_no else ("#plan" if stage == "planner" else "#answer")
         rows.append(Bar(label, "stage", offset, duration, href))
         offset += duration
-    for call in calls:
+    starts = [_ms(c.created_at, started) - float(c.latency_ms or 0.0) for c in calls]
+    first = min(starts, default=0.0)
+    anchor = first if executor_start is None else executor_start
+    for call, call_start in zip(calls, starts, strict=True):
         duration = float(call.latency_ms or 0.0)
-        start = max(_ms(call.created_at, started) - duration, 0.0)
+        start = max(anchor + call_start - first, 0.0)
         kind = "call" if call.status == "success" else "failed"
         rows.append(Bar(f"#{call.id} {call.tool_name}", kind, start, duration, f"#call-{call.id}"))
     total = max([offset, *(b.start_ms + b.duration_ms for b in rows)], default=0.0) or 1.0

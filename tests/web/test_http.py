@@ -140,7 +140,9 @@ def test_unknown_session_call_and_path_are_404(client: httpx.Client, session_id:
     assert client.get("/sessions?page=garbage", headers=BEARER).status_code == 400
 
 
-def test_a_call_result_is_served_whole_as_json(client: httpx.Client, world: ViewerWorld, session_id: str) -> None:
+def test_a_call_result_is_served_whole_as_json(
+    client: httpx.Client, world: ViewerWorld, session_id: str
+) -> None:
     call = world.trace(session_id).invocations[0]
     response = client.get(f"/sessions/{session_id}/calls/{call.id}/result", headers=BEARER)
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
