@@ -15,6 +15,10 @@ from evigate.server.usecases.records import InvocationRecord, RoundRecord, Trace
 from evigate.server.web import highlight, timeline
 
 PREVIEW_CHARS = 4000
+# Refs no claim cites are context: a few, each cut short (a call may return 200 long log lines).
+UNCITED_REFS = 20
+UNCITED_REF_CHARS = 600
+CITED_REF_CHARS = 20000
 JSON = dict[str, Any]
 
 
@@ -38,6 +42,7 @@ class CallView:
     evidence_status: str
     match_level: str
     refs: list[RefView]
+    refs_left_out: int
     preview: str
     truncated: bool
     cited: bool
@@ -263,15 +268,23 @@ def _call(
 ) -> CallView:
     details = record.retrieval_details or {}
     refs = []
+    uncited = left_out = 0
     for index, raw in enumerate(_list(details.get("evidence_refs"))):
         ref = _dict(raw)
         path = _text(ref.get("raw_path"))
         citing = cited.get((record.id, path), [])
+        text = _text(ref.get("text"))
+        if not citing:
+            uncited += 1
+            if uncited > UNCITED_REFS:
+                left_out += 1
+                continue
+            text = text if len(text) <= UNCITED_REF_CHARS else text[:UNCITED_REF_CHARS] + " …"
         refs.append(
             RefView(
                 f"ref-{record.id}-{index}",
                 path,
-                highlight.segments(_text(ref.get("text")), [c[3] for c in citing]),
+                highlight.segments(text[:CITED_REF_CHARS], [c[3] for c in citing]),
                 [(f"{claim_id} (round {r})", f"r{r}-c{i}") for r, i, claim_id, _ in citing],
             )
         )
@@ -287,6 +300,7 @@ def _call(
         evidence_status=_text(details.get("evidence_status")),
         match_level=_text(details.get("match_level")),
         refs=refs,
+        refs_left_out=left_out,
         preview=text,
         truncated=truncated,
         cited=any(r.cited_by for r in refs),
