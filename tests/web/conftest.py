@@ -31,6 +31,7 @@ def browser() -> Iterator[webdriver.Chrome]:
         options.add_argument(argument)
     options.add_argument("--window-size=1400,1000")
     options.add_argument("--lang=en-US")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # CSP violations are console errors
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(30)
     yield driver

@@ -170,6 +170,9 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     assert page.find_element(By.ID, "score-value").text == str(evaluation["evidence_score"])
     factors = [f.text for f in page.find_elements(By.CSS_SELECTOR, "tr.factor")]
     assert [f"{f['delta']:+d}" for f in evaluation["factors"]] == [f.split()[0] for f in factors]
+    # Nothing the page uses is blocked by its Content-Security-Policy (no inline script or style).
+    refused = [e["message"] for e in page.get_log("browser") if "Content Security Policy" in e["message"]]
+    assert not refused, refused
     # docs/viewer.png in the README: the English twin of this session (CI images lack CJK fonts).
     world.scored(sessions["english"])
     _open(page, world, f"/sessions/{sessions['english']}")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from evigate.server.config import ConfigError, load_settings, web_address
 from evigate.server.web.auth import CSRF_COOKIE, SESSION_COOKIE
-from tests.server.conftest import HIGH_CPU_ZH
+from tests.server.conftest import HIGH_CPU_ZH, ServerProcess, free_port
 from tests.web.conftest import TOKEN
 from tests.web.world import ViewerWorld
 
@@ -162,3 +163,17 @@ def test_the_viewer_is_off_unless_set_and_binds_to_loopback() -> None:
 
 def test_the_served_viewer_listens_on_loopback(world: ViewerWorld) -> None:
     assert world.app.web is not None and world.app.web.host == "127.0.0.1"
+
+
+def test_evigate_serve_with_web_prints_the_viewer_url_and_serves_it(tmp_path: Path) -> None:
+    """The command as users run it: `evigate serve --web`, one process for gRPC and the viewer."""
+    server = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", "--web", "127.0.0.1:0"], {}, tmp_path)
+    try:
+        assert server.proc.stdout is not None
+        line = server.proc.stdout.readline()
+        assert line.startswith("evigate web viewer on http://127.0.0.1:"), line
+        url = line.split(" on ", 1)[1].strip()
+        listing = httpx.get(f"{url}sessions", timeout=30)
+        assert listing.status_code == 200 and "<h1>Sessions</h1>" in listing.text
+    finally:
+        assert server.stop() == 0
