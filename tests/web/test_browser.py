@@ -171,7 +171,8 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     factors = [f.text for f in page.find_elements(By.CSS_SELECTOR, "tr.factor")]
     assert [f"{f['delta']:+d}" for f in evaluation["factors"]] == [f.split()[0] for f in factors]
     # Nothing the page uses is blocked by its Content-Security-Policy (no inline script or style).
-    refused = [e["message"] for e in page.get_log("browser") if "Content Security Policy" in e["message"]]
+    console = page.get_log("browser")  # type: ignore[no-untyped-call]
+    refused = [e["message"] for e in console if "Content Security Policy" in e["message"]]
     assert not refused, refused
     # docs/viewer.png in the README: the English twin of this session (CI images lack CJK fonts).
     world.scored(sessions["english"])
