@@ -11,11 +11,9 @@ import asyncio
 import contextlib
 import logging
 import signal
-import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 from google.protobuf.descriptor import ServiceDescriptor
@@ -24,7 +22,7 @@ from grpc_reflection.v1alpha import reflection
 
 from evigate.rules.catalog import Catalog
 from evigate.server.agents.base import AgentBackend
-from evigate.server.config import ConfigError, Settings, split_host_port, web_address
+from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
 from evigate.server.grpc.metrics import Metrics
@@ -36,16 +34,20 @@ from evigate.server.grpc.servicers import (
     MetricsObserver,
     TraceServicer,
 )
+from evigate.server.grpc.tls import server_credentials
 from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.tools import build_backend, default_registry
-from evigate.server.usecases.cases import CaseUseCase
+from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
+from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
+from evigate.server.tools import ToolBackend, build_backend, default_registry
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
+from evigate.server.web.app import WebServer, web_server
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
 from evigate.v1 import (
@@ -55,9 +57,6 @@ from evigate.v1 import (
     trace_service_pb2,
 )
 from evigate.v1.trace_service_pb2 import GetTraceResponse
-
-if TYPE_CHECKING:
-    from evigate.server.web.app import WebServer
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
@@ -76,7 +75,7 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
-def build_agents(settings: Settings) -> AgentBackend:
+def build_agents(settings: Settings, signals: SignalCatalog | None = None) -> AgentBackend:
     if settings.agent_backend == "llm":
         from evigate.server.agents.llm import LLMSettings, build_llm_backend
 
@@ -96,7 +95,40 @@ def build_agents(settings: Settings) -> AgentBackend:
         )
     from evigate.server.agents.offline import build_offline_backend
 
-    return build_offline_backend()
+    return build_offline_backend(signals=signals)
+
+
+def build_sources(settings: Settings) -> SourcesConfig:
+    """The live sources: the URL from the flag / environment (Settings), then the sources file."""
+    try:
+        sections = read_sources_file(settings.sources_file) if settings.sources_file else {}
+        env = {
+            key: value
+            for key, value in (
+                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.prometheus_bearer_token),
+                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.alertmanager_bearer_token),
+            )
+            if value
+        }
+        return sources_config(
+            prometheus_url=settings.prometheus_url or None,
+            alertmanager_url=settings.alertmanager_url or None,
+            env=env,
+            file_sections=sections,
+        )
+    except SourceConfigError as error:
+        raise ConfigError(f"sources: {error}") from None
+
+
+def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) -> ToolBackend:
+    """The file backend, with alerts and metrics served by the live sources when configured."""
+    if not sources.configured():
+        return files
+    try:
+        catalog = load_catalog(settings.signals_file)
+    except SignalCatalogError as error:
+        raise ConfigError(f"signals_file: {error}") from None
+    return live_backend(files, sources, catalog)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -113,49 +145,6 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         # large requests buffer megabytes per stream inside gRPC before any limit applies.
         ("grpc.http2.bdp_probe", 0),
     ]
-
-
-def check_tls_files(cert: Path, key: Path, client_ca: Path | None) -> None:
-    """Names the file that is wrong and how; grpc only reports a failure to bind the port."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    for setting, path, marker, kind in (
-        ("tls_cert", cert, b"-----BEGIN CERTIFICATE-----", "a PEM certificate"),
-        ("tls_key", key, b"PRIVATE KEY-----", "a PEM private key"),
-        ("tls_client_ca", client_ca, b"-----BEGIN CERTIFICATE-----", "a PEM CA certificate"),
-    ):
-        if path is None:
-            continue
-        try:
-            content = path.read_bytes()
-        except OSError as error:
-            raise ConfigError(f"{setting} {path}: cannot read it ({error.strerror})") from None
-        if marker not in content:
-            raise ConfigError(f"{setting} {path}: not {kind}")
-    try:
-        context.load_cert_chain(cert, key)
-    except ssl.SSLError as error:
-        if error.reason == "KEY_VALUES_MISMATCH":
-            raise ConfigError(
-                f"tls_key {key} does not match tls_cert {cert}: it is not that certificate's private key"
-            ) from None
-        raise ConfigError(f"tls_cert {cert} / tls_key {key}: {error.reason or error}") from None
-    if client_ca is not None:
-        try:
-            context.load_verify_locations(cafile=client_ca)
-        except ssl.SSLError as error:
-            raise ConfigError(f"tls_client_ca {client_ca}: {error.reason or error}") from None
-
-
-def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    if settings.tls_cert is None or settings.tls_key is None:
-        return None
-    check_tls_files(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
-    client_ca = settings.tls_client_ca.read_bytes() if settings.tls_client_ca else None
-    return grpc.ssl_server_credentials(
-        [(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())],
-        root_certificates=client_ca,
-        require_client_auth=client_ca is not None,
-    )
 
 
 @dataclass
@@ -178,6 +167,7 @@ class App:
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
+        self.tools: ToolBackend | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
@@ -206,11 +196,17 @@ class App:
         )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
-        agents = self._components.agents or build_agents(s)
         try:
-            tools = build_backend(s.tool_backend, s.data_dir, repo)
+            files = build_backend(s.tool_backend, s.data_dir, repo)
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
+        sources = build_sources(s)
+        self.tools = tools = build_tools(s, files, sources)
+        if sources.configured():
+            log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        # Offline agents query a metric a question names only when there is a Prometheus to ask.
+        signals = tools.catalog if isinstance(tools, LiveBackend) else None
+        agents = self._components.agents or build_agents(s, signals)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -230,7 +226,10 @@ class App:
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
 
-        self.health = HealthChecker(self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics)
+        probes = tools.clients() if isinstance(tools, LiveAlertsBackend) else []
+        self.health = HealthChecker(
+            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+        )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
             credentials = server_credentials(s)
@@ -254,8 +253,9 @@ class App:
         self.worker.start()
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
-        if s.web:
-            self.web = self._web_server(repo)
+        if s.web:  # the trace viewer: the servicers' use cases, in this event loop
+            skills = sorted(skill.name for skill in load_skills())
+            self.web = web_server(repo, s, self.traces.invalidate, skills)
             await self.web.start()
         log.info(
             "serving",
@@ -297,23 +297,6 @@ class App:
         reflection.enable_server_reflection((*SERVICE_NAMES, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
         return server
 
-    def _web_server(self, repo: Repository) -> WebServer:
-        """The trace viewer: the same use cases as the gRPC servicers, in this event loop."""
-        from evigate.server.skills import load_skills
-        from evigate.server.web.app import WebServer, build_app
-        from evigate.server.web.auth import TokenCheck
-        from evigate.server.web.routes import UseCases
-
-        s = self.settings
-        use_cases = UseCases(
-            traces=TraceUseCase(repo),
-            feedback=FeedbackUseCase(repo, self.traces.invalidate),
-            cases=CaseUseCase(repo),
-        )
-        app = build_app(use_cases, TokenCheck(s.auth_tokens), sorted(skill.name for skill in load_skills()))
-        host, port = web_address(s.web)
-        return WebServer(app, host, port, s.grace_period_s)
-
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown; safe to call twice."""
         if self._stopped.is_set():
@@ -331,6 +314,8 @@ class App:
             await self.worker.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
+        if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
+            await self.tools.aclose()
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
@@ -14,7 +15,12 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from evigate.server.config import Settings, web_address
+from evigate.server.usecases.cases import CaseUseCase
+from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.ports import SessionStore
 from evigate.server.usecases.records import DatabaseUnavailable
+from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.web import auth
 from evigate.server.web.routes import UseCases, Viewer
 from evigate.server.web.security import SecurityHeaders
@@ -44,6 +50,21 @@ def build_app(use_cases: UseCases, tokens: auth.TokenCheck, skills: list[str]) -
     app = Starlette(routes=routes, exception_handlers={DatabaseUnavailable: _unavailable})
     app.add_middleware(SecurityHeaders)
     return app
+
+
+def web_server(
+    store: SessionStore, settings: Settings, invalidate: Callable[[str], None], skills: list[str]
+) -> WebServer:
+    """The viewer as server.app builds it: the use-case classes the gRPC servicers get, over the
+    same store; `invalidate` drops a session's cached GetTrace reply after feedback given here."""
+    use_cases = UseCases(
+        traces=TraceUseCase(store),
+        feedback=FeedbackUseCase(store, invalidate),
+        cases=CaseUseCase(store),
+    )
+    app = build_app(use_cases, auth.TokenCheck(settings.auth_tokens), skills)
+    host, port = web_address(settings.web)
+    return WebServer(app, host, port, settings.grace_period_s)
 
 
 class WebServer:

@@ -55,16 +55,17 @@ async def test_level_aliases_and_null_arguments(demo: Harness) -> None:
     assert result.raw_result is not None and result.raw_result["logs"][0]["level"] == "WARN"
 
 
-def test_openai_schemas_describe_the_three_tools(demo: Harness) -> None:
+def test_openai_schemas_describe_the_tools(demo: Harness) -> None:
     schemas = demo.toolbox.schemas()
     assert schemas == openai_schemas()
     assert [s["function"]["name"] for s in schemas] == list(TOOL_NAMES)
-    assert set(TOOL_NAMES) == {"query_metrics", "query_logs", "lookup_knowledge"}
+    assert set(TOOL_NAMES) == {"query_metrics", "query_logs", "lookup_knowledge", "query_promql"}
     for schema in schemas:
         params = schema["function"]["parameters"]
         assert schema["type"] == "function" and params["type"] == "object"
         assert params["additionalProperties"] is False
-        assert "limit" in params["properties"]
+        # Listing tools take a limit; query_promql's bound is the server's series limit.
+        assert ("limit" in params["properties"]) == (schema["function"]["name"] != "query_promql")
     logs = next(s for s in schemas if s["function"]["name"] == "query_logs")["function"]["parameters"]
     assert set(logs["properties"]) == {"service", "level", "keyword", "pattern", "since", "until", "limit"}
     knowledge = next(s for s in schemas if s["function"]["name"] == "lookup_knowledge")["function"]

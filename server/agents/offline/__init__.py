@@ -10,6 +10,7 @@ from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.planner import OfflinePlanner
 from evigate.server.agents.offline.verifier import OfflineVerifier
 from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES
+from evigate.server.sources.signals import SignalCatalog
 
 __all__ = [
     "OfflineComposer",
@@ -20,13 +21,16 @@ __all__ = [
 ]
 
 
-def build_offline_backend(*, known_services: Sequence[str] = KNOWN_SERVICES) -> AgentBackend:
+def build_offline_backend(
+    *, known_services: Sequence[str] = KNOWN_SERVICES, signals: SignalCatalog | None = None
+) -> AgentBackend:
     """The four offline stages. `known_services`: service names recognised even without a
-    `-service` / `-gateway` suffix (default: the demo world's)."""
+    `-service` / `-gateway` suffix (default: the demo world's). `signals`: the signal catalog when a
+    Prometheus is configured, so a metric-value question is answered from it (signal_calls.py)."""
     return AgentBackend(
         name="offline",
-        planner=OfflinePlanner(known_services=known_services),
-        executor=OfflineExecutor(known_services=known_services),
+        planner=OfflinePlanner(known_services=known_services, signals=signals),
+        executor=OfflineExecutor(known_services=known_services, signals=signals),
         verifier=OfflineVerifier(known_services=known_services),
         composer=OfflineComposer(),
     )

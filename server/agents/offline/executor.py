@@ -15,17 +15,22 @@ from typing import Any
 from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call, plan_calls
 from evigate.server.agents.offline.entities import extract
 from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
+from evigate.server.sources.signals import SignalCatalog
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2
 
 
 class OfflineExecutor:
-    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
+    def __init__(
+        self, *, known_services: Sequence[str] = KNOWN_SERVICES, signals: SignalCatalog | None = None
+    ) -> None:
         self._known_services = tuple(known_services)
+        self._signals = signals  # set when a Prometheus is configured: metric questions query it
         # The results of earlier rounds, per session ToolBox: a retry round rebuilds its claims from
         # them instead of querying again.
         self._recorded: weakref.WeakKeyDictionary[ToolBox, list[ToolCallResult]] = weakref.WeakKeyDictionary()
@@ -43,7 +48,7 @@ class OfflineExecutor:
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
         entities = extract(task.query, self._known_services)
-        planned = plan_calls(entities, task.query)
+        planned = plan_calls(entities, task.query) + signal_calls.plan(task.query, entities, self._signals)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (

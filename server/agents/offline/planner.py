@@ -6,10 +6,12 @@ import re
 from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
+from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import describe_call, plan_calls
 from evigate.server.agents.offline.entities import Entities, extract
 from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES
 from evigate.server.deadline import Deadline
+from evigate.server.sources.signals import SignalCatalog
 
 PROMPT_VERSION = "offline-planner-v1"
 # An alert-name match is an exact key; a keyword can be incidental.
@@ -69,8 +71,11 @@ def _relevant_steps(skill: Skill, tools: set[str]) -> list[str]:
 
 
 class OfflinePlanner:
-    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
+    def __init__(
+        self, *, known_services: Sequence[str] = KNOWN_SERVICES, signals: SignalCatalog | None = None
+    ) -> None:
         self._known_services = tuple(known_services)
+        self._signals = signals  # set when a Prometheus is configured: metric questions query it
 
     async def plan(
         self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
@@ -81,7 +86,7 @@ class OfflinePlanner:
     def plan_sync(self, query: str, language: str, skills: Sequence[Skill]) -> JSON:
         zh = language != "en"
         entities = extract(query, self._known_services)
-        calls = plan_calls(entities, query)
+        calls = plan_calls(entities, query) + signal_calls.plan(query, entities, self._signals)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (
