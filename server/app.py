@@ -11,10 +11,8 @@ import asyncio
 import contextlib
 import logging
 import signal
-import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -36,6 +34,7 @@ from evigate.server.grpc.servicers import (
     MetricsObserver,
     TraceServicer,
 )
+from evigate.server.grpc.tls import server_credentials
 from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
@@ -50,6 +49,7 @@ from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
+from evigate.server.web.app import WebServer, web_server
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
 from evigate.v1 import (
@@ -156,49 +156,6 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     ]
 
 
-def check_tls_files(cert: Path, key: Path, client_ca: Path | None) -> None:
-    """Names the file that is wrong and how; grpc only reports a failure to bind the port."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    for setting, path, marker, kind in (
-        ("tls_cert", cert, b"-----BEGIN CERTIFICATE-----", "a PEM certificate"),
-        ("tls_key", key, b"PRIVATE KEY-----", "a PEM private key"),
-        ("tls_client_ca", client_ca, b"-----BEGIN CERTIFICATE-----", "a PEM CA certificate"),
-    ):
-        if path is None:
-            continue
-        try:
-            content = path.read_bytes()
-        except OSError as error:
-            raise ConfigError(f"{setting} {path}: cannot read it ({error.strerror})") from None
-        if marker not in content:
-            raise ConfigError(f"{setting} {path}: not {kind}")
-    try:
-        context.load_cert_chain(cert, key)
-    except ssl.SSLError as error:
-        if error.reason == "KEY_VALUES_MISMATCH":
-            raise ConfigError(
-                f"tls_key {key} does not match tls_cert {cert}: it is not that certificate's private key"
-            ) from None
-        raise ConfigError(f"tls_cert {cert} / tls_key {key}: {error.reason or error}") from None
-    if client_ca is not None:
-        try:
-            context.load_verify_locations(cafile=client_ca)
-        except ssl.SSLError as error:
-            raise ConfigError(f"tls_client_ca {client_ca}: {error.reason or error}") from None
-
-
-def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    if settings.tls_cert is None or settings.tls_key is None:
-        return None
-    check_tls_files(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
-    client_ca = settings.tls_client_ca.read_bytes() if settings.tls_client_ca else None
-    return grpc.ssl_server_credentials(
-        [(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())],
-        root_certificates=client_ca,
-        require_client_auth=client_ca is not None,
-    )
-
-
 @dataclass
 class Components:
     """What tests may replace (e.g. a slow agent backend for the graceful-shutdown test)."""
@@ -223,6 +180,7 @@ class App:
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
+        self.web: WebServer | None = None
         self._stopped = asyncio.Event()
 
     def _wake_worker(self, session_id: str) -> None:
@@ -306,6 +264,10 @@ class App:
         self.worker.start()
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
+        if s.web:  # the trace viewer: the servicers' use cases, in this event loop
+            skills = sorted(skill.name for skill in load_skills())
+            self.web = web_server(repo, s, self.traces.invalidate, skills)
+            await self.web.start()
         log.info(
             "serving",
             extra={
@@ -355,6 +317,8 @@ class App:
         log.info("shutting down", extra={"grace_period_s": grace})
         if self.health is not None:
             await self.health.shutdown()
+        if self.web is not None:
+            await self.web.stop()
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:

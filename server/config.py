@@ -89,6 +89,7 @@ class Settings:
     # operations
     metrics_port: int = 0  # 0: no metrics endpoint
     metrics_host: str = "127.0.0.1"
+    web: str = ""  # HOST:PORT of the read-only trace viewer (server.web); empty: off
     log_level: str = "INFO"
     log_format: str = "json"  # json | text
     # evaluation worker (run by the worker module when enabled)
@@ -192,6 +193,7 @@ HELP = {
     "tls_cert": "PEM server certificate (with --tls-key)",
     "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",
     "metrics_port": "Prometheus /metrics port (0: off)",
+    "web": "HOST:PORT of the browser trace viewer, e.g. 127.0.0.1:8080 (default: off)",
     "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
     "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
     "log_format": "json (default) or text",
@@ -252,11 +254,22 @@ def read_tokens(path: Path) -> tuple[str, ...]:
     return tuple(line.strip() for line in lines if line.strip() and not line.strip().startswith("#"))
 
 
-def split_host_port(address: str) -> tuple[str, int]:
+def split_host_port(address: str, setting: str = "listen") -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
-        raise ConfigError(f"listen: expected HOST:PORT, got {address!r}")
+        raise ConfigError(f"{setting}: expected HOST:PORT, got {address!r}")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def web_address(web: str) -> tuple[str, int]:
+    """The viewer's bind address: `PORT` or `:PORT` alone binds to loopback, never to every interface."""
+    text = web.strip()
+    if text.isdigit():
+        text = f":{text}"
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"web: expected HOST:PORT, got {web!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def validate(settings: Settings) -> None:
@@ -285,6 +298,8 @@ def validate(settings: Settings) -> None:
     for name in (*positive, "worker_batch_size", "worker_max_attempts"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"{name} must be positive")
+    if settings.web:
+        web_address(settings.web)
     if not 0 <= settings.metrics_port <= 65535:
         raise ConfigError("metrics_port must be 0..65535")
     if settings.trace_cache_ttl_s < 0:

@@ -29,6 +29,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def announce(app: App) -> None:
         scheme = "grpcs" if settings.tls_enabled else "grpc"
         print(f"evigate serving on {scheme}://{app.address}", flush=True)
+        if app.web is not None:
+            print(f"evigate web viewer on {app.web.url}", flush=True)
 
     async def main() -> None:
         await serve(settings, announce)

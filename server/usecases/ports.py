@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from evigate.storage.records import FeedbackOutcome, InvocationRecord, SessionRecord, TraceRecord
+from evigate.storage.records import (
+    CaseRecord,
+    FeedbackOutcome,
+    InvocationRecord,
+    SessionRecord,
+    TraceRecord,
+)
 
 
 class SessionStore(Protocol):
@@ -21,6 +27,8 @@ class SessionStore(Protocol):
     async def list_sessions(
         self, feedback: str | None, status: str | None, page_size: int, page_token: str | None
     ) -> tuple[list[SessionRecord], str | None]: ...
+
+    async def list_cases(self, limit: int = 1000) -> list[CaseRecord]: ...
 
 
 class ChatObserver(Protocol):
