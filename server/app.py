@@ -22,6 +22,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
+from evigate.rules.case_facts import load_fault_catalog
 from evigate.rules.catalog import Catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
@@ -40,6 +41,7 @@ from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.tools import build_backend, default_registry
+from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -259,6 +261,9 @@ class App:
             },
         )
 
+    def cases(self, repo: Repository) -> CaseUseCase:
+        return CaseUseCase(repo, load_fault_catalog(self.settings.case_categories_file))
+
     def _grpc_server(
         self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
     ) -> grpc.aio.Server:
@@ -279,7 +284,7 @@ class App:
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
             (CHAT, ChatServicer(ChatUseCase(pipeline, MetricsObserver(self.metrics)), limits)),
-            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate))),
+            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate, self.cases(repo)))),
             (TRACE, TraceServicer(TraceUseCase(repo), traces)),
             (GATEKEEPER, GatekeeperServicer(CheckUseCase(repo, catalog), limits)),
             (_service(health_pb2), health.servicer),

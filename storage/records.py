@@ -75,6 +75,10 @@ class CaseRecord:
     created_by: str
     created_at: datetime
     retired_at: datetime | None = None
+    # V014 (rules.case_facts): None / () until the case is structured.
+    error_code: str | None = None
+    services: tuple[str, ...] = ()
+    alert_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

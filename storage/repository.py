@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import BindParameter
 
+from evigate.storage.cases import CaseStore
 from evigate.storage.errors import NoAnswer, SessionAlreadyExists, SessionNotFound
 from evigate.storage.jobs import EVIDENCE_SCORE, JobQueue, inserted_id, job_insert
 from evigate.storage.records import (
@@ -76,7 +77,7 @@ _TRACE_INVOCATIONS = (
 )
 
 
-class Repository(JobQueue):
+class Repository(JobQueue, CaseStore):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
         self._case_ids: dict[str, str] = {}  # session_id -> case_id, oldest first (KNOWN_CASE_IDS)
