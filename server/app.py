@@ -45,10 +45,12 @@ from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
+from evigate.storage.opinions import LLM_OPINION
 from evigate.v1 import (
     chat_service_pb2,
     feedback_service_pb2,
@@ -95,6 +97,35 @@ def build_agents(settings: Settings) -> AgentBackend:
     from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend()
+
+
+def opinion_worker(
+    settings: Settings,
+    repo: Repository,
+    on_written: Callable[[str], None] | None = None,
+    on_disagreement: Callable[[str], None] | None = None,
+    *,
+    name: str,
+) -> EvaluationWorker | None:
+    """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
+    its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
+    if not settings.evaluation_llm_model:
+        return None
+    from evigate.server.agents.llm.opinion import LLMOpinionAgent
+
+    agent = LLMOpinionAgent.from_settings(
+        settings.evaluation_llm_base_url or settings.llm_base_url,
+        settings.evaluation_llm_api_key or settings.llm_api_key,
+        settings.evaluation_llm_model,
+        settings.evaluation_llm_timeout_s,
+        settings.llm_json_mode,
+        max_retries=settings.llm_max_retries,
+    )
+    job = OpinionJob(repo, agent, on_disagreement)
+    repo.opinion_jobs = True
+    return EvaluationWorker(
+        repo, worker_settings(settings), on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
+    )
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -172,6 +203,7 @@ class App:
         self.database: Database | None = None
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
+        self.opinions: EvaluationWorker | None = None  # the LLM opinion's, when configured
         self.traces: TraceCache[GetTraceResponse] = TraceCache(
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
@@ -185,6 +217,9 @@ class App:
         """A session just committed SUCCESS with its evaluation job: claim it now, not at the next poll."""
         if self.worker is not None:
             self.worker.wake()
+
+    def _count_disagreement(self, item: str) -> None:
+        self.metrics.llm_opinion_disagreements.labels(item).inc()
 
     def _count_failed(self, session_id: str, kind: str) -> None:
         self.metrics.sessions.labels("FAILED", kind).inc()
@@ -249,6 +284,15 @@ class App:
             name=f"{s.owner}/server",
         )
         self.worker.start()
+        self.opinions = opinion_worker(
+            s,
+            repo,
+            self.traces.invalidate,
+            self._count_disagreement,
+            name=f"{s.owner}/opinion",
+        )
+        if self.opinions is not None:
+            self.opinions.start()
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
         log.info(
@@ -307,6 +351,8 @@ class App:
             await self.server.stop(grace)
         if self.worker is not None:
             await self.worker.stop()
+        if self.opinions is not None:
+            await self.opinions.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
         if self.health is not None:

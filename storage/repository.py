@@ -15,6 +15,7 @@ from sqlalchemy.sql.elements import BindParameter
 from evigate.storage.cases import CaseStore
 from evigate.storage.errors import NoAnswer, SessionAlreadyExists, SessionNotFound
 from evigate.storage.jobs import EVIDENCE_SCORE, JobQueue, inserted_id, job_insert
+from evigate.storage.opinions import LLM_OPINION, OpinionStore, llm_factors
 from evigate.storage.records import (
     CaseRecord,
     FeedbackOutcome,
@@ -77,10 +78,11 @@ _TRACE_INVOCATIONS = (
 )
 
 
-class Repository(JobQueue, CaseStore):
+class Repository(JobQueue, CaseStore, OpinionStore):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
         self._case_ids: dict[str, str] = {}  # session_id -> case_id, oldest first (KNOWN_CASE_IDS)
+        self.opinion_jobs = False  # set by the composition root when an evaluation LLM is configured
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -170,6 +172,8 @@ class Repository(JobQueue, CaseStore):
         async def work(conn: AsyncConnection) -> None:
             await _update_or_missing(conn, session_id, values)
             await conn.execute(job_insert(EVIDENCE_SCORE, session_id, {}, now))
+            if self.opinion_jobs:
+                await conn.execute(job_insert(LLM_OPINION, session_id, {}, now))
 
         await self._runner.write(work)
 
@@ -219,6 +223,9 @@ class Repository(JobQueue, CaseStore):
             current = row[0] if isinstance(row[0], dict) else {}
             merged = dict(current)
             merged.update({k: v for k, v in score.items() if not k.startswith("verifier_evaluation")})
+            if isinstance(current.get(LLM_OPINION), dict):  # an opinion written first is kept
+                merged[LLM_OPINION] = current[LLM_OPINION]
+                merged["factors"] = [*score.get("factors", []), *llm_factors(current)]
             await conn.execute(
                 update(SESSION)
                 .where(SESSION.c.session_id == session_id)

@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from typing import TYPE_CHECKING
 
 from evigate.server.cli.common import CliError
 from evigate.server.config import mask_url
 from evigate.storage.errors import StorageError
+
+if TYPE_CHECKING:
+    from evigate.server.config import Settings
+    from evigate.server.worker import EvaluationWorker
+    from evigate.storage.repository import Repository
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -72,7 +78,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     logs.configure(settings.log_level, settings.log_format)
     print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
     try:
-        asyncio.run(run_standalone(settings))
+        asyncio.run(run_standalone(settings, lambda repo: _opinion_workers(settings, repo)))
     except StorageError as error:
         raise CliError(f"cannot run the worker: {error}") from None
     return 0
@@ -101,3 +107,10 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     else:
         print(format_stats(stats))
     return 0
+
+
+def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
+    from evigate.server.app import opinion_worker
+
+    worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
+    return [] if worker is None else [worker]
