@@ -329,7 +329,7 @@ class App:
         servicers: list[tuple[ServiceDescriptor, object]] = [
             (CHAT, ChatServicer(ChatUseCase(pipeline, MetricsObserver(self.metrics)), limits)),
             (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate, self.cases(repo)))),
-            (TRACE, TraceServicer(TraceUseCase(repo), traces)),
+            (TRACE, TraceServicer(TraceUseCase(repo), traces, self.cases(repo))),
             (GATEKEEPER, GatekeeperServicer(CheckUseCase(repo, catalog), limits)),
             (_service(health_pb2), health.servicer),
         ]

@@ -43,6 +43,13 @@ class CaseStore:
 
         return await self._runner.write(work)
 
+    async def get_case(self, case_id: str) -> CaseRecord | None:
+        async def work(conn: AsyncConnection) -> CaseRecord | None:
+            row = (await conn.execute(select(CASE).where(CASE.c.case_id == case_id))).first()
+            return None if row is None else case_record(row)
+
+        return await self._runner.read(work)
+
     async def unstructured_cases(self, limit: int = MAX_LIST) -> list[CaseRecord]:
         """Cases still GENERAL (made before V014, or whose extraction never ran), oldest first."""
 

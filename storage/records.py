@@ -61,6 +61,7 @@ class TraceRecord:
     rounds: list[RoundRecord]
     invocations: list[InvocationRecord]
     case_id: str | None
+    case: CaseRecord | None = None  # the case's structured fields, when the reader asked for them
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,3 +114,24 @@ def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWor
 
     worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
     return [] if worker is None else [worker]
+
+
+def cmd_cases_backfill(args: argparse.Namespace) -> int:
+    """Structures the GENERAL cases straight in the database (no server needed); run twice, the
+    second run finds nothing to do."""
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.usecases.cases import backfill_database
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    try:
+        report = asyncio.run(backfill_database(settings.resolved_database_url, settings.case_categories_file))
+    except StorageError as error:
+        raise CliError(f"cannot back-fill: {error}") from None
+    if args.json:
+        print(json.dumps({"examined": report.examined, "structured": report.structured}))
+    else:
+        print(f"examined {report.examined} GENERAL case(s), structured {report.structured}")
+    return 0

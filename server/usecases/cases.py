@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from evigate.rules.case_facts import CaseFacts, FaultCatalog, extract, load_fault_catalog, verified_evidence
@@ -112,3 +113,14 @@ class CaseUseCase:
             include_retired=include_retired,
             limit=limit,
         )
+
+
+async def backfill_database(url: str, catalog_file: Path | None = None) -> BackfillReport:
+    """`evigate cases-backfill`: opens the database, structures its GENERAL cases, closes it."""
+    from evigate.storage import Database
+
+    database = await Database.open(url, pool_size=1)
+    try:
+        return await CaseUseCase(database.repo, load_fault_catalog(catalog_file)).backfill()
+    finally:
+        await database.close()
