@@ -43,11 +43,7 @@ def test_trace_shows_the_opinion_and_the_case_and_cases_lists_it(
     )
     chat = evigate("chat", POOL_QUESTION, "--json", server=server, token=None)
     assert chat.returncode == 0, chat.stderr
-    session_id = (
-        json.loads(chat.stdout)["sessionId"]
-        if "sessionId" in chat.stdout
-        else json.loads(chat.stdout)["session_id"]
-    )
+    session_id = json.loads(chat.stdout)["session_id"]
     until(lambda: len(fake.requests) >= 1, within=20, what="the opinion was asked")
 
     def traced() -> str:
