@@ -18,7 +18,6 @@ from evigate.server.usecases.feedback import FeedbackUseCase
 from evigate.storage import Database
 from tests.pipeline.conftest import BuildPipeline
 
-
 OTHER_CASES = (
     "Does payment-service have a HighCPUUsage alert right now?",
     "user-service 有 OutOfMemoryError 日志吗？",
