@@ -25,7 +25,11 @@ SIGNALS = ("alert", "skill", "exception", "pattern")
 # Error codes, the most specific kind first: a qualified exception class names the failing
 # library, a vendor code (ORA-00060, ERR_SSL_PROTOCOL) one condition, an errno a system call's
 # failure, a bare exception class a language-wide condition, an HTTP status only a class of replies.
-_QUALIFIED_EXCEPTION = re.compile(r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z]\w*(?:Exception|Error)\b")
+# A qualified class printed as a thrown exception is (pkg.Class: message), whatever its suffix
+# (django.core.exceptions.ImproperlyConfigured).
+_QUALIFIED_EXCEPTION = re.compile(
+    r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z]\w*(?:Exception|Error)\b|\b(?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9]+(?=: )"
+)
 _VENDOR_CODE = re.compile(r"\b(?:[A-Z]{2,6}-\d{3,5}|ERR_[A-Z][A-Z0-9_]{2,})\b")
 _ERRNO = re.compile(
     r"\bE(?:CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|HOSTUNREACH|NETUNREACH|NOSPC|ACCES|PERM"
@@ -33,7 +37,8 @@ _ERRNO = re.compile(
 )
 _BARE_EXCEPTION = re.compile(r"(?<![\w.])[A-Z][A-Za-z0-9]*(?:Exception|Error)\b")
 _HTTP_STATUS = re.compile(
-    r"(?:\bHTTP(?:/[12](?:\.[01])?)?[ :=]?|\bstatus(?:_code)?[=: ]+|\bcode[=: ]+)([45]\d\d)\b"
+    r"(?:\bHTTP(?:/[12](?:\.[01])?)?[ :=]?|\bstatus[ _]?(?:code)?[=: ]+|\bcode[=: ]+"
+    r"|\b(?:GET|POST|PUT|PATCH|DELETE|HEAD) \S+ )([45]\d\d)\b"
     r"|\b([45]\d\d)(?= (?:Bad Gateway|Service Unavailable|Gateway Timeout|Internal Server Error"
     r"|Too Many Requests|Unauthorized|Forbidden|Not Found|Bad Request))",
     re.IGNORECASE,
