@@ -28,7 +28,8 @@ SIGNALS = ("alert", "skill", "exception", "pattern")
 # A qualified class printed as a thrown exception is (pkg.Class: message), whatever its suffix
 # (django.core.exceptions.ImproperlyConfigured).
 _QUALIFIED_EXCEPTION = re.compile(
-    r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z]\w*(?:Exception|Error)\b|\b(?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9]+(?=: )"
+    r"\b(?:[a-z_][a-z0-9_]*\.)+[A-Z]\w*(?:Exception|Error)\b"
+    r"|\b(?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9]+(?=: )"
 )
 _VENDOR_CODE = re.compile(r"\b(?:[A-Z]{2,6}-\d{3,5}|ERR_[A-Z][A-Z0-9_]{2,})\b")
 _ERRNO = re.compile(

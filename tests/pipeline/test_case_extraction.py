@@ -116,7 +116,8 @@ async def test_extraction_accuracy_over_two_worlds(
     category_accuracy = len(category_hits) / len(items)
     code_accuracy = len(code_hits) / len(with_code)
     misses = [
-        f"{i.name}: {i.facts.fault_category} (want {i.fault_category}), {i.facts.error_code} (want {i.error_code})"
+        f"{i.name}: {i.facts.fault_category} (want {i.fault_category}), "
+        f"{i.facts.error_code} (want {i.error_code})"
         for i in items
         if i not in category_hits or i.facts.error_code != i.error_code
     ]
