@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 import ssl
@@ -123,8 +124,13 @@ def opinion_worker(
     )
     job = OpinionJob(repo, agent, on_disagreement)
     repo.opinion_jobs = True
+    # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
+    # deadline): a slow model must not let another replica claim the job the call still runs for.
+    base = worker_settings(settings)
+    budget = 2 * settings.evaluation_llm_timeout_s + 10
+    opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
     return EvaluationWorker(
-        repo, worker_settings(settings), on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
+        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
     )
 
 
