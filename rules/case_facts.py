@@ -1,4 +1,4 @@
-"""Structured case fields from a session's verified evidence (docs/design.md §5.9).
+"""Structured case fields from a session's verified evidence (docs/design.md §5.6).
 
 A case made by useful feedback gets a fault category, an error code, its services and its alert
 names. Every value comes out of the verified excerpts (the evidence bindings of claims the

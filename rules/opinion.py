@@ -1,4 +1,4 @@
-"""The LLM opinion beside the rule score, checked by code (docs/design.md §5.10).
+"""The LLM opinion beside the rule score, checked by code (docs/design.md §5.7).
 
 An opinion is four yes/no items, each with a one-line reason. It never changes the evidence score:
 each item becomes a factor with `source = "llm"` and delta 0. What code already knows wins over
