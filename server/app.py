@@ -37,11 +37,11 @@ from evigate.server.grpc.servicers import (
     TraceServicer,
 )
 from evigate.server.grpc.validation import Limits
+from evigate.server.live_sources import build_sources, build_tools
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
-from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
-from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
+from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
+from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import ToolBackend, build_backend, default_registry
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
@@ -96,39 +96,6 @@ def build_agents(settings: Settings, signals: SignalCatalog | None = None) -> Ag
     from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend(signals=signals)
-
-
-def build_sources(settings: Settings) -> SourcesConfig:
-    """The live sources: the URL from the flag / environment (Settings), then the sources file."""
-    try:
-        sections = read_sources_file(settings.sources_file) if settings.sources_file else {}
-        env = {
-            key: value
-            for key, value in (
-                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.prometheus_bearer_token),
-                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.alertmanager_bearer_token),
-            )
-            if value
-        }
-        return sources_config(
-            prometheus_url=settings.prometheus_url or None,
-            alertmanager_url=settings.alertmanager_url or None,
-            env=env,
-            file_sections=sections,
-        )
-    except SourceConfigError as error:
-        raise ConfigError(f"sources: {error}") from None
-
-
-def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) -> ToolBackend:
-    """The file backend, with alerts and metrics served by the live sources when configured."""
-    if not sources.configured():
-        return files
-    try:
-        catalog = load_catalog(settings.signals_file)
-    except SignalCatalogError as error:
-        raise ConfigError(f"signals_file: {error}") from None
-    return live_backend(files, sources, catalog)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:

@@ -106,8 +106,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each configured source with its state; exit 1 when one is not ready (usable in scripts)."""
-    from evigate.server.app import build_sources
     from evigate.server.config import ConfigError, load_settings
+    from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
 
     try:

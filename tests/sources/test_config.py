@@ -75,8 +75,8 @@ def test_prometheus_query_limits_come_from_its_section() -> None:
 
 def test_the_service_settings_carry_the_sources_from_flags_environment_and_file(tmp_path: Path) -> None:
     """`evigate serve` flags / EVIGATE_* variables / --sources-file, as the composition root reads them."""
-    from evigate.server.app import build_sources
     from evigate.server.config import ConfigError, load_settings
+    from evigate.server.live_sources import build_sources
 
     sources = tmp_path / "sources.yml"
     sources.write_text("sources:\n  prometheus: {url: 'http://file:9090', timeout_s: 4, max_series: 7}\n")
