@@ -26,10 +26,11 @@ FRAMEWORKS: tuple[str, ...] = (
     *("grpc", "grpc_health", "grpc_reflection", "google", "sqlalchemy", "alembic", "openai"),
     *("pymysql", "aiomysql", "prometheus_client", "yaml"),
 )
-# Entry points: the gRPC and web front ends, the CLI, the composition root and the background worker.
+# Entry points: the gRPC and web front ends, the CLI, the composition root (server.app and the
+# opinion worker's builder) and the background worker.
 ENTRY_POINTS: tuple[str, ...] = (
     *("server.grpc", "server.web", "server.cli", "server.app", "server.__main__"),
-    "server.worker",
+    *("server.worker", "server.opinion_worker"),
 )
 SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
 
