@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from evigate.rules.enums import SessionStatus
 from evigate.server.usecases.ports import SessionStore
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.storage.errors import SessionNotFound
@@ -30,7 +31,7 @@ class TraceUseCase:
             record = await self._store.get_trace(session_id)
             if record is None:
                 raise SessionNotFound(session_id)
-            return present(record), record.session.status != "RUNNING"
+            return present(record), record.session.status != SessionStatus.RUNNING
 
         if cache is None:
             return (await load())[0]
