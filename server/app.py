@@ -22,6 +22,7 @@ from grpc_reflection.v1alpha import reflection
 
 from evigate.rules.case_facts import load_fault_catalog
 from evigate.rules.catalog import Catalog
+from evigate.rules.enums import SessionStatus
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker
@@ -163,7 +164,7 @@ class App:
         self.metrics.llm_opinion_disagreements.labels(item).inc()
 
     def _count_failed(self, session_id: str, kind: str) -> None:
-        self.metrics.sessions.labels("FAILED", kind).inc()
+        self.metrics.sessions.labels(SessionStatus.FAILED, kind).inc()
 
     @property
     def address(self) -> str:

@@ -185,6 +185,20 @@ def test_the_tree_keeps_the_import_rules() -> None:
     assert not found, "import rules broken:\n" + "\n".join(map(str, found))
 
 
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    """Small modules with one job (docs/design.md §9): a longer one is split by job, not trimmed."""
+    too_long = []
+    for root in ROOTS:
+        for path in sorted((REPO / root).rglob("*.py")):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_MODULE_LINES:
+                too_long.append(f"{path.relative_to(REPO)}: {lines} lines")
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines:\n" + "\n".join(too_long)
+
+
 def test_every_rule_is_in_the_design_doc() -> None:
     doc = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
     missing = [rule.id for rule in RULES if f"`{rule.id}`" not in doc]

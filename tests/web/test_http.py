@@ -12,7 +12,9 @@ import pytest
 
 from evigate.server.config import ConfigError, load_settings, web_address
 from evigate.server.web.auth import CSRF_COOKIE, SESSION_COOKIE
-from tests.server.conftest import HIGH_CPU_ZH, ServerProcess, free_port
+from tests.server.conftest import HIGH_CPU_ZH
+from tests.support.server_proc import ServerProc
+from tests.support.waiting import until
 from tests.web.conftest import TOKEN
 from tests.web.world import ViewerWorld
 
@@ -167,12 +169,16 @@ def test_the_served_viewer_listens_on_loopback(world: ViewerWorld) -> None:
 
 def test_evigate_serve_with_web_prints_the_viewer_url_and_serves_it(tmp_path: Path) -> None:
     """The command as users run it: `evigate serve --web`, one process for gRPC and the viewer."""
-    server = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", "--web", "127.0.0.1:0"], {}, tmp_path)
+    server = ServerProc(tmp_path, args=["--web", "127.0.0.1:0"]).start()
+    prefix = "evigate web viewer on http://127.0.0.1:"
+
+    def viewer_line() -> str | None:
+        return next((line for line in server.log_text().splitlines() if line.startswith(prefix)), None)
+
     try:
-        assert server.proc.stdout is not None
-        line = server.proc.stdout.readline()
-        assert line.startswith("evigate web viewer on http://127.0.0.1:"), line
-        url = line.split(" on ", 1)[1].strip()
+        server.wait_serving()
+        until(lambda: viewer_line() is not None, within=30, what="the viewer URL printed")
+        url = (viewer_line() or "").split(" on ", 1)[1].strip()
         listing = httpx.get(f"{url}sessions", timeout=30)
         assert listing.status_code == 200 and "<h1>Sessions</h1>" in listing.text
     finally:
