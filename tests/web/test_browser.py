@@ -25,6 +25,7 @@ FAILING = "order-service 有 HighLatency 告警吗？"
 XSS_QUESTION = "user-service 有 OutOfMemoryError 日志吗？"
 MANY_CALLS = "Any ERROR logs with OutOfMemoryError on user-service?"
 FEEDBACK_QUESTION = "gateway 有 502 错误日志吗？"
+LYING = "Does gateway have a HighErrorRate alert?"
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,7 @@ def sessions(world: ViewerWorld) -> dict[str, str]:
     world.executor.forged_rounds[REJECTED] = {1, 2}
     world.executor.failing.add(FAILING)
     world.executor.extra_calls[MANY_CALLS] = 300
+    world.composer.lying.add(LYING)
     ids = {
         "reference": ("ref", HIGH_CPU_ZH, "zh"),
         "english": ("ref-en", HIGH_CPU_EN, "en"),
@@ -41,6 +43,7 @@ def sessions(world: ViewerWorld) -> dict[str, str]:
         "xss": ("xss", XSS_QUESTION, "zh"),
         "many": ("many", MANY_CALLS, "en"),
         "feedback": ("feedback", FEEDBACK_QUESTION, "zh"),
+        "refused": ("refused", LYING, "en"),
     }
     for session_id, question, language in ids.values():
         world.ask(question, session_id, language)
@@ -289,3 +292,20 @@ def test_a_session_with_300_tool_calls_stays_collapsed_and_readable(
     opened = page.find_element(By.ID, f"call-{last.id}")
     _wait(lambda: opened.get_attribute("open") is not None, "the bar's call opened")
     assert last.tool_name in opened.text
+
+
+def test_answer_check_refusals_are_shown_apart_from_the_answer(
+    world: ViewerWorld, page: webdriver.Chrome, sessions: dict[str, str]
+) -> None:
+    check = (world.trace(sessions["refused"]).session.extras or {})["answer_check"]
+    assert check["rejections"]  # the pipeline refused the invented text
+    _open(page, world, f"/sessions/{sessions['refused']}")
+    answer = " ".join(s.text for s in page.find_elements(By.CSS_SELECTOR, "li.sentence"))
+    assert "OPS-4711" not in answer and "99%" not in answer
+    refusals = page.find_elements(By.CSS_SELECTOR, "#answer-check details.rejection")
+    assert len(refusals) == len(check["rejections"])
+    refusals[0].find_element(By.TAG_NAME, "summary").click()
+    assert world.composer.lie.strip() in refusals[0].text
+    for violation in check["rejections"][0]["violations"]:
+        assert violation["rule_id"] in refusals[0].text
+    assert check["answer_source"] in page.find_element(By.ID, "answer-check").text
