@@ -177,3 +177,16 @@ def test_evigate_serve_with_web_prints_the_viewer_url_and_serves_it(tmp_path: Pa
         assert listing.status_code == 200 and "<h1>Sessions</h1>" in listing.text
     finally:
         assert server.stop() == 0
+
+
+def test_a_web_port_in_use_stops_serve_naming_it(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(RuntimeError, match=rf"cannot listen on 127.0.0.1:{port} \(web\)"):
+            ServerProcess(
+                ["--listen", f"127.0.0.1:{free_port()}", "--web", f"127.0.0.1:{port}"], {}, tmp_path
+            )
