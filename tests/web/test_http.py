@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from evigate.server.config import ConfigError, load_settings, web_address
+from evigate.server.usecases.trace import TraceUseCase
+from evigate.server.web import listing
 from evigate.server.web.auth import CSRF_COOKIE, SESSION_COOKIE
 from tests.server.conftest import HIGH_CPU_ZH, ServerProcess, free_port
 from tests.web.conftest import TOKEN
@@ -190,3 +192,36 @@ def test_a_web_port_in_use_stops_serve_naming_it(tmp_path: Path) -> None:
             ServerProcess(
                 ["--listen", f"127.0.0.1:{free_port()}", "--web", f"127.0.0.1:{port}"], {}, tmp_path
             )
+
+
+def test_filtered_pages_cover_the_matching_sessions_once_newest_first(world: ViewerWorld) -> None:
+    """Verdict and text are filtered on the store's pages; following the next tokens reads each
+    matching session exactly once, in the store's order."""
+    questions = [
+        ("page-a", HIGH_CPU_ZH),
+        ("page-b", "gateway 有 HighCPUUsage 告警吗？"),
+        ("page-c", HIGH_CPU_ZH),
+    ]
+    for session_id, question in questions:
+        world.ask(question, session_id)
+    assert world.app.database is not None
+    traces = TraceUseCase(world.app.database.repo)
+    filters = listing.Filters.parse({"q": "HighCPUUsage", "verdict": "PASS"})
+
+    async def every_page() -> list[list[str]]:
+        pages, token = [], None
+        while True:
+            page = await listing.find_sessions(traces, filters, token, page_size=1)
+            pages.append([s.session_id for s in page.sessions])
+            if page.next_token is None:
+                return pages
+            token = page.next_token
+
+    async def everything() -> list[str]:
+        sessions, _ = await traces.list_sessions(None, None, 1000, None)
+        return [s.session_id for s in sessions if filters.keeps(s)]
+
+    pages = world.run(every_page())
+    assert [s for page in pages for s in page] == world.run(everything())
+    assert {"page-a", "page-b", "page-c"} <= {s for page in pages for s in page}
+    assert all(len(page) <= 1 for page in pages)
