@@ -40,8 +40,10 @@ from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
 from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
-from evigate.server.tools import ToolBackend, build_backend, default_registry
+from evigate.server.tools import ToolBackend, build_backend, default_registry, demo_data_dir
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -131,6 +133,13 @@ def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) 
     return live_backend(files, sources, catalog)
 
 
+def logs_settings(settings: Settings) -> LogConfig:
+    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
+    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
+    data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
+    return log_config(settings.logs_dir, section, data_dir / "logs")
+
+
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
@@ -197,7 +206,9 @@ class App:
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         try:
-            files = build_backend(s.tool_backend, s.data_dir, repo)
+            files = build_backend(s.tool_backend, s.data_dir, repo, logs=logs_settings(s))
+        except LogConfigError as error:
+            raise ConfigError(f"logs_config: {error}") from None
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
         sources = build_sources(s)

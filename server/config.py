@@ -64,6 +64,8 @@ class Settings:
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
     tool_backend: str = "fixture"
     data_dir: Path | None = None  # None: the bundled demo world
+    logs_dir: Path | None = None  # None: the logs config file's root, else <data_dir>/logs
+    logs_config: Path | None = None  # TOML or JSON file with a `logs` section (server/sources/logs)
     max_rounds: int = 2
     # live sources (server/sources): with a URL set, alerts / metrics come from that server
     prometheus_url: str = ""
@@ -185,6 +187,8 @@ HELP = {
     "agent_backend": "offline (default) or llm",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
+    "logs_dir": "root of the log files query_logs / summarize_logs read (default: DATA_DIR/logs)",
+    "logs_config": "TOML or JSON file whose `logs` section sets field names, patterns, default_tz",
     "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",
     "tls_cert": "PEM server certificate (with --tls-key)",
     "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",
