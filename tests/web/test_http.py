@@ -225,3 +225,29 @@ def test_filtered_pages_cover_the_matching_sessions_once_newest_first(world: Vie
     assert [s for page in pages for s in page] == world.run(everything())
     assert {"page-a", "page-b", "page-c"} <= {s for page in pages for s in page}
     assert all(len(page) <= 1 for page in pages)
+
+
+def test_web_and_other_settings_come_from_a_config_file_below_env_and_flags(tmp_path: Path) -> None:
+    config = tmp_path / "evigate.toml"
+    config.write_text(
+        'web = "127.0.0.1:8081"\nmax_rounds = 3\nauth_tokens = ["a", "b"]\n'
+        '[logs]\ndefault_tz = "Asia/Shanghai"\n',  # a section another reader takes
+        encoding="utf-8",
+    )
+    from_file = load_settings({"config_file": str(config)}, {})
+    assert (from_file.web, from_file.max_rounds, from_file.auth_tokens) == ("127.0.0.1:8081", 3, ("a", "b"))
+    by_env = load_settings({}, {"EVIGATE_CONFIG_FILE": str(config), "EVIGATE_WEB": "127.0.0.1:9090"})
+    assert by_env.web == "127.0.0.1:9090" and by_env.max_rounds == 3
+    flag = load_settings(
+        {"config_file": str(config), "web": "127.0.0.1:9191"}, {"EVIGATE_WEB": "127.0.0.1:9090"}
+    )
+    assert flag.web == "127.0.0.1:9191"
+    as_json = tmp_path / "evigate.json"
+    as_json.write_text('{"web": 8082}', encoding="utf-8")
+    assert web_address(load_settings({"config_file": str(as_json)}, {}).web) == ("127.0.0.1", 8082)
+    config.write_text('webb = "127.0.0.1:8081"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unknown setting.*webb"):
+        load_settings({"config_file": str(config)}, {})
+    config.write_text('max_rounds = "many"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="max_rounds"):
+        load_settings({"config_file": str(config)}, {})
