@@ -156,6 +156,11 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     sentence_link = page.find_element(By.CSS_SELECTOR, "li.sentence a.claim-link")
     claim = trace.rounds[-1].executor_output["claims"][0]  # type: ignore[index]
     assert sentence_link.text == claim["claim_id"]
+    sentence_citation = sentence_link.find_element(By.XPATH, "..").find_element(
+        By.CSS_SELECTOR, "a.sentence-citation"
+    )
+    binding = claim["evidence_bindings"][0]
+    assert sentence_citation.text == f"#{binding['source_invocation_id']} {binding['raw_path']}"
     sentence_link.click()
     target = page.find_element(By.ID, urlparse(page.current_url).fragment)
     assert claim["claim_text"] in target.text
@@ -164,7 +169,7 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     ref = page.find_element(By.ID, urlparse(page.current_url).fragment)
     _wait(ref.is_displayed, "cited ref shown (its collapsed call opened)")
     marked = " ".join(m.text for m in ref.find_elements(By.TAG_NAME, "mark"))
-    binding = claim["evidence_bindings"][0]
+    assert sentence_citation.get_attribute("href").endswith(f"#{ref.get_attribute('id')}")  # type: ignore[union-attr]
     assert binding["raw_path"] in ref.text and marked == binding["evidence_excerpt"]
     # Gatekeeper, verifier and the evidence score with each rule's contribution.
     gate = trace.rounds[-1].gatekeeper_result or {}
