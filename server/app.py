@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
+from evigate.rules.case_facts import load_fault_catalog
 from evigate.rules.catalog import Catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
@@ -44,14 +46,17 @@ from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
 from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
 from evigate.server.tools import ToolBackend, build_backend, default_registry, demo_data_dir
+from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.web.app import WebServer, web_server
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
+from evigate.storage.opinions import LLM_OPINION
 from evigate.v1 import (
     chat_service_pb2,
     feedback_service_pb2,
@@ -140,6 +145,40 @@ def logs_settings(settings: Settings) -> LogConfig:
     return log_config(settings.logs_dir, section, data_dir / "logs")
 
 
+def opinion_worker(
+    settings: Settings,
+    repo: Repository,
+    on_written: Callable[[str], None] | None = None,
+    on_disagreement: Callable[[str], None] | None = None,
+    *,
+    name: str,
+) -> EvaluationWorker | None:
+    """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
+    its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
+    if not settings.evaluation_llm_model:
+        return None
+    from evigate.server.agents.llm.opinion import LLMOpinionAgent
+
+    agent = LLMOpinionAgent.from_settings(
+        settings.evaluation_llm_base_url or settings.llm_base_url,
+        settings.evaluation_llm_api_key or settings.llm_api_key,
+        settings.evaluation_llm_model,
+        settings.evaluation_llm_timeout_s,
+        settings.llm_json_mode,
+        max_retries=settings.llm_max_retries,
+    )
+    job = OpinionJob(repo, agent, on_disagreement)
+    repo.opinion_jobs = True
+    # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
+    # deadline): a slow model must not let another replica claim the job the call still runs for.
+    base = worker_settings(settings)
+    budget = 2 * settings.evaluation_llm_timeout_s + 10
+    opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
+    return EvaluationWorker(
+        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
+    )
+
+
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
@@ -172,6 +211,7 @@ class App:
         self.database: Database | None = None
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
+        self.opinions: EvaluationWorker | None = None  # the LLM opinion's, when configured
         self.traces: TraceCache[GetTraceResponse] = TraceCache(
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
@@ -187,6 +227,9 @@ class App:
         """A session just committed SUCCESS with its evaluation job: claim it now, not at the next poll."""
         if self.worker is not None:
             self.worker.wake()
+
+    def _count_disagreement(self, item: str) -> None:
+        self.metrics.llm_opinion_disagreements.labels(item).inc()
 
     def _count_failed(self, session_id: str, kind: str) -> None:
         self.metrics.sessions.labels("FAILED", kind).inc()
@@ -205,16 +248,7 @@ class App:
         )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
-        try:
-            files = build_backend(s.tool_backend, s.data_dir, repo, logs=logs_settings(s))
-        except LogConfigError as error:
-            raise ConfigError(f"logs_config: {error}") from None
-        except ValueError as error:
-            raise ConfigError(f"data_dir: {error}") from None
-        sources = build_sources(s)
-        self.tools = tools = build_tools(s, files, sources)
-        if sources.configured():
-            log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        self.tools = tools = self._tools(repo)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.catalog if isinstance(tools, LiveBackend) else None
         agents = self._components.agents or build_agents(s, signals)
@@ -255,18 +289,12 @@ class App:
         await self.health.start()
         await server.start()
         self.server = server
-        self.worker = EvaluationWorker(
-            repo,
-            worker_settings(s),
-            on_scored=self.traces.invalidate,
-            name=f"{s.owner}/server",
-        )
-        self.worker.start()
+        self._start_workers(repo)
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
         if s.web:  # the trace viewer: the servicers' use cases, in this event loop
             skills = sorted(skill.name for skill in load_skills())
-            self.web = web_server(repo, s, self.traces.invalidate, skills)
+            self.web = web_server(repo, self.cases(repo), s, self.traces.invalidate, skills)
             await self.web.start()
         log.info(
             "serving",
@@ -277,6 +305,43 @@ class App:
                 "agents": agents.name,
             },
         )
+
+    def _tools(self, repo: Repository) -> ToolBackend:
+        """The file backend (logs, knowledge, cases) with the live sources where configured."""
+        s = self.settings
+        try:
+            files = build_backend(s.tool_backend, s.data_dir, repo, logs=logs_settings(s))
+        except LogConfigError as error:
+            raise ConfigError(f"logs_config: {error}") from None
+        except ValueError as error:
+            raise ConfigError(f"data_dir: {error}") from None
+        sources = build_sources(s)
+        if sources.configured():
+            log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        return build_tools(s, files, sources)
+
+    def _start_workers(self, repo: Repository) -> None:
+        """The evidence-score worker, and the LLM-opinion worker when one is configured."""
+        s = self.settings
+        self.worker = EvaluationWorker(
+            repo,
+            worker_settings(s),
+            on_scored=self.traces.invalidate,
+            name=f"{s.owner}/server",
+        )
+        self.worker.start()
+        self.opinions = opinion_worker(
+            s,
+            repo,
+            self.traces.invalidate,
+            self._count_disagreement,
+            name=f"{s.owner}/opinion",
+        )
+        if self.opinions is not None:
+            self.opinions.start()
+
+    def cases(self, repo: Repository) -> CaseUseCase:
+        return CaseUseCase(repo, load_fault_catalog(self.settings.case_categories_file))
 
     def _grpc_server(
         self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
@@ -298,8 +363,8 @@ class App:
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
             (CHAT, ChatServicer(ChatUseCase(pipeline, MetricsObserver(self.metrics)), limits)),
-            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate))),
-            (TRACE, TraceServicer(TraceUseCase(repo), traces)),
+            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate, self.cases(repo)))),
+            (TRACE, TraceServicer(TraceUseCase(repo), traces, self.cases(repo))),
             (GATEKEEPER, GatekeeperServicer(CheckUseCase(repo, catalog), limits)),
             (_service(health_pb2), health.servicer),
         ]
@@ -323,6 +388,8 @@ class App:
             await self.server.stop(grace)
         if self.worker is not None:
             await self.worker.stop()
+        if self.opinions is not None:
+            await self.opinions.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
         if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients

@@ -25,7 +25,13 @@ from evigate.rules.errors import EvigateError
 
 STATE_DIR_NAME = ".evigate"
 SECRET_FIELDS = frozenset(
-    {"llm_api_key", "auth_tokens", "prometheus_bearer_token", "alertmanager_bearer_token"}
+    {
+        "llm_api_key",
+        "evaluation_llm_api_key",
+        "auth_tokens",
+        "prometheus_bearer_token",
+        "alertmanager_bearer_token",
+    }
 )
 
 
@@ -104,6 +110,13 @@ class Settings:
     worker_batch_size: int = 16
     worker_max_attempts: int = 5
     worker_retry_delay_s: float = 2.0  # doubled after every failed attempt
+    # the LLM opinion beside the rule score (off while evaluation_llm_model is empty)
+    evaluation_llm_model: str = ""
+    evaluation_llm_base_url: str = ""  # empty: llm_base_url
+    evaluation_llm_api_key: str = ""  # empty: llm_api_key
+    evaluation_llm_timeout_s: float = 60.0
+    # structured cases: an operator's fault-category catalog (empty: rules/fault-categories.json)
+    case_categories_file: Path | None = None
 
     @property
     def resolved_database_url(self) -> str:
@@ -207,9 +220,17 @@ HELP = {
     "alertmanager_url": "Alertmanager for the alerts active now, e.g. http://alertmanager:9093",
     "sources_file": "YAML with a sources: section per source (auth, CA bundle, timeout, limits)",
     "signals_file": "JSON signal catalog adding to / replacing the shipped signals",
+    "evaluation_llm_model": "model of the LLM opinion beside the evidence score (empty: no opinion)",
+    "case_categories_file": "fault-category catalog JSON (default: rules/fault-categories.json)",
 }
 ENV_ONLY = frozenset(
-    {"auth_tokens", "llm_api_key", "prometheus_bearer_token", "alertmanager_bearer_token"}
+    {
+        "auth_tokens",
+        "llm_api_key",
+        "evaluation_llm_api_key",
+        "prometheus_bearer_token",
+        "alertmanager_bearer_token",
+    }
 )  # never flags: command lines show in `ps`
 
 
@@ -324,6 +345,10 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
     if settings.agent_backend == "llm" and not (settings.llm_base_url and settings.llm_model):
         raise ConfigError("agent_backend llm needs llm_base_url and llm_model")
+    if settings.evaluation_llm_model and not (settings.evaluation_llm_base_url or settings.llm_base_url):
+        raise ConfigError("evaluation_llm_model needs evaluation_llm_base_url (or llm_base_url)")
+    if settings.evaluation_llm_timeout_s <= 0:
+        raise ConfigError("evaluation_llm_timeout_s must be > 0")
     if settings.tool_backend != "fixture":
         raise ConfigError(f"tool_backend: expected fixture, got {settings.tool_backend!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):

@@ -6,19 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from evigate.storage.records import (
-    CaseRecord,
-    FeedbackOutcome,
-    InvocationRecord,
-    SessionRecord,
-    TraceRecord,
-)
+from evigate.storage.records import CaseRecord, FeedbackOutcome, InvocationRecord, SessionRecord, TraceRecord
 
 
 class SessionStore(Protocol):
     async def get_session(self, session_id: str) -> SessionRecord | None: ...
 
     async def get_trace(self, session_id: str) -> TraceRecord | None: ...
+
+    async def get_case(self, case_id: str) -> CaseRecord | None: ...
 
     async def list_invocations(self, session_id: str) -> list[InvocationRecord]: ...
 

@@ -54,14 +54,18 @@ def build_app(use_cases: UseCases, tokens: auth.TokenCheck, skills: list[str]) -
 
 
 def web_server(
-    store: SessionStore, settings: Settings, invalidate: Callable[[str], None], skills: list[str]
+    store: SessionStore,
+    cases: CaseUseCase,
+    settings: Settings,
+    invalidate: Callable[[str], None],
+    skills: list[str],
 ) -> WebServer:
     """The viewer as server.app builds it: the use-case classes the gRPC servicers get, over the
     same store; `invalidate` drops a session's cached GetTrace reply after feedback given here."""
     use_cases = UseCases(
         traces=TraceUseCase(store),
-        feedback=FeedbackUseCase(store, invalidate),
-        cases=CaseUseCase(store),
+        feedback=FeedbackUseCase(store, invalidate, cases),
+        cases=cases,
     )
     app = build_app(use_cases, auth.TokenCheck(settings.auth_tokens), skills)
     host, port = web_address(settings.web)
