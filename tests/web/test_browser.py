@@ -235,6 +235,10 @@ def test_feedback_from_the_page_records_it_and_the_case_appears(
     assert urlparse(page.current_url).path == "/cases"
     links = [a for a in page.find_elements(By.CSS_SELECTOR, "a.case-session") if a.text == session_id]
     assert len(links) == 1 and case_id in _row_of(links[0]).text
+    (case,) = [c for c in world.run(world.app.database.repo.list_cases()) if c.case_id == case_id]  # type: ignore[union-attr]
+    row = _row_of(links[0])
+    assert row.find_element(By.CSS_SELECTOR, ".fault-category").text == case.fault_category
+    assert row.find_element(By.CSS_SELECTOR, ".services").text == ", ".join(case.services)
     links[0].click()
     _wait(lambda: urlparse(page.current_url).path == f"/sessions/{session_id}", "back at the session")
     _open(page, world, "/sessions?feedback=useful")
