@@ -315,7 +315,7 @@ class App:
         if self.health is not None:
             await self.health.shutdown()
         if self.web is not None:
-            await self.web.stop()
+            await self.web.stop(grace)
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:
