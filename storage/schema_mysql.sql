@@ -1,6 +1,6 @@
--- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v012).
--- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v012 add
--- what the trace replay, the durable job queue and case retirement need. Column names and types are a contract:
+-- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v013).
+-- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v013 add
+-- what the trace replay, the durable job queue, case retirement and semantic retrieval need. Column names and types are a contract:
 -- the Java side and existing reports read these tables.
 -- tests/storage/test_schema.py checks that a database migrated from empty matches this file in
 -- information_schema (columns, types, nullability, defaults, keys, indexes, foreign keys).
@@ -101,9 +101,20 @@ CREATE TABLE job (
   KEY ix_job_session_id (session_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
+CREATE TABLE case_vector (
+  id           BIGINT       NOT NULL AUTO_INCREMENT,
+  model_id     VARCHAR(128) NOT NULL,
+  content_hash VARCHAR(64)  NOT NULL,
+  dimension    INT          NOT NULL,
+  vector       TEXT         NOT NULL COMMENT 'base64 of little-endian float32, dimension values',
+  created_at   DATETIME(6)  NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_case_vector_model_id_content_hash (model_id, content_hash)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+
 CREATE TABLE alembic_version (
   version_num VARCHAR(32) NOT NULL,
   PRIMARY KEY (version_num)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
-INSERT INTO alembic_version (version_num) VALUES ('v012');
+INSERT INTO alembic_version (version_num) VALUES ('v013');

@@ -7,8 +7,8 @@ so every backend (fixture, real systems) produces the same tool_invocation rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -73,6 +73,9 @@ class Page:
 class KnowledgeHits:
     blocks: list[JSON]
     match_level: str  # a MatchLevel: L0 | L1 | none (then blocks is empty)
+    # How the match was made, for retrieval_details["retrieval"]: method (hybrid | bm25), model,
+    # degraded (why dense scores are missing), threshold and the scores of the best documents.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ToolBackend(Protocol):
@@ -120,6 +123,13 @@ class CaseLike(Protocol):
     def solution(self) -> str: ...
     @property
     def fault_category(self) -> str: ...
+
+
+class KnowledgeSearch(Protocol):
+    """How lookup_knowledge searches the knowledge files and the case library: the lexical
+    `tools.knowledge.KnowledgeBase` or the hybrid `sources.retrieval.knowledge.SemanticKnowledge`."""
+
+    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits: ...
 
 
 class CaseSource(Protocol):

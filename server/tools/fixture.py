@@ -4,7 +4,9 @@
     alerts.json         [{"alert_name", "service", "state", "current", "duration", "starts_at", ...}]
     logs/*.ndjson       one JSON object per line: timestamp, level, service, message, any extra fields
     knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
-The case library comes from a CaseSource (the database). File work runs in a worker thread.
+The case library comes from a CaseSource (the database). Knowledge is searched by a KnowledgeSearch:
+the composition root gives the hybrid one (server/sources/retrieval/knowledge.py); without one, the
+lexical KnowledgeBase of knowledge.py. File work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from evigate.server.sources.times import display_time
 from evigate.server.tools.backend import (
     JSON,
+    CaseLike,
     CaseSource,
     KnowledgeHits,
     KnowledgeQuery,
+    KnowledgeSearch,
     LogsQuery,
     MetricsQuery,
     Page,
@@ -34,13 +38,34 @@ ALERT_REQUIRED = ("alert_name", "service", "state")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
 
 
+class LexicalKnowledge:
+    """The BM25-only KnowledgeBase as a KnowledgeSearch: one search at a time, in a worker thread."""
+
+    def __init__(self, knowledge_dir: Path, l1_threshold: float, l1_margin: float) -> None:
+        self._knowledge = KnowledgeBase(knowledge_dir, l1_threshold, l1_margin)
+        self._lock = threading.Lock()
+
+    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        return await asyncio.to_thread(self._search, query, cases)
+
+    def _search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        with self._lock:
+            return self._knowledge.search(query, cases)
+
+
 class FixtureBackend:
-    def __init__(self, data_dir: Path, cases: CaseSource, l1_threshold: float, l1_margin: float) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        cases: CaseSource,
+        l1_threshold: float,
+        l1_margin: float,
+        knowledge: KnowledgeSearch | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self._cases = cases
         self._logs = LogStore(data_dir / "logs")
-        self._knowledge = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
-        self._knowledge_lock = threading.Lock()
+        self._knowledge = knowledge or LexicalKnowledge(data_dir / "knowledge", l1_threshold, l1_margin)
         self._alerts_stamp: tuple[int, int] | None = None
         self._alerts: list[JSON] = []
         self._now = _world_now(data_dir / "world.json")
@@ -59,11 +84,7 @@ class FixtureBackend:
             cases = await self._cases.list_cases()
         except Exception as exc:  # the database is a dependency: say the tool could not check
             raise ToolError(f"case library unavailable: {exc}") from exc
-        return await asyncio.to_thread(self._search_knowledge, query, cases)
-
-    def _search_knowledge(self, query: KnowledgeQuery, cases: Any) -> KnowledgeHits:
-        with self._knowledge_lock:
-            return self._knowledge.search(query, cases)
+        return await self._knowledge.search(query, cases)
 
     def _query_metrics(self, q: MetricsQuery) -> Page:
         matched = []

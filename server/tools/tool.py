@@ -36,6 +36,9 @@ class Answer:
     match_level: MatchLevel = MatchLevel.L0  # of a non-empty answer; an empty one is always none
     window: TimeWindow | None = None  # the window the query covered, named by a no-evidence ref
     notes: Mapping[str, str] = field(default_factory=dict)  # more facts a no-evidence ref states
+    # More retrieval_details entries (lookup_knowledge's "retrieval": method, model, scores); they
+    # never replace the entries every tool writes.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _unchanged(key: str, text: str) -> str:
@@ -88,6 +91,7 @@ class Tool:
             for i, item in enumerate(answer.items)
         ]
         details = {
+            **answer.details,
             "evidence_status": EvidenceStatus.SUPPORTED,
             "match_level": answer.match_level,
             "evidence_refs": ref_list,
@@ -105,6 +109,7 @@ class Tool:
         query = " ".join(refs.text(args[k]) for k in self.query_keys if k in args) or "*"
         raw, ref = refs.no_evidence(self.name, self.no_evidence_message, query, filters)
         details = {
+            **answer.details,
             "evidence_status": EvidenceStatus.NO_EVIDENCE,
             "match_level": MatchLevel.NONE,
             "evidence_refs": [ref],

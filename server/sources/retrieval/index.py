@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -126,17 +126,74 @@ def _cosines(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -
     return out
 
 
+def _matrix(
+    vectors: Mapping[str, Vector], hashes: list[str], dim: int
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    matrix = np.zeros((len(hashes), dim), dtype=np.float32)
+    has = np.zeros(len(hashes), dtype=bool)
+    for i, h in enumerate(hashes):
+        vector = vectors.get(h)
+        if vector is not None:
+            matrix[i] = vector
+            has[i] = True
+    return matrix, has
+
+
+def _build(blocks: list[Block], vectors: Mapping[str, Vector], dim: int) -> _Snapshot:
+    doc_no: dict[str, int] = {}
+    doc_of_block = np.array([doc_no.setdefault(b.source, len(doc_no)) for b in blocks], dtype=np.int64)
+    matrix, has_vector = _matrix(vectors, [b.content_hash for b in blocks], dim)
+    keys_by_token: dict[str, list[tuple[int, str]]] = {}
+    seen: set[tuple[int, str]] = set()
+    for b, d in zip(blocks, doc_of_block, strict=True):
+        for key in b.keys:
+            if (int(d), key) not in seen:
+                seen.add((int(d), key))
+                # Indexed under one of its tokens: only keys whose token the query has are tried.
+                anchor = (tokenize(key) or [""])[0]
+                keys_by_token.setdefault(anchor, []).append((int(d), key))
+    by_doc: list[list[Block]] = [[] for _ in doc_no]
+    for b, d in zip(blocks, doc_of_block, strict=True):
+        by_doc[d].append(b)
+    doc_matrix, doc_has_vector = _matrix(vectors, [text_hash(document_view(bs)) for bs in by_doc], dim)
+    background, has_bg = _matrix(vectors, [text_hash(t) for t in _BACKGROUND_TEXTS], dim)
+    bm25 = Bm25([tokenize(f"{b.title} {b.section} {b.text}") for b in blocks])
+    return _Snapshot(
+        blocks,
+        doc_of_block,
+        len(doc_no),
+        bm25,
+        matrix,
+        has_vector,
+        doc_matrix,
+        doc_has_vector,
+        background[has_bg],
+        np.array([chinese_share(document_view(bs)) >= 0.5 for bs in by_doc], dtype=bool),
+        keys_by_token,
+    )
+
+
 class RetrievalIndex:
     def __init__(
-        self, embedder: Embedder | None, store: VectorStore, config: RankingConfig | None = None
+        self,
+        embedder: Embedder | None,
+        store: VectorStore,
+        config: RankingConfig | None = None,
+        *,
+        group_stores: Mapping[str, VectorStore] | None = None,
     ) -> None:
+        """`group_stores`: a group whose vectors live elsewhere than `store` (the case library's in
+        the service database, the files' in a cache file)."""
         self.embedder = embedder
         self.config = config or RankingConfig()
         self._store = store
+        self._group_stores = dict(group_stores or {})
         self._groups: dict[str, dict[str, Block]] = {}
         self._vectors: dict[str, Vector] = {}  # content hash → vector of the current model
         self._snapshot: _Snapshot | None = None
+        self._generation = 0  # bumped on every change: a snapshot built before one is not kept
         self._lock = asyncio.Lock()
+        self.embed_calls = 0  # passage batches embedded by this index (a restart should add none)
 
     async def replace(self, group: str, blocks: Sequence[Block]) -> SyncReport:
         """The group now holds exactly `blocks` (a re-read knowledge directory)."""
@@ -164,7 +221,8 @@ class RetrievalIndex:
         return texts
 
     async def _embed_missing(self, group: str) -> SyncReport:
-        self._snapshot = None
+        self._changed()
+        store = self._group_stores.get(group, self._store)
         texts = self._texts(group)
         live = {h for g in self._groups for h in self._texts(g)}
         self._vectors = {h: v for h, v in self._vectors.items() if h in live}  # drop vectors of old text
@@ -175,7 +233,7 @@ class RetrievalIndex:
         model = self.embedder.model_id
         dim = self.embedder.dimension
         try:
-            stored = await self._store.get(model, missing)
+            stored = await store.get(model, missing)
         except VectorStoreError as exc:
             log.warning("retrieval: %s; embedding without the cache", exc)
             stored = {}
@@ -195,61 +253,37 @@ class RetrievalIndex:
                     "retrieval: %d texts of %s left without vectors: %s", len(todo) - embedded, group, exc
                 )
                 break
+            self.embed_calls += 1
             fresh = dict(zip(chunk, vectors, strict=True))
             self._vectors.update(fresh)
             embedded += len(chunk)
             try:
-                await self._store.put(model, fresh)
+                await store.put(model, fresh)
             except VectorStoreError as exc:  # the vectors still serve this process
                 log.warning("retrieval: %s", exc)
-        self._snapshot = None  # a search during the embedding built one without these vectors
+        self._changed()  # a search during the embedding built one without these vectors
         pending = sum(1 for b in self._groups[group].values() if b.content_hash not in self._vectors)
         return SyncReport(n_blocks, embedded, len(found), pending, error)
 
-    def _build(self) -> _Snapshot:
-        blocks = [b for g in self._groups.values() for b in g.values()]
-        doc_no: dict[str, int] = {}
-        doc_of_block = np.array([doc_no.setdefault(b.source, len(doc_no)) for b in blocks], dtype=np.int64)
-        dim = self.embedder.dimension if self.embedder else 0
-        matrix, has_vector = self._matrix([b.content_hash for b in blocks], dim)
-        keys_by_token: dict[str, list[tuple[int, str]]] = {}
-        seen: set[tuple[int, str]] = set()
-        for b, d in zip(blocks, doc_of_block, strict=True):
-            for key in b.keys:
-                if (int(d), key) not in seen:
-                    seen.add((int(d), key))
-                    # Indexed under one of its tokens: only keys whose token the query has are tried.
-                    anchor = (tokenize(key) or [""])[0]
-                    keys_by_token.setdefault(anchor, []).append((int(d), key))
-        by_doc: list[list[Block]] = [[] for _ in doc_no]
-        for b, d in zip(blocks, doc_of_block, strict=True):
-            by_doc[d].append(b)
-        doc_matrix, doc_has_vector = self._matrix([text_hash(document_view(bs)) for bs in by_doc], dim)
-        background, has_bg = self._matrix([text_hash(t) for t in _BACKGROUND_TEXTS], dim)
-        bm25 = Bm25([tokenize(f"{b.title} {b.section} {b.text}") for b in blocks])
-        return _Snapshot(
-            blocks,
-            doc_of_block,
-            len(doc_no),
-            bm25,
-            matrix,
-            has_vector,
-            doc_matrix,
-            doc_has_vector,
-            background[has_bg],
-            np.array([chinese_share(document_view(bs)) >= 0.5 for bs in by_doc], dtype=bool),
-            keys_by_token,
-        )
+    def _changed(self) -> None:
+        self._snapshot = None
+        self._generation += 1
 
-    def _matrix(self, hashes: list[str], dim: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
-        matrix = np.zeros((len(hashes), dim), dtype=np.float32)
-        has = np.zeros(len(hashes), dtype=bool)
-        for i, h in enumerate(hashes):
-            vector = self._vectors.get(h)
-            if vector is not None:
-                matrix[i] = vector
-                has[i] = True
-        return matrix, has
+    async def _current(self) -> _Snapshot:
+        """The snapshot of the blocks as they are now. Building one (BM25 postings, matrices) takes
+        long over many blocks, so it runs in a worker thread on copies, and is kept only if nothing
+        changed meanwhile."""
+        while self._snapshot is None:
+            generation = self._generation
+            blocks = [b for g in self._groups.values() for b in g.values()]
+            vectors = dict(self._vectors)
+            dim = self.embedder.dimension if self.embedder else 0
+            snap = await asyncio.to_thread(_build, blocks, vectors, dim)
+            if generation == self._generation:
+                self._snapshot = snap
+            else:
+                return snap  # already outdated, but built from a consistent copy
+        return self._snapshot
 
     def _key_hits(self, snap: _Snapshot, query: str) -> dict[int, tuple[str, ...]]:
         lowered = query.lower()
@@ -308,7 +342,7 @@ class RetrievalIndex:
                 snap = self._snapshot
                 if snap is None or not snap.has_vector.all():
                     await self._retry_pending()
-        snap = self._snapshot = self._snapshot or self._build()
+        snap = await self._current()
         dense: DenseScores | None = None
         if q_vector is not None and snap.has_vector.any():
             dense = self._dense(snap, q_vector)
