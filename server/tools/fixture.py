@@ -6,8 +6,9 @@
                         world: NDJSON with timestamp, level, service, message, extra fields); another
                         root, field names, patterns and time zone come from a LogConfig
     knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
-The case library comes from a CaseSource (the database). File work runs in a worker thread, so the
-event loop never waits on a disk.
+The case library comes from a CaseSource (the database). Knowledge is searched by a KnowledgeSearch:
+the composition root gives the hybrid one (server/sources/retrieval/knowledge.py); without one, the
+lexical KnowledgeBase of knowledge.py. File work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,11 @@ from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.times import display_time
 from evigate.server.tools.backend import (
     JSON,
+    CaseLike,
     CaseSource,
     KnowledgeHits,
     KnowledgeQuery,
+    KnowledgeSearch,
     LogsQuery,
     MetricsQuery,
     Page,
@@ -39,6 +43,21 @@ ALERT_REQUIRED = ("alert_name", "service", "state")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
 
 
+class LexicalKnowledge:
+    """The BM25-only KnowledgeBase as a KnowledgeSearch: one search at a time, in a worker thread."""
+
+    def __init__(self, knowledge_dir: Path, l1_threshold: float, l1_margin: float) -> None:
+        self._knowledge = KnowledgeBase(knowledge_dir, l1_threshold, l1_margin)
+        self._lock = threading.Lock()
+
+    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        return await asyncio.to_thread(self._search, query, cases)
+
+    def _search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        with self._lock:
+            return self._knowledge.search(query, cases)
+
+
 class FixtureBackend:
     def __init__(
         self,
@@ -46,13 +65,14 @@ class FixtureBackend:
         cases: CaseSource,
         l1_threshold: float,
         l1_margin: float,
+        *,
         logs: LogConfig | None = None,
+        knowledge: KnowledgeSearch | None = None,
     ) -> None:
         self.data_dir = data_dir
         self._cases = cases
         self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
-        self._knowledge = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
-        self._knowledge_lock = threading.Lock()
+        self._knowledge = knowledge or LexicalKnowledge(data_dir / "knowledge", l1_threshold, l1_margin)
         self._alerts_stamp: tuple[int, int] | None = None
         self._alerts: list[JSON] = []
         self._now = _world_now(data_dir / "world.json")
@@ -74,11 +94,7 @@ class FixtureBackend:
             cases = await self._cases.list_cases()
         except Exception as exc:  # the database is a dependency: say the tool could not check
             raise ToolError(f"case library unavailable: {exc}") from exc
-        return await asyncio.to_thread(self._search_knowledge, query, cases)
-
-    def _search_knowledge(self, query: KnowledgeQuery, cases: Any) -> KnowledgeHits:
-        with self._knowledge_lock:
-            return self._knowledge.search(query, cases)
+        return await self._knowledge.search(query, cases)
 
     def _query_metrics(self, q: MetricsQuery) -> Page:
         matched = []
