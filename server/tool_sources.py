@@ -42,4 +42,7 @@ def build_knowledge_search(
     config = RankingConfig(l1_threshold=settings.embedding_l1_threshold or RankingConfig().l1_threshold)
     directory = knowledge_dir(settings.data_dir)
     cases = RowVectorStore(database.case_vectors)
-    return build_knowledge(directory, embedder, cache, cases, config), cache
+    # A failed embedding is retried after twice its timeout: a hung endpoint costs one timeout per
+    # period instead of one per lookup.
+    retry = 2 * settings.embedding_timeout_s
+    return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache

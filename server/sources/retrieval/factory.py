@@ -47,8 +47,12 @@ def build_knowledge(
     file_store: VectorStore,
     case_store: VectorStore | None = None,
     config: RankingConfig | None = None,
+    *,
+    retry_after_s: float = 0.0,
 ) -> SemanticKnowledge:
     """lookup_knowledge's hybrid search: knowledge-file vectors in `file_store` (a cache file),
-    case vectors in `case_store` (the service database) when given."""
+    case vectors in `case_store` (the service database) when given; `retry_after_s`: see
+    RetrievalIndex."""
     stores = {CASES: case_store} if case_store is not None else {}
-    return SemanticKnowledge(directory, RetrievalIndex(embedder, file_store, config, group_stores=stores))
+    index = RetrievalIndex(embedder, file_store, config, group_stores=stores, retry_after_s=retry_after_s)
+    return SemanticKnowledge(directory, index)

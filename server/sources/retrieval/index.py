@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -104,9 +105,12 @@ class RetrievalIndex:
         config: RankingConfig | None = None,
         *,
         group_stores: Mapping[str, VectorStore] | None = None,
+        retry_after_s: float = 0.0,
     ) -> None:
         """`group_stores`: a group whose vectors live elsewhere than `store` (the case library's in
-        the service database, the files' in a cache file)."""
+        the service database, the files' in a cache file). `retry_after_s`: after a failed query
+        embedding, searches rank by BM25 without asking the embedder for this long, so an endpoint
+        that hangs costs one timeout per period, not one per lookup."""
         self.embedder = embedder
         self.config = config or RankingConfig()
         self._store = store
@@ -117,6 +121,8 @@ class RetrievalIndex:
         self._generation = 0  # bumped on every change: a snapshot built before one is not kept
         self._lock = asyncio.Lock()
         self.embed_calls = 0  # passage batches embedded by this index (a restart should add none)
+        self._retry_after_s = retry_after_s
+        self._down: tuple[float, str] | None = None  # (monotonic time to ask again, last error)
 
     async def replace(self, group: str, blocks: Sequence[Block]) -> SyncReport:
         """The group now holds exactly `blocks` (a re-read knowledge directory)."""
@@ -233,12 +239,20 @@ class RetrievalIndex:
         q_vector: npt.NDArray[np.float32] | None = None
         if self.embedder is None:
             degraded = "no embedder configured: ranked by BM25 alone"
+        elif self._down is not None and time.monotonic() < self._down[0]:
+            wait = self._down[0] - time.monotonic()
+            degraded = (
+                f"embeddings unavailable ({self._down[1]}; next try in {wait:.0f} s): ranked by BM25 alone"
+            )
         elif config.mode != "bm25":
             try:
                 q_vector = (await self.embedder.embed([query], "query"))[0]
             except EmbeddingError as exc:
                 degraded = f"embeddings unavailable ({exc}): ranked by BM25 alone"
+                if self._retry_after_s > 0:
+                    self._down = (time.monotonic() + self._retry_after_s, str(exc))
             else:
+                self._down = None
                 snap = self._snapshot
                 if snap is None or not snap.has_vector.all():
                     await self._retry_pending()
