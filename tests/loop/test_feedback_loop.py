@@ -114,21 +114,20 @@ async def test_a_useful_answer_becomes_a_case_that_later_sessions_find(
         "SELECT case_id, diagnosis_id, source_type, fault_category, title, root_cause, solution,"
         " created_by FROM case_library",
     )
-    assert (
-        cases
-        == [
-            (
-                first.case_id,
-                reply.session_id,
-                "AUTO",
-                "timeout",  # extracted from the verified evidence (rules.case_facts)
-                ASK_WITH_LOGS[:100],
-                reply.answer,
-                reply.answer,
-                "system",
-            )
-        ]
-    )
+    # Structured from the verified excerpt (§7): "… OrderLockTimeoutException: lock wait timeout …".
+    assert db_rows(any_url, "SELECT error_code FROM case_library") == [("OrderLockTimeoutException",)]
+    assert cases == [
+        (
+            first.case_id,
+            reply.session_id,
+            "AUTO",
+            "timeout",
+            ASK_WITH_LOGS[:100],
+            reply.answer,
+            reply.answer,
+            "system",
+        )
+    ]
     sessions = dict(db_rows(any_url, "SELECT session_id, feedback FROM diagnosis_session"))
     assert sessions[reply.session_id] == "useful" and sessions[before] == "not_useful"
     statuses = {row[0] for row in db_rows(any_url, "SELECT status FROM diagnosis_session")}
