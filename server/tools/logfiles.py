@@ -59,7 +59,8 @@ class LogFiles:
         """The level is the lowest severity kept: one search per level at or above it."""
         levels = LEVELS[LEVELS.index(q.level) :] if q.level in LEVELS else (q.level,)
         results = [
-            self._search(service=q.service, level=level, window=q.window, limit=MAX_MINED) for level in levels
+            self._search(service=q.service, level=level, window=q.window, limit=MAX_MINED, parse_all=True)
+            for level in levels
         ]
         events = [event for result in results for event in result.events]
         if len(events) > MAX_MINED:

@@ -37,6 +37,9 @@ class LogSearch:
     regex: str | None = None  # re.search over the same text
     window: TimeWindow = _UNBOUNDED
     limit: int = 20
+    # Parse the matching events while scanning, a block at a time, not only the `limit` returned
+    # one by one afterwards: for a caller that wants most of them (summarize_logs).
+    parse_all: bool = False
 
 
 @dataclass
@@ -224,6 +227,7 @@ class _Scan:
         self.keyword = query.keyword.casefold() if query.keyword else None
         self.regex = regex
         self.needle, self.lowered = _needle(query.keyword, index)
+        self.parse_all = query.parse_all
 
     def _keeps(self, i: int) -> bool:
         index = self.index
@@ -235,6 +239,12 @@ class _Scan:
 
     def entries(self, order: int, blocks: list[Block]) -> Iterator[_Entry]:
         index = self.index
+        if self.keyword is None and self.regex is None and self.parse_all:
+            with open_member(index.member.path, index.compressed) as handle:
+                for block in blocks:
+                    for i, event in self._whole_block(index.read_block(handle, block)):
+                        yield (index.stamps[i], order, i, event)
+            return
         if self.keyword is None and self.regex is None:
             for block in blocks:
                 for i in range(block.first, block.end):
@@ -250,6 +260,26 @@ class _Scan:
                     event = parse_event(index, *data.event(i), self.config)
                     if event is not None and self._matches(event):
                         yield (index.stamps[i], order, i, event)
+
+    def _whole_block(self, data: BlockBytes) -> Iterator[tuple[int, LogEvent]]:
+        """The block's kept events, its bytes parsed in one pass: each draft is matched to its index
+        entry by offset (a line the index skipped stays skipped)."""
+        index, block = self.index, data.block
+        kept = [i for i in range(block.first, block.end) if self._keeps(i)]
+        if not kept:
+            return
+        if len(kept) * 4 < block.end - block.first:  # a few: parse just those
+            for i in kept:
+                event = parse_event(index, *data.event(i), self.config)
+                if event is not None:
+                    yield i, event
+            return
+        wanted = {block.start + index.starts[i]: i for i in kept}
+        parser = StreamParser(index.member.rel, index.file_format)
+        lines = raw_lines(io.BytesIO(data.data), index.lines[block.first], block.start)
+        for item in parser.run(lines):
+            if isinstance(item, Draft) and (i := wanted.get(item.offset)) is not None:
+                yield i, finish(item, index.source, index.file_format, index.member.rel, self.config)
 
     def _candidates(self, block: Block, data: bytes) -> Iterator[int]:
         if self.needle is None:
