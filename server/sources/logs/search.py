@@ -257,9 +257,9 @@ class _Scan:
                 for i in self._candidates(block, data.data):
                     if not self._keeps(i):
                         continue
-                    event = parse_event(index, *data.event(i), self.config)
-                    if event is not None and self._matches(event):
-                        yield (index.stamps[i], order, i, event)
+                    found = parse_event(index, *data.event(i), self.config)
+                    if found is not None and self._matches(found):
+                        yield (index.stamps[i], order, i, found)
 
     def _whole_block(self, data: BlockBytes) -> Iterator[tuple[int, LogEvent]]:
         """The block's kept events, its bytes parsed in one pass: each draft is matched to its index
@@ -278,8 +278,8 @@ class _Scan:
         parser = StreamParser(index.member.rel, index.file_format)
         lines = raw_lines(io.BytesIO(data.data), index.lines[block.first], block.start)
         for item in parser.run(lines):
-            if isinstance(item, Draft) and (i := wanted.get(item.offset)) is not None:
-                yield i, finish(item, index.source, index.file_format, index.member.rel, self.config)
+            if isinstance(item, Draft) and (at := wanted.get(item.offset)) is not None:
+                yield at, finish(item, index.source, index.file_format, index.member.rel, self.config)
 
     def _candidates(self, block: Block, data: bytes) -> Iterator[int]:
         if self.needle is None:
