@@ -107,8 +107,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def measure(root: Path, runs: int, service: str) -> dict[str, object]:
-    files = LogFiles(LogConfig(root=root, patterns=(LOGBACK,)))
-    reader = LogReader(files.config)
+    reader = LogReader(LogConfig(root=root, patterns=(LOGBACK,)))
+    files = LogFiles(reader.config, reader)  # the tool's path over the same indexes
     since = START + timedelta(hours=14)
     queries = {
         "a": LogSearch(service=service, keyword=KEYWORD, limit=20),
@@ -136,7 +136,6 @@ def measure(root: Path, runs: int, service: str) -> dict[str, object]:
         "c": PatternsQuery(service, None, TimeWindow(since, since + timedelta(hours=1)), 10),
         "d": PatternsQuery(None, None, TimeWindow(since, since + timedelta(hours=hours)), 10),
     }
-    files.summarize(summaries["c"])  # indexes this reader's files once
     for name, patterns in summaries.items():
         times, cpu, page = [], [], None
         for _ in range(max(1, runs // 5)):

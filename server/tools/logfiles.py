@@ -25,9 +25,9 @@ MAX_MINED = 200_000
 
 
 class LogFiles:
-    def __init__(self, config: LogConfig) -> None:
+    def __init__(self, config: LogConfig, reader: LogReader | None = None) -> None:
         self.config = config
-        self._reader: LogReader | None = None
+        self._reader = reader  # None: made on first use (a benchmark shares its own)
 
     @property
     def root(self) -> Path:
