@@ -75,16 +75,20 @@ def _text(value: Any) -> str | None:
 class JsonLines:
     name = "json"
 
-    def __init__(self, names: FieldNames, default_tz: tzinfo, *, light: bool = False) -> None:
+    def __init__(
+        self, names: FieldNames, default_tz: tzinfo, *, light: bool = False, with_message: bool = False
+    ) -> None:
         self._names = names
         self._roles = (names.time, names.level, names.message, names.service, names.exception)
         self._tz = default_tz
         self._plans: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._light = light
+        self._with_message = with_message
 
-    def light(self) -> JsonLines:
-        """The same format reading only time, level and service: what indexing a file needs."""
-        return JsonLines(self._names, self._tz, light=True)
+    def light(self, with_message: bool = False) -> JsonLines:
+        """The same format reading only time, level and service (what indexing a file needs), and
+        the message with `with_message` (what mining templates needs)."""
+        return JsonLines(self._names, self._tz, light=True, with_message=with_message)
 
     def parse(self, line: str) -> ParsedLine | None:
         """None when the line is not a JSON object."""
@@ -132,9 +136,11 @@ class JsonLines:
                 got[role] = value
             else:
                 got[role] = first(role)
-        if self._light:  # indexing: time, level and service only
+        if self._light and not (self._with_message and got[2] is None):  # no fields wanted
             stamp, level, service = parse_time(got[0], self._tz), normalize_level(got[1]), _text(got[3])
-            return ParsedLine(stamp, level, "", service, composed=got[2] is None)
+            message = text_of(got[2]).rstrip("\n") if self._with_message else ""
+            return ParsedLine(stamp, level, message, service, composed=got[2] is None)
+        # (a message composed of the other fields needs them all, read below)
         stamp, level, message, service, exception = got
         fields = {k: text_of(v) for k, v in record.items() if k not in used and v is not None}
         composed = message is None

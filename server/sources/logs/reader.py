@@ -97,6 +97,12 @@ class FileFormat:
             return FileFormat(self.container, self.line_format.light())
         return self
 
+    def for_mining(self) -> FileFormat:
+        """JSON and logfmt reading time, level, service and message only: what templates need."""
+        if isinstance(self.line_format, JsonLines | Logfmt):
+            return FileFormat(self.container, self.line_format.light(with_message=True))
+        return self
+
     @property
     def name(self) -> str:
         """The application format's name (a format written elsewhere may not carry one)."""

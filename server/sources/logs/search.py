@@ -22,7 +22,7 @@ from .config import LogConfig
 from .events import LogEvent, SkippedLine, SkipReport, normalize_level
 from .index import LEVEL_CODES, Block, BlockBytes, FileIndex, build, mentions
 from .layouts import LogSource, Member, discover
-from .reader import Draft, StreamParser, finish, open_member, raw_lines
+from .reader import Draft, StreamParser, event_level, event_service, finish, open_member, raw_lines
 
 _UNBOUNDED = TimeWindow(None, None)
 # Characters JSON and logfmt writers escape: a keyword containing one is not searched as raw bytes.
@@ -40,6 +40,9 @@ class LogSearch:
     # Parse the matching events while scanning, a block at a time, not only the `limit` returned
     # one by one afterwards: for a caller that wants most of them (summarize_logs).
     parse_all: bool = False
+    # With parse_all: events carry time, level, service and message only (no fields, no stack
+    # trace): all that mining templates reads, at a fraction of the cost per event.
+    bare: bool = False
 
 
 @dataclass
@@ -227,7 +230,7 @@ class _Scan:
         self.keyword = query.keyword.casefold() if query.keyword else None
         self.regex = regex
         self.needle, self.lowered = _needle(query.keyword, index)
-        self.parse_all = query.parse_all
+        self.parse_all, self.bare = query.parse_all, query.bare
 
     def _keeps(self, i: int) -> bool:
         index = self.index
@@ -275,11 +278,26 @@ class _Scan:
                     yield i, event
             return
         wanted = {block.start + index.starts[i]: i for i in kept}
-        parser = StreamParser(index.member.rel, index.file_format)
+        file_format = index.file_format.for_mining() if self.bare else index.file_format
+        parser = StreamParser(index.member.rel, file_format)
         lines = raw_lines(io.BytesIO(data.data), index.lines[block.first], block.start)
         for item in parser.run(lines):
             if isinstance(item, Draft) and (at := wanted.get(item.offset)) is not None:
-                yield at, finish(item, index.source, index.file_format, index.member.rel, self.config)
+                yield at, self._event(item)
+
+    def _event(self, draft: Draft) -> LogEvent:
+        index, config = self.index, self.config
+        if not self.bare:
+            return finish(draft, index.source, index.file_format, index.member.rel, config)
+        return LogEvent(
+            draft.timestamp,
+            event_level(draft.parsed, config),
+            event_service(draft, index.source),
+            draft.parsed.message,
+            file=index.member.rel,
+            line=draft.line,
+            parser=index.file_format.parser,
+        )
 
     def _candidates(self, block: Block, data: bytes) -> Iterator[int]:
         if self.needle is None:
