@@ -25,9 +25,9 @@ MAX_MINED = 200_000
 
 
 class LogFiles:
-    def __init__(self, config: LogConfig) -> None:
+    def __init__(self, config: LogConfig, reader: LogReader | None = None) -> None:
         self.config = config
-        self._reader: LogReader | None = None
+        self._reader = reader  # None: made on first use (a benchmark shares its own)
 
     @property
     def root(self) -> Path:
@@ -58,9 +58,8 @@ class LogFiles:
     def summarize(self, q: PatternsQuery) -> Page:
         """The level is the lowest severity kept: one search per level at or above it."""
         levels = LEVELS[LEVELS.index(q.level) :] if q.level in LEVELS else (q.level,)
-        results = [
-            self._search(service=q.service, level=level, window=q.window, limit=MAX_MINED) for level in levels
-        ]
+        mine = {"service": q.service, "window": q.window, "limit": MAX_MINED, "parse_all": True, "bare": True}
+        results = [self._search(level=level, **mine) for level in levels]
         events = [event for result in results for event in result.events]
         if len(events) > MAX_MINED:
             events = sorted(events, key=lambda e: e.timestamp, reverse=True)[:MAX_MINED]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,14 @@ async def test_logs_root_field_names_and_patterns_from_settings_and_a_config_fil
     bad.write_text('[logs]\ndefault_tz = "Mars/Olympus"\n', encoding="utf-8")
     with pytest.raises(LogConfigError, match="default_tz"):
         log_config(None, read_section(bad), world)
+
+
+@pytest.mark.parametrize(
+    "first", ["evigate.server.sources.logs", "evigate.server.tools", "evigate.server.sources.logs.search"]
+)
+def test_the_reader_and_the_tools_import_in_either_order(first: str) -> None:
+    # server.sources.logs imports server.tools.backend and the tools read logs through it: neither
+    # may need the other half-imported (bench/ and the reader's tests import the reader first).
+    code = f"import {first}; import evigate.server.tools, evigate.server.sources.logs; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "ok", done.stderr

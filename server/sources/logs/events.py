@@ -25,6 +25,8 @@ LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
 def normalize_level(value: object) -> str | None:
     """WARNING→WARN, CRITICAL→FATAL, syslog numbers and bunyan/pino numbers too; None if unknown."""
+    if type(value) is str and (known := _LEVELS.get(value)) is not None:
+        return known  # spelled as listed: most lines of most files
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -45,6 +47,13 @@ _CLF = "%d/%b/%Y:%H:%M:%S %z"
 def parse_time(value: object, default_tz: tzinfo = UTC) -> datetime | None:
     """An aware UTC datetime from ISO 8601 text (any offset, Z, or none: default_tz), nginx's
     `08/Jul/2026:23:05:28 +0800`, or epoch seconds / milliseconds / nanoseconds as a number."""
+    if type(value) is str:
+        try:  # the common case first: plain ISO 8601
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return (moment if moment.tzinfo else moment.replace(tzinfo=default_tz)).astimezone(UTC)
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -155,7 +164,7 @@ class LineFormat(Protocol):
     def parse(self, line: str) -> LineFields | None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built once per line indexed, and a frozen __init__ costs twice
 class ParsedLine:
     """The reader's own LineFields (JSON, logfmt and configured patterns produce it)."""
 

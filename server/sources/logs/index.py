@@ -160,32 +160,36 @@ def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
     lines = _Lines(member.path, compressed, member.rel)
     drafts = _drafts(StreamParser(member.rel, file_format.for_indexing()).run(lines), index.skipped)
     first, start, prev_end = 0, 0, 0  # the open block's first event and its offset; the last event's end
-    for draft in drafts:
-        count = index.count
+    # The loop runs once per event of every file: its lookups are bound to locals.
+    starts, numbers, stamps, levels = index.starts, index.lines, index.stamps, index.levels
+    block_events = config.block_events
+    joined = composed = False
+    for count, draft in enumerate(drafts):
+        offset = draft.offset
         if count > first and (
-            count - first >= config.block_events
-            or draft.offset - prev_end > MAX_GAP
-            or draft.offset - start > MAX_SPAN
+            count - first >= block_events or offset - prev_end > MAX_GAP or offset - start > MAX_SPAN
         ):
             _close(index, (first, count), (start, prev_end))
             first = count
         if count == first:
-            start = draft.offset
-        level = event_level(draft.parsed, config)
+            start = offset
+        parsed = draft.parsed
         service = event_service(draft, source)
-        code = codes.setdefault(service, len(codes))
-        if code == len(index.service_names):
+        code = codes.get(service)
+        if code is None:
+            code = codes[service] = len(codes)
             index.service_names.append(service)
             if code == 2**16 and index.services.typecode == "H":  # a field that names no service
                 index.services = array("I", index.services)
-        index.starts.append(draft.offset - start)
-        index.lines.append(draft.line)
-        index.stamps.append(draft.timestamp.timestamp())
-        index.levels.append(LEVEL_CODES.get(level, 0))
+        starts.append(offset - start)
+        numbers.append(draft.line)
+        stamps.append(draft.timestamp.timestamp())
+        levels.append(LEVEL_CODES.get(event_level(parsed, config), 0))
         index.services.append(code)
-        index.joined = index.joined or draft.joined
-        index.composed = index.composed or getattr(draft.parsed, "composed", False)
+        joined = joined or draft.joined
+        composed = composed or getattr(parsed, "composed", False)
         prev_end = draft.end
+    index.joined, index.composed = joined, composed
     if index.count > first:
         _close(index, (first, index.count), (start, prev_end))
     if lines.broken is not None:

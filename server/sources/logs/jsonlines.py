@@ -35,17 +35,23 @@ def lookup(record: dict[str, Any], key: str) -> Any:
     return node
 
 
+_SCALARS = (bool, int, float)
+
+
 def text_of(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, _SCALARS):
         return json.dumps(value)
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+_CONTAINERS = (dict, list)  # a tuple: `dict | list` would build a new union at every call
+
+
 def _usable(value: Any) -> bool:
     # An object under a core name (ECS `service: {name: ...}`) is no value: a deeper alias may be.
-    return value is not _MISSING and value not in (None, "") and not isinstance(value, dict | list)
+    return value is not _MISSING and value is not None and value != "" and not isinstance(value, _CONTAINERS)
 
 
 _ABSENT, _SEARCH = "", "\0search"
@@ -69,16 +75,20 @@ def _text(value: Any) -> str | None:
 class JsonLines:
     name = "json"
 
-    def __init__(self, names: FieldNames, default_tz: tzinfo, *, light: bool = False) -> None:
+    def __init__(
+        self, names: FieldNames, default_tz: tzinfo, *, light: bool = False, with_message: bool = False
+    ) -> None:
         self._names = names
         self._roles = (names.time, names.level, names.message, names.service, names.exception)
         self._tz = default_tz
         self._plans: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._light = light
+        self._with_message = with_message
 
-    def light(self) -> JsonLines:
-        """The same format reading only time, level and service: what indexing a file needs."""
-        return JsonLines(self._names, self._tz, light=True)
+    def light(self, with_message: bool = False) -> JsonLines:
+        """The same format reading only time, level and service (what indexing a file needs), and
+        the message with `with_message` (what mining templates needs)."""
+        return JsonLines(self._names, self._tz, light=True, with_message=with_message)
 
     def parse(self, line: str) -> ParsedLine | None:
         """None when the line is not a JSON object."""
@@ -115,10 +125,23 @@ class JsonLines:
                     return value
             return None
 
-        if self._light:
-            stamp, level, service = parse_time(first(0), self._tz), normalize_level(first(1)), _text(first(3))
-            return ParsedLine(stamp, level, "", service, composed=first(2) is None)
-        stamp, level, message, service, exception = (first(role) for role in range(5))
+        # A direct key holding a non-empty string (most records) needs no search.
+        got: list[Any] = [None] * 5
+        for role in range(5 if not self._light else 4):
+            step = plan[role]
+            if step is _ABSENT:
+                continue
+            if step is not _SEARCH and type(value := record[step]) is str and value:
+                used.add(step)
+                got[role] = value
+            else:
+                got[role] = first(role)
+        if self._light and not (self._with_message and got[2] is None):  # no fields wanted
+            stamp, level, service = parse_time(got[0], self._tz), normalize_level(got[1]), _text(got[3])
+            message = text_of(got[2]).rstrip("\n") if self._with_message else ""
+            return ParsedLine(stamp, level, message, service, composed=got[2] is None)
+        # (a message composed of the other fields needs them all, read below)
+        stamp, level, message, service, exception = got
         fields = {k: text_of(v) for k, v in record.items() if k not in used and v is not None}
         composed = message is None
         if composed:  # nginx-style records: the record itself is the message

@@ -45,9 +45,9 @@ class Logfmt:
         self._json = json_format or JsonLines(names, default_tz)
         self._names, self._tz = names, default_tz
 
-    def light(self) -> Logfmt:
-        """The same format reading only time, level and service: what indexing a file needs."""
-        return Logfmt(self._names, self._tz, json_format=self._json.light())
+    def light(self, with_message: bool = False) -> Logfmt:
+        """The same format reading only time, level and service (and the message): see JsonLines."""
+        return Logfmt(self._names, self._tz, json_format=self._json.light(with_message))
 
     def parse(self, line: str) -> ParsedLine | None:
         pairs = parse_pairs(line)

@@ -70,6 +70,8 @@ def decode(raw: bytes) -> tuple[str | None, str]:
         text = raw.rstrip(b"\r\n").decode("utf-8")
     except UnicodeDecodeError:
         return None, "not UTF-8"
+    if text.isprintable():  # no control character at all: the common case, one C-speed pass
+        return text, ""
     if "\x1b" in text:
         text = _ANSI.sub("", text)  # colour codes from a terminal-minded logger
     if _BINARY.search(text):
@@ -93,6 +95,12 @@ class FileFormat:
         """JSON and logfmt can skip building fields and messages when only the index is wanted."""
         if isinstance(self.line_format, JsonLines | Logfmt):
             return FileFormat(self.container, self.line_format.light())
+        return self
+
+    def for_mining(self) -> FileFormat:
+        """JSON and logfmt reading time, level, service and message only: what templates need."""
+        if isinstance(self.line_format, JsonLines | Logfmt):
+            return FileFormat(self.container, self.line_format.light(with_message=True))
         return self
 
     @property
@@ -146,7 +154,7 @@ def detect(sample: list[str], config: LogConfig) -> FileFormat:
     return FileFormat(container, text if text is not None else _NoFormat())
 
 
-@dataclass
+@dataclass(slots=True)
 class Draft:
     """An event being assembled: its first line parsed, the continuation lines collected."""
 
@@ -160,7 +168,7 @@ class Draft:
     continuation: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     """One line of the application's output, wherever it came from."""
 
@@ -187,57 +195,61 @@ class StreamParser:
         joiner = Joiner(container) if container else None
         self._current = None
         last_end = 0
+        take = self._take
+        rel = self._rel
         for number, offset, raw in lines:
             last_end = offset + len(raw)
             text, why = decode(raw)
             if text is None:
-                yield SkippedLine(self._rel, number, why)
+                yield SkippedLine(rel, number, why)
                 continue
-            if not text.strip():
+            if not text or text.isspace():
                 continue
             if joiner is None:
-                yield from self._take(_Line(number, offset, last_end, text, whole=raw.endswith(b"\n")))
+                done = take(_Line(number, offset, last_end, text, whole=raw[-1:] == b"\n"))
+                if done is not None:
+                    yield done
                 continue
             joined = joiner.feed(number, offset, text)
             if joined is False:
-                yield SkippedLine(self._rel, number, f"not {container}")
+                yield SkippedLine(rel, number, f"not {container}")
             elif joined is not None:
                 frag = joined.fragment
-                yield from self._take(
-                    _Line(joined.line, joined.offset, last_end, frag.text, frag, joined.partial_join)
-                )
+                done = take(_Line(joined.line, joined.offset, last_end, frag.text, frag, joined.partial_join))
+                if done is not None:
+                    yield done
         if joiner is not None and (rest := joiner.flush()) is not None:
             frag = rest.fragment
-            yield from self._take(_Line(rest.line, rest.offset, last_end, frag.text, frag, True, whole=False))
+            done = take(_Line(rest.line, rest.offset, last_end, frag.text, frag, True, whole=False))
+            if done is not None:
+                yield done
         if self._current is not None:
             yield self._current
 
-    def _take(self, line: _Line) -> Iterator[Draft | SkippedLine]:
-        """A new event (the previous one is complete), a continuation, or a skipped line."""
+    def _take(self, line: _Line) -> Draft | SkippedLine | None:
+        """A new event (then the previous one, complete, is returned), a continuation, or a skipped
+        line. A plain function, not a generator: it runs once per line of every file indexed."""
         current = self._current
         parsed = self._format.line_format.parse(line.text)
         if parsed is not None:
             moment = parsed.timestamp or (line.fragment.time if line.fragment is not None else None)
             if moment is not None:
                 self._continuations.reset()
-                if current is not None:
-                    yield current
                 self._current = Draft(
                     line.number, line.offset, line.end, parsed, moment, line.fragment, line.joined
                 )
-                return
+                return current
         if current is not None and self._continuations.accepts(line.text):
             current.continuation.append(line.text)
             current.end = max(current.end, line.end)
             current.joined = current.joined or line.joined
-            return
+            return None
         if parsed is not None:
-            yield SkippedLine(self._rel, line.number, "no timestamp")
-        elif isinstance(self._format.line_format, _NoFormat):
-            yield SkippedLine(self._rel, line.number, "format not recognised")
-        else:
-            why = "truncated" if not line.whole else f"not {self._format.name}"
-            yield SkippedLine(self._rel, line.number, why)
+            return SkippedLine(self._rel, line.number, "no timestamp")
+        if isinstance(self._format.line_format, _NoFormat):
+            return SkippedLine(self._rel, line.number, "format not recognised")
+        why = "truncated" if not line.whole else f"not {self._format.name}"
+        return SkippedLine(self._rel, line.number, why)
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:
