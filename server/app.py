@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import signal
 import ssl
@@ -39,6 +38,7 @@ from evigate.server.grpc.servicers import (
     TraceServicer,
 )
 from evigate.server.grpc.validation import Limits
+from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.tools import build_backend, default_registry
@@ -46,12 +46,10 @@ from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
-from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
-from evigate.storage.opinions import LLM_OPINION
 from evigate.v1 import (
     chat_service_pb2,
     feedback_service_pb2,
@@ -98,40 +96,6 @@ def build_agents(settings: Settings) -> AgentBackend:
     from evigate.server.agents.offline import build_offline_backend
 
     return build_offline_backend()
-
-
-def opinion_worker(
-    settings: Settings,
-    repo: Repository,
-    on_written: Callable[[str], None] | None = None,
-    on_disagreement: Callable[[str], None] | None = None,
-    *,
-    name: str,
-) -> EvaluationWorker | None:
-    """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
-    its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
-    if not settings.evaluation_llm_model:
-        return None
-    from evigate.server.agents.llm.opinion import LLMOpinionAgent
-
-    agent = LLMOpinionAgent.from_settings(
-        settings.evaluation_llm_base_url or settings.llm_base_url,
-        settings.evaluation_llm_api_key or settings.llm_api_key,
-        settings.evaluation_llm_model,
-        settings.evaluation_llm_timeout_s,
-        settings.llm_json_mode,
-        max_retries=settings.llm_max_retries,
-    )
-    job = OpinionJob(repo, agent, on_disagreement)
-    repo.opinion_jobs = True
-    # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
-    # deadline): a slow model must not let another replica claim the job the call still runs for.
-    base = worker_settings(settings)
-    budget = 2 * settings.evaluation_llm_timeout_s + 10
-    opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
-    return EvaluationWorker(
-        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
-    )
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:

@@ -29,7 +29,7 @@ FRAMEWORKS: tuple[str, ...] = (
 # Entry points: the gRPC front end, the CLI, the composition root and the background worker.
 ENTRY_POINTS: tuple[str, ...] = (
     *("server.grpc", "server.cli", "server.app", "server.__main__"),
-    "server.worker",
+    *("server.worker", "server.opinion_worker"),
 )
 SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
 
@@ -59,6 +59,11 @@ RULES: tuple[Rule, ...] = (
         "worker-needs-no-pipeline",
         ("server.worker",),
         ("server.pipeline", "server.agents", "server.tools", "server.usecases"),
+    ),
+    Rule(
+        "opinion-worker-needs-no-pipeline",
+        ("server.opinion_worker",),
+        ("server.pipeline", "server.tools", "server.grpc", "server.cli", "server.app"),
     ),
     Rule("use-cases-know-no-wire", ("server.usecases",), ("server.codec", *GENERATED, "grpc", "google")),
     Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.usecases",)),

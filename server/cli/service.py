@@ -110,7 +110,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
-    from evigate.server.app import opinion_worker
+    from evigate.server.opinion_worker import opinion_worker
 
     worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
     return [] if worker is None else [worker]
