@@ -50,11 +50,8 @@ async def test_an_opinion_is_written_once_and_kept_by_a_later_score(db: Database
     llm = [{"name": "llm_has_root_cause", "delta": 0, "description": "no: r", "source": "llm"}]
     assert await db.repo.write_llm_opinion("s", {"model": "m"}, llm)
     assert not await db.repo.write_llm_opinion("s", {"model": "other"}, [])
-    rule = {
-        "evidence_score": 30,
-        "source": "rule",
-        "factors": [{"name": "x", "delta": 30, "description": ""}],
-    }
+    rule_factors: list[dict[str, object]] = [{"name": "x", "delta": 30, "description": ""}]
+    rule = {"evidence_score": 30, "source": "rule", "factors": rule_factors}
     await db.repo.write_evidence_score("s", {**rule, "llm_opinion": None})
     session = await db.repo.get_session("s")
     evaluation = (session.self_evaluation if session else None) or {}
