@@ -1,16 +1,20 @@
-"""The LLM-opinion worker (docs/design.md §8.10): built from the settings when
-`evaluation_llm_model` is set, by the service (server.app) and by `evigate worker`."""
+"""The LLM-opinion worker (docs/design.md §8.10), composed from settings: the agent that asks the
+model, the use case that checks and stores its opinion, and an EvaluationWorker over the
+`llm_opinion` jobs. An entry point like server.worker (the server and `evigate worker` start it)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from evigate.server.config import Settings
 from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.worker import EvaluationWorker, worker_settings
-from evigate.storage import Repository
 from evigate.storage.opinions import LLM_OPINION
+from evigate.storage.repository import Repository
+
+if TYPE_CHECKING:
+    from evigate.server.config import Settings
 
 
 def opinion_worker(

@@ -76,6 +76,11 @@ RULES: tuple[Rule, ...] = (
             *("server.codec", *GENERATED, "grpc", "google"),
         ),
     ),
+    Rule(
+        "opinion-worker-needs-no-pipeline",
+        ("server.opinion_worker",),
+        ("server.pipeline", "server.tools", "server.grpc", "server.cli", "server.app"),
+    ),
     Rule("use-cases-know-no-wire", ("server.usecases",), ("server.codec", *GENERATED, "grpc", "google")),
     Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.usecases",)),
     Rule(
