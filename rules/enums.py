@@ -82,3 +82,4 @@ class ToolName(StrEnum):
     QUERY_METRICS = "query_metrics"
     QUERY_LOGS = "query_logs"
     LOOKUP_KNOWLEDGE = "lookup_knowledge"
+    LIST_SERVICES = "list_services"

@@ -40,6 +40,7 @@ from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.tools import build_backend, default_registry
+from evigate.server.tools.services import ServiceCatalog, load_aliases
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -72,7 +73,7 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
-def build_agents(settings: Settings) -> AgentBackend:
+def build_agents(settings: Settings, services: ServiceCatalog | None = None) -> AgentBackend:
     if settings.agent_backend == "llm":
         from evigate.server.agents.llm import LLMSettings, build_llm_backend
 
@@ -92,7 +93,7 @@ def build_agents(settings: Settings) -> AgentBackend:
         )
     from evigate.server.agents.offline import build_offline_backend
 
-    return build_offline_backend()
+    return build_offline_backend(catalog=services)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -174,6 +175,7 @@ class App:
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
+        self.services: ServiceCatalog | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
@@ -201,11 +203,12 @@ class App:
         )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
-        agents = self._components.agents or build_agents(s)
         try:
             tools = build_backend(s.tool_backend, s.data_dir, repo)
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
+        self.services = await self._service_catalog(tools)
+        agents = self._components.agents or build_agents(s, self.services)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -259,6 +262,20 @@ class App:
             },
         )
 
+    async def _service_catalog(self, tools: object) -> ServiceCatalog | None:
+        """The backend's service catalog with the configured aliases, built now and refreshed in
+        the background (docs/design.md §6.5)."""
+        services = getattr(tools, "services", None)
+        if not isinstance(services, ServiceCatalog):
+            return None
+        try:
+            services.add_aliases(load_aliases(self.settings.service_aliases_file))
+        except ValueError as error:
+            raise ConfigError(f"service_aliases_file: {error}") from None
+        await services.refresh()
+        services.start(self.settings.service_catalog_refresh_s)
+        return services
+
     def _grpc_server(
         self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
     ) -> grpc.aio.Server:
@@ -302,6 +319,8 @@ class App:
             await self.server.stop(grace)
         if self.worker is not None:
             await self.worker.stop()
+        if self.services is not None:
+            await self.services.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
         if self.health is not None:

@@ -60,6 +60,8 @@ class Settings:
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
     tool_backend: str = "fixture"
     data_dir: Path | None = None  # None: the bundled demo world
+    service_aliases_file: Path | None = None  # {"name": ["别名", "team name"]}, on top of the data's own
+    service_catalog_refresh_s: float = 60.0  # how often the service catalog re-reads the sources
     max_rounds: int = 2
     instance_name: str = ""  # empty: <hostname>:<listen port>; owns this process's RUNNING sessions
     # security
@@ -173,6 +175,8 @@ HELP = {
     "agent_backend": "offline (default) or llm",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
+    "service_aliases_file": "JSON of service name → aliases (Chinese names, team names)",
+    "service_catalog_refresh_s": "seconds between service catalog refreshes (0: built once)",
     "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",
     "tls_cert": "PEM server certificate (with --tls-key)",
     "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",

@@ -156,6 +156,10 @@ class LogStore:
                     offer((moment.timestamp(), part.order, seq, record))
         return Page([shape_log(record) for record in _materialize(heap)], total)
 
+    def services(self) -> list[str]:
+        """The services the log files hold (for the service catalog)."""
+        return sorted({service for index in self._current_indexes() for service, _ in index.partitions})
+
     def _current_indexes(self) -> list[_FileIndex]:
         if not self._dir.is_dir():
             raise ToolError(f"log data unavailable: {self._dir} is not a directory")

@@ -12,11 +12,16 @@ import functools
 from collections.abc import Iterable, Iterator
 
 from evigate.rules.catalog import Catalog, load_catalog
-from evigate.server.tools import lookup_knowledge, query_logs, query_metrics
+from evigate.server.tools import list_services, lookup_knowledge, query_logs, query_metrics
 from evigate.server.tools.backend import JSON
 from evigate.server.tools.tool import Tool
 
-BUILTIN_TOOLS: tuple[Tool, ...] = (query_metrics.TOOL, query_logs.TOOL, lookup_knowledge.TOOL)
+BUILTIN_TOOLS: tuple[Tool, ...] = (
+    query_metrics.TOOL,
+    query_logs.TOOL,
+    lookup_knowledge.TOOL,
+    list_services.TOOL,
+)
 
 
 class ToolRegistry:

@@ -55,11 +55,11 @@ async def test_level_aliases_and_null_arguments(demo: Harness) -> None:
     assert result.raw_result is not None and result.raw_result["logs"][0]["level"] == "WARN"
 
 
-def test_openai_schemas_describe_the_three_tools(demo: Harness) -> None:
+def test_openai_schemas_describe_the_registered_tools(demo: Harness) -> None:
     schemas = demo.toolbox.schemas()
     assert schemas == openai_schemas()
     assert [s["function"]["name"] for s in schemas] == list(TOOL_NAMES)
-    assert set(TOOL_NAMES) == {"query_metrics", "query_logs", "lookup_knowledge"}
+    assert {"query_metrics", "query_logs", "lookup_knowledge", "list_services"} <= set(TOOL_NAMES)
     for schema in schemas:
         params = schema["function"]["parameters"]
         assert schema["type"] == "function" and params["type"] == "object"

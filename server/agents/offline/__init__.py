@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.planner import OfflinePlanner
 from evigate.server.agents.offline.verifier import OfflineVerifier
-from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES
+from evigate.server.tools.services import ServiceCatalog
 
 __all__ = [
     "OfflineComposer",
@@ -20,13 +18,13 @@ __all__ = [
 ]
 
 
-def build_offline_backend(*, known_services: Sequence[str] = KNOWN_SERVICES) -> AgentBackend:
-    """The four offline stages. `known_services`: service names recognised even without a
-    `-service` / `-gateway` suffix (default: the demo world's)."""
+def build_offline_backend(*, catalog: ServiceCatalog | None = None) -> AgentBackend:
+    """The four offline stages. `catalog`: the service catalog of the tool backend (the services,
+    aliases and alert names of the sources); None: service-shaped names are taken as written."""
     return AgentBackend(
         name="offline",
-        planner=OfflinePlanner(known_services=known_services),
-        executor=OfflineExecutor(known_services=known_services),
-        verifier=OfflineVerifier(known_services=known_services),
+        planner=OfflinePlanner(catalog=catalog),
+        executor=OfflineExecutor(catalog=catalog),
+        verifier=OfflineVerifier(catalog=catalog),
         composer=OfflineComposer(),
     )

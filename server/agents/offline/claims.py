@@ -21,7 +21,8 @@ from evigate.server.agents.offline.vocabulary import LogTerm
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5
 QUOTE_CHARS = 160  # a quoted log line or knowledge block in a claim
-_ALERT_FIELDS = ("state", "current", "duration")
+_ALERT_FIELDS = ("state", "severity", "current", "duration", "ends_at")
+STEPS_CHARS = 600  # a runbook block quoted in a claim: its steps, its commands
 
 
 def refs_of(result: ToolCallResult) -> list[Ref]:
@@ -94,31 +95,7 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
     excerpts = [ref.text for ref in refs]
     zh = language == "zh"
     if result.tool_name == ToolName.QUERY_METRICS:
-        phrases = [_alert_phrase(ref.text, language) for ref in refs]
-        services = {service for _, _, service, _ in phrases if service}
-        service = next(iter(services)) if len(services) == 1 else None
-        firing = all(state == "firing" for _, _, _, state in phrases)
-        if len(phrases) == 1:
-            name, details, _, _ = phrases[0]
-            if zh:
-                subject = f"{service} " if service else ""
-                verb = "当前存在" if firing else "存在"
-                return f"{subject}{verb} {name or '匹配的'} 告警{_bracket(details, zh)}。"
-            subject = service or "The query result"
-            verb = "has a firing" if firing else "has a"
-            return f"{subject} {verb} {name or 'matching'} alert{_bracket(details, zh)}."
-        # Several services: each alert names its own (service=... is a field of its excerpt).
-        listed = [
-            f"{name}{_bracket(details if service else f'service={owner}, {details}', zh)}"
-            for name, details, owner, _ in phrases
-        ]
-        if zh:
-            subject = f"{service} " if service else ""
-            verb = "当前存在" if firing else "存在"
-            return f"{subject}{verb}以下告警：{'；'.join(listed)}。"
-        subject = service or "The query result"
-        verb = "has these firing alerts" if firing else "has these alerts"
-        return f"{subject} {verb}: {'; '.join(listed)}."
+        return _alerts_text(refs, zh)
     if result.tool_name == ToolName.QUERY_LOGS:
         service = call.service if _carried(call.service, excerpts) else None
         term = call.term.name if call.term is not None and _carried(call.term.name, excerpts) else None
@@ -136,12 +113,62 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
             what = f"{term}-related entries" if term else "matching entries"
         more = ", for example" if len(refs) > 1 else ""
         return f'This query found {what} in {where}{more}: "{first}".'
-    # lookup_knowledge: a statement about the knowledge base, never about the current environment.
-    # The block's title line ("[skill] HighCPUUsage runbook / Steps"), not its body.
-    first = quote(refs[0].text.split(": ", 1)[0])
+    if result.tool_name == ToolName.LOOKUP_KNOWLEDGE:
+        return _knowledge_text(refs, zh)
+    if result.tool_name == ToolName.LIST_SERVICES:
+        item = refs[0].text.split(",", 1)[0]
+        asked = call.service or ""
+        if zh:
+            return f"服务目录中 {asked} 对应的服务是 {item}：“{quote(refs[0].text)}”。"
+        return f'The service catalog resolves {asked} to {item}: "{quote(refs[0].text)}".'
+    # Any other registered tool (summarize_logs, query_promql): its items quoted as returned.
+    quoted = (
+        "；".join(f"“{quote(ref.text)}”" for ref in refs[:3])
+        if zh
+        else "; ".join(f'"{quote(ref.text)}"' for ref in refs[:3])
+    )
+    owner = call.service if _carried(call.service, excerpts) else None
     if zh:
-        return f"知识库检索到相关条目：“{first}”。"
-    return f'The knowledge base has a related entry: "{first}".'
+        return f"{result.tool_name}{f'（{owner}）' if owner else ''}返回：{quoted}。"
+    return f"{result.tool_name}{f' for {owner}' if owner else ''} returned: {quoted}."
+
+
+def _alerts_text(refs: Sequence[Ref], zh: bool) -> str:
+    """Each alert as its own case: firing, or resolved (with when), with its service when the refs
+    name several."""
+    phrases = [_alert_phrase(ref.text, "zh" if zh else "en") for ref in refs]
+    services = {service for _, _, service, _ in phrases if service}
+    service = next(iter(services)) if len(services) == 1 else None
+    parts = []
+    for name, details, owner, state in phrases:
+        shown = details if service or not owner else f"service={owner}, {details}"
+        if zh:
+            verb = "正在触发" if state == "firing" else "已恢复" if state == "resolved" else "存在"
+            parts.append(f"{name or '匹配的'} 告警{verb}{_bracket(shown, zh)}")
+        else:
+            verb = (
+                "is firing" if state == "firing" else "has resolved" if state == "resolved" else "was found"
+            )
+            parts.append(f"the {name or 'matching'} alert {verb}{_bracket(shown, zh)}")
+    if zh:
+        return f"{service + ' 的 ' if service else ''}{'；'.join(parts)}。"
+    sentence = "; ".join(parts)
+    return f"For {service}, {sentence}." if service else f"{sentence[0].upper()}{sentence[1:]}."
+
+
+def _knowledge_text(refs: Sequence[Ref], zh: bool) -> str:
+    """A statement about the knowledge base, never about the current environment: each block's
+    title line and the section it holds (the steps, the commands), quoted as written."""
+    parts = []
+    for ref in refs[:2]:
+        head, _, rest = ref.text.partition(": ")
+        body = rest.rsplit(" (", 1)[0] if rest.endswith(")") else rest
+        parts.append((quote(head), quote(body, STEPS_CHARS)))
+    if zh:
+        listed = "；".join(f"“{head}”：“{body}”" for head, body in parts)
+        return f"知识库检索到相关条目：{listed}。"
+    listed = "; ".join(f'"{head}": "{body}"' for head, body in parts)
+    return f"The knowledge base has a related entry: {listed}."
 
 
 def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
@@ -161,6 +188,16 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         owner = f" for {service}" if service else ""
         what = f" of a {alert} alert" if alert else ""
         return f"This query found no matching evidence{what}{owner}{_bracket(state_text or '', zh)}."
+    if call.tool_name == ToolName.LIST_SERVICES:
+        closest = re.search(r"closest=([^;]+)", excerpt)
+        named = call.service if _carried(call.service, [excerpt]) else None
+        listed = closest.group(1).strip() if closest and _carried(closest.group(1), [excerpt]) else None
+        if zh:
+            more = f"；已知服务中最接近的是：{listed}" if listed else ""
+            return f"当前查询未检索到任何数据源知道名为 {named or '该名称'} 的服务{more}。"
+        more = f"; the closest known services are {listed}" if listed else ""
+        subject = f"a service named {named}" if named else "that service"
+        return f"This query found no matching evidence of {subject} in any source{more}."
     if call.tool_name == ToolName.QUERY_LOGS:
         level = call.level if _carried(call.level, [excerpt]) else None
         if zh:
@@ -178,9 +215,13 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
             else " in the logs"
         )
         return f"This query found no matching evidence{what}{owner}."
+    if call.tool_name == ToolName.LOOKUP_KNOWLEDGE:
+        if zh:
+            return "当前查询未检索到匹配的知识库条目。"
+        return "This query found no matching evidence in the knowledge base."
     if zh:
-        return "当前查询未检索到匹配的知识库条目。"
-    return "This query found no matching evidence in the knowledge base."
+        return f"当前查询未检索到 {call.tool_name} 的匹配结果。"
+    return f"This query found no matching evidence from {call.tool_name}."
 
 
 def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> str:

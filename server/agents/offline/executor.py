@@ -15,17 +15,36 @@ from typing import Any
 from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline.calls import PlannedCall, describe_call, plan_calls
+from evigate.server.agents.offline.calls import MAX_TERMS, PlannedCall, describe_call, plan_calls
 from evigate.server.agents.offline.entities import extract
-from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
+from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
+from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.tools.services import CatalogView, ServiceCatalog
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2
 
 
+def tool_names(tools: ToolBox) -> frozenset[str]:
+    """The tools this session may call (a survey runs the checks that exist, names the others)."""
+    names = set()
+    for schema in tools.schemas():
+        function = schema.get("function") if isinstance(schema, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return frozenset(names)
+
+
+async def catalog_view(catalog: ServiceCatalog | None) -> CatalogView | None:
+    """The catalog's current view, refreshed first if it was never read."""
+    if catalog is None:
+        return None
+    return await catalog.ensure()
+
+
 class OfflineExecutor:
-    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
-        self._known_services = tuple(known_services)
+    def __init__(self, *, catalog: ServiceCatalog | None = None) -> None:
+        self._catalog = catalog
         # The results of earlier rounds, per session ToolBox: a retry round rebuilds its claims from
         # them instead of querying again.
         self._recorded: weakref.WeakKeyDictionary[ToolBox, list[ToolCallResult]] = weakref.WeakKeyDictionary()
@@ -42,8 +61,9 @@ class OfflineExecutor:
             return []
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
-        entities = extract(task.query, self._known_services)
-        planned = plan_calls(entities, task.query)
+        entities = extract(task.query, await catalog_view(self._catalog))
+        available = tool_names(task.tools)
+        planned = plan_calls(entities, task.query, available)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (
@@ -57,19 +77,27 @@ class OfflineExecutor:
         recorded = [*self._earlier(task.tools), *_recorded_results(task.retry_context)]
         results: list[tuple[PlannedCall, ToolCallResult]] = []
         fresh: list[ToolCallResult] = []
-        for call in planned:
-            task.deadline.check()
-            result = _find_recorded(recorded, call)
-            if result is None:
-                # Only a call never made, or one that failed, reaches the tools (same arguments).
-                result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
-                fresh.append(result)
-            results.append((call, result))
+
+        async def run(calls: Sequence[PlannedCall]) -> None:
+            for call in calls:
+                task.deadline.check()
+                result = _find_recorded(recorded, call)
+                if result is None:
+                    # Only a call never made, or one that failed, reaches the tools (same arguments).
+                    result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
+                    fresh.append(result)
+                results.append((call, result))
+
+        await run(planned)
+        if entities.survey:
+            await run(follow_up_calls(results, available))
         self._remember(task.tools, fresh)
 
         invalid = _invalid_citations(task.retry_context)
-        unqueried = entities.log_terms[1:] if "log" in entities.intents else ()
+        unqueried = entities.log_terms[MAX_TERMS:] if "log" in entities.intents else ()
         data = build_evidence(results, language, invalid, unqueried)
+        if entities.survey:
+            data["missing_info"].extend(survey_gaps(entities, available, language))
         return ExecutorOutput(
             json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
         )

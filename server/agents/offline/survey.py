@@ -1,0 +1,66 @@
+"""The survey of a broad question ("what's wrong with X", "X 怎么了"): the checks that follow from
+the first results (the runbooks of the alerts found) and the checks that could not run.
+
+A check whose tool is not registered is named as not run, never reported as having found nothing;
+the survey states what each check returned and names no cause that no evidence states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from evigate.rules.enums import ToolName
+from evigate.server.agents.base import ToolCallResult
+from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline.calls import QUERY_PROMQL, SUMMARIZE_LOGS, PlannedCall
+from evigate.server.agents.offline.entities import Entities
+
+MAX_RUNBOOK_ALERTS = 3
+
+
+def found_alert_names(results: Sequence[tuple[PlannedCall, ToolCallResult]]) -> list[str]:
+    """The alert names the survey's query_metrics calls returned, in result order."""
+    names: list[str] = []
+    for call, result in results:
+        if call.tool_name != ToolName.QUERY_METRICS:
+            continue
+        for ref in c.refs_of(result):
+            if ref.raw_path != "$.no_evidence":
+                name = ref.text.split(",", 1)[0].strip()
+                if name and name not in names:
+                    names.append(name)
+    return names
+
+
+def follow_up_calls(
+    results: Sequence[tuple[PlannedCall, ToolCallResult]], available: Collection[str]
+) -> list[PlannedCall]:
+    """The runbooks of the alerts found (an exact key lookup), when the knowledge tool exists."""
+    names = found_alert_names(results)[:MAX_RUNBOOK_ALERTS]
+    if not names or ToolName.LOOKUP_KNOWLEDGE not in available:
+        return []
+    query = " ".join(names)
+    return [PlannedCall(ToolName.LOOKUP_KNOWLEDGE, {"query": query}, purpose="survey")]
+
+
+def survey_gaps(entities: Entities, available: Collection[str], language: str) -> list[str]:
+    """The survey's checks that could not run, each named (never "nothing found")."""
+    zh = language == "zh"
+    out: list[str] = []
+    services = ", ".join(entities.services) or "-"
+    if SUMMARIZE_LOGS not in available:
+        out.append(
+            f"未能检查 {services} 在 WARN 及以上级别的日志模式："
+            "summarize_logs 工具未注册（仅查询了 ERROR 日志行）。"
+            if zh
+            else f"The top log patterns at WARN and above for {services} could not be checked: "
+            "the summarize_logs tool is not registered (only ERROR lines were queried)."
+        )
+    if QUERY_PROMQL not in available:
+        out.append(
+            f"未能检查 {services} 最近一小时的关键指标：未配置 Prometheus（query_promql 工具不可用）。"
+            if zh
+            else f"The key signals of {services} over the last hour could not be checked: "
+            "Prometheus is not configured (no query_promql tool)."
+        )
+    return out
