@@ -155,9 +155,17 @@ class KnowledgeBase:
                 matched[doc_no] = hits
         if matched:
             ranked = sorted(matched, key=lambda d: (-len(matched[d]), -doc_best[d][0], d))
+            # Of a document found by its key, the block the query's other words point to (its steps
+            # for "how do I handle X"); the key alone says only which document.
+            key_tokens = {t for d in matched for key in matched[d] for t in tokenize(key)}
+            rest = [t for t in q_tokens if t not in key_tokens]
+            rest_scores = self._bm25(index, rest)[0] if rest else [0.0] * len(index.blocks)
             blocks = []
             for doc_no in ranked[: query.limit]:
-                item = dict(index.blocks[doc_best[doc_no][1]].item)
+                own = [b for b, block in enumerate(index.blocks) if block.doc == doc_no]
+                by_rest = max(own, key=lambda b: (rest_scores[b], -b))
+                picked = by_rest if rest_scores[by_rest] > 0 else doc_best[doc_no][1]
+                item = dict(index.blocks[picked].item)
                 item["matched"] = ", ".join(matched[doc_no])
                 blocks.append(item)
             return KnowledgeHits(blocks, MatchLevel.L0)

@@ -129,13 +129,16 @@ class CatalogView:
         """Names whose parts start with `words` ("orders" → orders-consumer), or that hold all of
         the distinctive words ("redis" → session-redis)."""
         distinctive = [w for w in words if w not in GENERIC_PARTS]
+        generic = [w for w in words if w in GENERIC_PARTS]
         if not distinctive:
             return []
         out = []
         for known in self.services:
             known_parts = parts(known)
-            if tuple(known_parts[: len(words)]) == tuple(words) or all(w in known_parts for w in distinctive):
-                out.append(known)
+            # "billing-service" is not billing-worker: a kind the name states must be the service's.
+            if not all(w in known_parts for w in [*distinctive, *generic]):
+                continue
+            out.append(known)
         return out
 
     def closest(self, name: str, count: int = MAX_SUGGESTIONS) -> list[str]:
@@ -170,23 +173,25 @@ class CatalogView:
         return kept
 
     def _partial_mentions(self, question: str, taken: Sequence[ServiceMatch]) -> list[ServiceMatch]:
-        """Runs of one or two ASCII words that name exactly one service by its distinctive parts."""
-        words = list(re.finditer(r"[A-Za-z][A-Za-z0-9]*", question))
+        """Names of one or two words ("orders consumer", "redis") that name exactly one service by its
+        parts. A hyphenated name is taken whole: "billing-service" is not a partial billing-worker."""
+        chunks = list(re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*", question))
         out: list[ServiceMatch] = []
-        for i, first in enumerate(words):
+        for i, first in enumerate(chunks):
             if any(t.start <= first.start() < t.end for t in taken):
                 continue
-            for size in (2, 1):
-                run = words[i : i + size]
-                if len(run) < size or question[run[0].start() : run[-1].end()].count("\n"):
+            run_options = [[first]] if re.search(r"[-_]", first.group(0)) else [chunks[i : i + 2], [first]]
+            for run in run_options:
+                if len(run) == 2 and (
+                    re.search(r"[-_]", run[1].group(0))
+                    or not re.fullmatch(r"\s", question[run[0].end() : run[1].start()])
+                ):
                     continue
                 text = question[run[0].start() : run[-1].end()]
-                if size == 2 and not re.fullmatch(r"[A-Za-z0-9]+[\s_-][A-Za-z0-9]+", text):
+                words = parts(text)
+                if len(words) == 1 and (words[0] in GENERIC_PARTS or len(words[0]) < 4):
                     continue
-                lowered = tuple(w.group(0).lower() for w in run)
-                if size == 1 and (lowered[0] in GENERIC_PARTS or len(lowered[0]) < 4):
-                    continue
-                candidates = self._partial(lowered)
+                candidates = self._partial(words)
                 if len(candidates) == 1:
                     out.append(ServiceMatch(candidates[0], "partial", text, run[0].start(), run[-1].end()))
                     break

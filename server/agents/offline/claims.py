@@ -107,8 +107,8 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
             more = "，例如" if len(refs) > 1 else ""
             return f"{where}{what}{more}：“{first}”。"
         where = f"{service} logs" if service else "the logs"
-        if term and " " in term:
-            what = f'entries matching "{term}"'
+        if term and (" " in term or term.islower()):
+            what = f'entries matching "{term}"'  # "backlog-related" would be a word no line holds
         else:
             what = f"{term}-related entries" if term else "matching entries"
         more = ", for example" if len(refs) > 1 else ""
@@ -200,11 +200,14 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         return f"This query found no matching evidence of {subject} in any source{more}."
     if call.tool_name == ToolName.QUERY_LOGS:
         level = call.level if _carried(call.level, [excerpt]) else None
+        since = re.search(r"since=([^;]+)", excerpt) if "since" in call.arguments else None
+        window = since.group(1).strip() if since else None
         if zh:
             owner = f" {service} 的" if service else ""
             level_text = f" {level} 级别" if level and term else (f" {level} " if level else "")
             what = f" {term.label_zh}日志" if term else ("日志" if service or level else "匹配的日志")
-            return f"当前查询未检索到{owner}{level_text}{what}。".replace("  ", " ")
+            since_text = f"（自 {window} 起）" if window else ""
+            return f"当前查询未检索到{owner}{level_text}{what}{since_text}。".replace("  ", " ")
         owner = f" for {service}" if service else ""
         level_text = f"{level} " if level else ""
         what = (

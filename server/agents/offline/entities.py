@@ -25,6 +25,7 @@ from evigate.server.agents.offline.vocabulary import (
     _ERROR_MARKERS,
     _EXCEPTION_RE,
     _GUIDANCE_MARKERS,
+    _K8S_REASON_RE,
     _LOG_MARKERS,
     _POOL_RE,
     _QUOTED_RE,
@@ -103,7 +104,13 @@ def _log_terms(question: str, lowered: str) -> tuple[LogTerm, ...]:
         name = match.group(1)
         literal_names.add(name)
         terms.append(LogTerm(name, name, None, name, name))
-    for match in (*_EXCEPTION_RE.finditer(question), *_ERRNO_RE.finditer(question)):
+    literal_spans: list[tuple[int, int]] = []
+    for match in (
+        *_EXCEPTION_RE.finditer(question),
+        *_ERRNO_RE.finditer(question),
+        *_K8S_REASON_RE.finditer(question),
+    ):
+        literal_spans.append(match.span(1))
         name = match.group(1)
         if name not in literal_names:
             literal_names.add(name)
@@ -122,7 +129,9 @@ def _log_terms(question: str, lowered: str) -> tuple[LogTerm, ...]:
     for entry in LOG_TERMS:
         if entry.term.name in literal_names:
             continue
-        hit = any(trigger_spans(trigger, lowered) for trigger in entry.triggers)
+        spans = [span for trigger in entry.triggers for span in trigger_spans(trigger, lowered)]
+        # A concept found only inside a literal ("oom" in "OOMKilled") is that literal's part.
+        hit = any(not any(s <= a and b <= e for s, e in literal_spans) for a, b in spans)
         if entry.term.name == "HikariCP" and any(name.startswith("HikariPool-") for name in literal_names):
             continue  # the exact pool name is narrower than the concept
         if hit:
@@ -224,7 +233,9 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         intents = ["knowledge"]
     if "log" not in intents:
         level = None  # a level only narrows log queries
-    elif len(lowered) == len(question):
+    elif len(lowered) == len(question) and (asks_log or level is not None):
+        # Only a question about logs has a subject of its own words ("Full GC", "用户登录失败"): a
+        # paraphrase ("is the backlog severe?") is searched by its symptoms' patterns.
         named = [*(m.mention for m in mentions.matches), *mentions.unknown, *alert_names]
         log_terms = _with_subjects(question, lowered, named, log_terms)
     return Entities(

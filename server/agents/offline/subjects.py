@@ -15,6 +15,7 @@ from evigate.server.agents.offline.vocabulary import (
     _EN_WINDOW,
     _ERRNO_RE,
     _EXCEPTION_RE,
+    _K8S_REASON_RE,
     _POOL_RE,
     _QUOTED_RE,
     _SERVICE_RE,
@@ -49,6 +50,8 @@ _EN_STOP_WORDS = """
     time times happen happens happened happening occur occurs occurred occurring appear appears
     appeared there's any there're service services issue issues problem problems anything
     something thing things kind sort type types
+    stuck really very keep keeps kept again constantly frequently often lot lots bad badly severe
+    serious high low big huge too
 """
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 # Chinese phrases that separate the words of a question (never part of a subject).
@@ -128,6 +131,15 @@ _ZH_SEPARATORS = tuple(
             "办法",
             "建议",
             "步骤",
+            "严重",
+            "一直",
+            "频繁",
+            "经常",
+            "总是",
+            "很多",
+            "太多",
+            "突然",
+            "是不是",
         ),
         key=len,
         reverse=True,
@@ -207,7 +219,7 @@ def _subjects(
     mask = [_FREE] * len(question)
     literal_spans: list[tuple[int, int]] = []
     # Covered: what the vocabulary or a literal term already maps.
-    for regex in (_POOL_RE, _EXCEPTION_RE, _ERRNO_RE, _STATUS_RE, _QUOTED_RE):
+    for regex in (_POOL_RE, _EXCEPTION_RE, _ERRNO_RE, _K8S_REASON_RE, _STATUS_RE, _QUOTED_RE):
         for match in regex.finditer(question):
             literal_spans.append(match.span())
             _mark(mask, *match.span(), _COVERED)

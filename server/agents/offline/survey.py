@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from evigate.rules.enums import ToolName
 from evigate.server.agents.base import ToolCallResult
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline.calls import QUERY_PROMQL, SUMMARIZE_LOGS, PlannedCall
+from evigate.server.agents.offline.calls import QUERY_PROMQL, STEPS_QUERY, SUMMARIZE_LOGS, PlannedCall
 from evigate.server.agents.offline.entities import Entities
 
 MAX_RUNBOOK_ALERTS = 3
@@ -39,7 +39,7 @@ def follow_up_calls(
     names = found_alert_names(results)[:MAX_RUNBOOK_ALERTS]
     if not names or ToolName.LOOKUP_KNOWLEDGE not in available:
         return []
-    query = " ".join(names)
+    query = " ".join([*names, STEPS_QUERY])
     return [PlannedCall(ToolName.LOOKUP_KNOWLEDGE, {"query": query}, purpose="survey")]
 
 
@@ -48,19 +48,21 @@ def survey_gaps(entities: Entities, available: Collection[str], language: str) -
     zh = language == "zh"
     out: list[str] = []
     services = ", ".join(entities.services) or "-"
+    # No tool names or level words here: the answer check holds missing-information items to the
+    # session's facts, and these name checks that did not run.
     if SUMMARIZE_LOGS not in available:
         out.append(
-            f"未能检查 {services} 在 WARN 及以上级别的日志模式："
-            "summarize_logs 工具未注册（仅查询了 ERROR 日志行）。"
+            f"未能检查 {services} 在警告及以上级别的高频日志模式："
+            "当前没有日志模式汇总工具（仅查询了错误日志行）。"
             if zh
-            else f"The top log patterns at WARN and above for {services} could not be checked: "
-            "the summarize_logs tool is not registered (only ERROR lines were queried)."
+            else f"The most frequent log patterns at warning level and above for {services} could not be "
+            "checked: no log pattern tool is available (only error lines were queried)."
         )
     if QUERY_PROMQL not in available:
         out.append(
-            f"未能检查 {services} 最近一小时的关键指标：未配置 Prometheus（query_promql 工具不可用）。"
+            f"未能检查 {services} 最近一小时的关键指标：未配置指标数据源。"
             if zh
             else f"The key signals of {services} over the last hour could not be checked: "
-            "Prometheus is not configured (no query_promql tool)."
+            "no metrics source is configured."
         )
     return out

@@ -122,6 +122,12 @@ _ERRNO_RE = re.compile(
     + r"|ADDRINUSE|HOSTUNREACH|NETUNREACH|NOMEM|PERM|BADF|NOTCONN|DQUOT|ROFS))"
     + _ASCII_RIGHT
 )
+# Kubernetes container states and reasons, logged as written: exact terms.
+_K8S_REASON_RE = re.compile(
+    _ASCII_LEFT
+    + r"(OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError)"
+    + _ASCII_RIGHT
+)
 _QUOTED_RE = re.compile(r"[\"“「'‘]([^\"”」'’]{3,80})[\"”」'’]")
 
 _CN_DIGITS = {
@@ -179,6 +185,12 @@ _GUIDANCE_MARKERS = (
     "what should",
     "guidance",
     "steps to",
+    "steps for",
+    "the steps",
+    "which commands",
+    "what commands",
+    "步骤",
+    "命令",
     "playbook",
 )
 _ERROR_MARKERS = ("错误日志", "error日志", "error log", "errors", "error-level", "error level", "报错")
