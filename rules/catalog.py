@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from evigate.rules.enums import Severity
+from evigate.rules.errors import EvigateError
 from evigate.rules.types import SEVERITY_RANK, RuleInfo
 
 DEFAULT_PATH = Path(__file__).with_name("gatekeeper-rules.json")
 SEVERITIES = frozenset(SEVERITY_RANK)
 
 
-class CatalogError(ValueError):
+class CatalogError(EvigateError, ValueError):
     """The rule catalog cannot be used; the message names the file and the problem."""
 
 
@@ -93,7 +94,12 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
         "fields": ["diagnosis_summary", "user_facing_answer", "source_invocation_ids"]
     },
     "citation.raw_path_grammar": {
-        "arrays": {"query_metrics": "alerts", "query_logs": "logs", "lookup_knowledge": "evidence_blocks"},
+        "arrays": {
+            "query_metrics": "alerts",
+            "query_logs": "logs",
+            "lookup_knowledge": "evidence_blocks",
+            "query_promql": "series",
+        },
         # A tool absent here may be cited by any claim type.
         "claim_types": {},
     },

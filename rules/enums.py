@@ -82,4 +82,5 @@ class ToolName(StrEnum):
     QUERY_METRICS = "query_metrics"
     QUERY_LOGS = "query_logs"
     LOOKUP_KNOWLEDGE = "lookup_knowledge"
+    QUERY_PROMQL = "query_promql"
     LIST_SERVICES = "list_services"

@@ -39,8 +39,11 @@ from evigate.server.grpc.servicers import (
 from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.tools import build_backend, default_registry
-from evigate.server.tools.services import ServiceCatalog, load_aliases
+from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
+from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
+from evigate.server.tools import ToolBackend, build_backend, default_registry
+from evigate.server.tools.services import ServiceCatalog, alert_sightings, load_aliases, prometheus_sightings
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -73,7 +76,9 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
-def build_agents(settings: Settings, services: ServiceCatalog | None = None) -> AgentBackend:
+def build_agents(
+    settings: Settings, services: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+) -> AgentBackend:
     if settings.agent_backend == "llm":
         from evigate.server.agents.llm import LLMSettings, build_llm_backend
 
@@ -93,7 +98,40 @@ def build_agents(settings: Settings, services: ServiceCatalog | None = None) -> 
         )
     from evigate.server.agents.offline import build_offline_backend
 
-    return build_offline_backend(catalog=services)
+    return build_offline_backend(catalog=services, signals=signals)
+
+
+def build_sources(settings: Settings) -> SourcesConfig:
+    """The live sources: the URL from the flag / environment (Settings), then the sources file."""
+    try:
+        sections = read_sources_file(settings.sources_file) if settings.sources_file else {}
+        env = {
+            key: value
+            for key, value in (
+                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.prometheus_bearer_token),
+                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.alertmanager_bearer_token),
+            )
+            if value
+        }
+        return sources_config(
+            prometheus_url=settings.prometheus_url or None,
+            alertmanager_url=settings.alertmanager_url or None,
+            env=env,
+            file_sections=sections,
+        )
+    except SourceConfigError as error:
+        raise ConfigError(f"sources: {error}") from None
+
+
+def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) -> ToolBackend:
+    """The file backend, with alerts and metrics served by the live sources when configured."""
+    if not sources.configured():
+        return files
+    try:
+        catalog = load_catalog(settings.signals_file)
+    except SignalCatalogError as error:
+        raise ConfigError(f"signals_file: {error}") from None
+    return live_backend(files, sources, catalog)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -176,6 +214,7 @@ class App:
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
+        self.tools: ToolBackend | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
@@ -204,11 +243,17 @@ class App:
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         try:
-            tools = build_backend(s.tool_backend, s.data_dir, repo)
+            files = build_backend(s.tool_backend, s.data_dir, repo)
         except ValueError as error:
             raise ConfigError(f"data_dir: {error}") from None
-        self.services = await self._service_catalog(tools)
-        agents = self._components.agents or build_agents(s, self.services)
+        sources = build_sources(s)
+        self.tools = tools = build_tools(s, files, sources)
+        if sources.configured():
+            log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        # Offline agents query a metric a question names only when there is a Prometheus to ask.
+        signals = tools.catalog if isinstance(tools, LiveBackend) else None
+        self.services = await self._service_catalog(files, tools)
+        agents = self._components.agents or build_agents(s, self.services, signals)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -228,7 +273,10 @@ class App:
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
 
-        self.health = HealthChecker(self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics)
+        probes = tools.clients() if isinstance(tools, LiveAlertsBackend) else []
+        self.health = HealthChecker(
+            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+        )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
             credentials = server_credentials(s)
@@ -262,12 +310,18 @@ class App:
             },
         )
 
-    async def _service_catalog(self, tools: object) -> ServiceCatalog | None:
-        """The backend's service catalog with the configured aliases, built now and refreshed in
-        the background (docs/design.md §6.5)."""
-        services = getattr(tools, "services", None)
+    async def _service_catalog(self, files: ToolBackend, tools: ToolBackend) -> ServiceCatalog | None:
+        """The file backend's service catalog, with the live sources' names when configured and the
+        configured aliases; built now and refreshed in the background (docs/design.md §6.5)."""
+        services = getattr(files, "services", None)
         if not isinstance(services, ServiceCatalog):
             return None
+        if isinstance(tools, LiveAlertsBackend):
+            services.add_reader(lambda: alert_sightings(tools))
+            if tools.prometheus is not None:
+                prometheus = tools.prometheus
+                labels = [m.label for m in tools.catalog.service_matches if m.op == "="]
+                services.add_reader(lambda: prometheus_sightings(prometheus.label_values, labels))
         try:
             services.add_aliases(load_aliases(self.settings.service_aliases_file))
         except ValueError as error:
@@ -323,6 +377,8 @@ class App:
             await self.services.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
+        if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
+            await self.tools.aclose()
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()

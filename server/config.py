@@ -17,11 +17,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from evigate.rules.errors import EvigateError
+
 STATE_DIR_NAME = ".evigate"
-SECRET_FIELDS = frozenset({"llm_api_key", "auth_tokens"})
+SECRET_FIELDS = frozenset(
+    {"llm_api_key", "auth_tokens", "prometheus_bearer_token", "alertmanager_bearer_token"}
+)
 
 
-class ConfigError(ValueError):
+class ConfigError(EvigateError, ValueError):
     """A setting has a value this service cannot use; the message names it."""
 
 
@@ -63,6 +67,13 @@ class Settings:
     service_aliases_file: Path | None = None  # {"name": ["别名", "team name"]}, on top of the data's own
     service_catalog_refresh_s: float = 60.0  # how often the service catalog re-reads the sources
     max_rounds: int = 2
+    # live sources (server/sources): with a URL set, alerts / metrics come from that server
+    prometheus_url: str = ""
+    alertmanager_url: str = ""
+    prometheus_bearer_token: str = ""  # env only; or bearer_token(_file) in the sources file
+    alertmanager_bearer_token: str = ""
+    sources_file: Path | None = None  # YAML: sources: {prometheus: {...}, alertmanager: {...}}
+    signals_file: Path | None = None  # signals added to / replacing the shipped catalog
     instance_name: str = ""  # empty: <hostname>:<listen port>; owns this process's RUNNING sessions
     # security
     auth_tokens: tuple[str, ...] = ()
@@ -184,8 +195,14 @@ HELP = {
     "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
     "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
     "log_format": "json (default) or text",
+    "prometheus_url": "Prometheus-compatible server for query_promql and alert history, e.g. http://prom:9090",
+    "alertmanager_url": "Alertmanager for the alerts active now, e.g. http://alertmanager:9093",
+    "sources_file": "YAML with a sources: section per source (auth, CA bundle, timeout, limits)",
+    "signals_file": "JSON signal catalog adding to / replacing the shipped signals",
 }
-ENV_ONLY = frozenset({"auth_tokens", "llm_api_key"})  # never flags: command lines show in `ps`
+ENV_ONLY = frozenset(
+    {"auth_tokens", "llm_api_key", "prometheus_bearer_token", "alertmanager_bearer_token"}
+)  # never flags: command lines show in `ps`
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:

@@ -5,9 +5,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from evigate.rules.errors import EvigateError, StatusCode
 
-class DeadlineExceeded(Exception):  # noqa: N818 (reads as the event, like TimeoutError)
-    """The call's deadline passed before the work finished."""
+
+class DeadlineExceeded(EvigateError):  # noqa: N818 (reads as the event, like TimeoutError)
+    """The call's deadline passed before the work finished: a bare DEADLINE_EXCEEDED status."""
+
+    status_code = StatusCode.DEADLINE_EXCEEDED
+    rich_details = False
+
+    def status_message(self) -> str:
+        return "deadline exceeded"
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from evigate.rules.errors import EvigateError
 from evigate.server.deadline import Deadline
 
 JSON = dict[str, Any]
 
 
-class UnusableOutputError(Exception):
+class UnusableOutputError(EvigateError):
     """A stage's reply does not fit its contract (not JSON, an empty answer): the stage ran but
     produced nothing usable, which the pipeline may recover from; a backend failure is not this."""
 

@@ -32,6 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = commands.add_parser("jobs", help="show the evaluation queue, read from --database-url")
     add_flags(jobs)
     jobs.add_argument("--json", action="store_true", help="print JSON for scripts")
+    sources = commands.add_parser(
+        "sources", help="check the live Prometheus / Alertmanager: ready or UNREACHABLE, version"
+    )
+    add_flags(sources)
+    sources.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     chat = commands.add_parser("chat", help="ask a question")
     chat.add_argument("query")
@@ -69,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return service.cmd_worker(args)
         if args.command == "jobs":
             return service.cmd_jobs(args)
+        if args.command == "sources":
+            return service.cmd_sources(args)
         with client.channel(args) as channel:
             return client.COMMANDS[args.command](args, channel)
     except CliError as error:

@@ -1,4 +1,5 @@
-"""The commands that run the service: serve, migrate, worker, jobs (read from the database)."""
+"""The commands that run the service: serve, migrate, worker, jobs (read from the database), sources
+(checks the live Prometheus / Alertmanager the settings name)."""
 
 from __future__ import annotations
 
@@ -101,3 +102,42 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     else:
         print(format_stats(stats))
     return 0
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    """Each configured source with its state; exit 1 when one is not ready (usable in scripts)."""
+    from evigate.server.app import build_sources
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.sources.health import check_sources
+
+    try:
+        settings = load_settings(vars(args))
+        config = build_sources(settings)
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    if not config.configured():
+        where = settings.data_dir or "the bundled demo world"
+        print(f"no live source configured: alerts come from the files of {where}")
+        print(
+            "set --prometheus-url / --alertmanager-url (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)"
+        )
+        return 0
+    states = asyncio.run(check_sources(config))
+    if args.json:
+        rows = [
+            {
+                "name": h.name,
+                "url": h.url,
+                "state": "ready" if h.ready else "not_ready" if h.reachable else "unreachable",
+                "version": h.version,
+                "started_at": h.started_at.isoformat() if h.started_at else None,
+                "detail": h.detail,
+                "settings": c.describe(),
+            }
+            for h, c in zip(states, config.configured(), strict=True)
+        ]
+        print(json.dumps(rows, ensure_ascii=False))
+    else:
+        for health in states:
+            print(health.line())
+    return 0 if all(h.ready for h in states) else 1

@@ -11,6 +11,8 @@ from typing import Any, Literal, TypeVar, cast
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from evigate.rules.errors import EvigateError
+
 KeyStyle = Literal["snake", "camel"]
 M = TypeVar("M", bound=Message)
 
@@ -34,7 +36,7 @@ _TIME_TYPES = frozenset({"google.protobuf.Timestamp", "google.protobuf.Duration"
 _JSON_TYPES = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"})
 
 
-class CodecError(ValueError):
+class CodecError(EvigateError, ValueError):
     """Seed JSON that does not fit the message; ``path`` names the offending field."""
 
     def __init__(self, path: str, reason: str) -> None:

@@ -1,9 +1,11 @@
-"""The one place that maps domain errors to gRPC status codes with rich details (AIP-193).
+"""The one place that maps errors to gRPC statuses with rich details (AIP-193, docs/design.md §3.4).
 
-Servicers raise domain errors (storage.errors, SessionRunning, CodecError, InvalidArgumentError); the
-error interceptor calls `to_status()` and aborts the call with the code, a message, and a
-google.rpc.Status in the `grpc-status-details-bin` trailer (BadRequest field violations,
-ErrorInfo with domain "evigate", PreconditionFailure, ResourceInfo).
+Every evigate error is a rules.errors.EvigateError that carries its status code (by name), its
+ErrorInfo reason, its client message and the plain data of its details. `to_status()` — called by
+the error interceptor on whatever a handler raises — turns that into the grpc.StatusCode (the
+table `GRPC_CODES`) and a google.rpc.Status in the `grpc-status-details-bin` trailer: ErrorInfo
+with domain "evigate", then BadRequest field violations, ResourceInfo, PreconditionFailure or
+RetryInfo when the error has them. Anything else is a bug: INTERNAL, logged.
 """
 
 from __future__ import annotations
@@ -13,36 +15,29 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import ClassVar
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
+from evigate.rules.errors import EvigateError, FieldViolation, StatusCode
 from evigate.server.deadline import DeadlineExceeded
-from evigate.server.pipeline import SessionRunning
-from evigate.storage.errors import (
-    DatabaseUnavailable,
-    InvalidPageToken,
-    NoAnswer,
-    SchemaOutOfDate,
-    SessionAlreadyExists,
-    SessionNotFound,
-)
 
 DOMAIN = "evigate"
 DETAILS_KEY = "grpc-status-details-bin"
+MIN_RETRY_DELAY_S = 0.1
 log = logging.getLogger("evigate.grpc")
 
-
-@dataclass(frozen=True)
-class FieldViolation:
-    field: str
-    description: str
+# The one table: an error's code name -> the gRPC status code.
+GRPC_CODES: dict[StatusCode, grpc.StatusCode] = {code: grpc.StatusCode[code.value] for code in StatusCode}
 
 
 @dataclass
-class InvalidArgumentError(Exception):
-    """Bad input: one or more field violations."""
+class InvalidArgumentError(EvigateError):
+    """Bad input: one or more field violations; `reason` is the ErrorInfo reason."""
+
+    status_code: ClassVar[StatusCode] = StatusCode.INVALID_ARGUMENT
 
     reason: str
     violations: Sequence[FieldViolation] = field(default_factory=tuple)
@@ -50,15 +45,42 @@ class InvalidArgumentError(Exception):
     def __str__(self) -> str:
         return "; ".join(f"{v.field}: {v.description}" for v in self.violations) or self.reason
 
+    def status_message(self) -> str:
+        return str(self)
+
+    def error_info(self) -> tuple[str, dict[str, str]]:
+        return self.reason, {}
+
+    def field_violations(self) -> Sequence[FieldViolation]:
+        return self.violations
+
 
 @dataclass
-class Unauthenticated(Exception):  # noqa: N818 - named after the status it maps to
+class Unauthenticated(EvigateError):  # noqa: N818 - named after the status it maps to
     """No bearer token, or one that matches no configured token."""
+
+    status_code: ClassVar[StatusCode] = StatusCode.UNAUTHENTICATED
 
     token_presented: bool
 
     def __str__(self) -> str:
         return "invalid bearer token" if self.token_presented else "missing bearer token"
+
+    def status_message(self) -> str:
+        return f"{self}; send `authorization: Bearer <token>`"
+
+    def error_info(self) -> tuple[str, dict[str, str]]:
+        return ("INVALID_TOKEN" if self.token_presented else "MISSING_TOKEN"), {"header": "authorization"}
+
+
+class CallCancelled(EvigateError):  # noqa: N818 - named after the status it maps to
+    """The call was cancelled (asyncio.CancelledError reaching the error mapping)."""
+
+    status_code = StatusCode.CANCELLED
+    rich_details = False
+
+    def status_message(self) -> str:
+        return "cancelled"
 
 
 @dataclass(frozen=True)
@@ -80,103 +102,84 @@ def _pack(*messages: object) -> list[any_pb2.Any]:
     return packed
 
 
-def _status(
-    code: grpc.StatusCode, message: str, reason: str, metadata: dict[str, str], *extra: object
-) -> RpcStatus:
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata)
-    proto = status_pb2.Status(code=code.value[0], message=message, details=_pack(info, *extra))
-    return RpcStatus(code, message, proto=proto)
+def _details(error: EvigateError) -> list[object]:
+    """The error's details after ErrorInfo, built from its plain data."""
+    details: list[object] = []
+    violations = error.field_violations()
+    if violations is not None:
+        details.append(
+            error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                    for v in violations
+                ]
+            )
+        )
+    resource = error.resource()
+    if resource is not None:
+        details.append(
+            error_details_pb2.ResourceInfo(
+                resource_type=resource.resource_type, resource_name=resource.resource_name
+            )
+        )
+    preconditions = error.precondition_violations()
+    if preconditions is not None:
+        details.append(
+            error_details_pb2.PreconditionFailure(
+                violations=[
+                    error_details_pb2.PreconditionFailure.Violation(
+                        type=v.type, subject=v.subject, description=v.description
+                    )
+                    for v in preconditions
+                ]
+            )
+        )
+    retry_after = error.retry_after_seconds()
+    if retry_after is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromTimedelta(timedelta(seconds=max(retry_after, MIN_RETRY_DELAY_S)))
+        details.append(retry)
+    return details
 
 
-def invalid_argument(error: InvalidArgumentError) -> RpcStatus:
-    bad = error_details_pb2.BadRequest(
-        field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-            for v in error.violations
-        ]
-    )
-    return _status(grpc.StatusCode.INVALID_ARGUMENT, str(error), error.reason, {}, bad)
+def _domain_error(error: BaseException) -> EvigateError | None:
+    """The evigate error an exception stands for: itself, or the two foreign ones asyncio raises."""
+    if isinstance(error, EvigateError):
+        return error
+    if isinstance(error, TimeoutError):
+        return DeadlineExceeded()
+    if isinstance(error, asyncio.CancelledError):
+        return CallCancelled()
+    return None
 
 
 def to_status(error: BaseException) -> RpcStatus:
-    """The status a domain error maps to. Unknown exceptions are bugs: INTERNAL (and logged)."""
-    if isinstance(error, InvalidArgumentError):
-        return invalid_argument(error)
-    if isinstance(error, Unauthenticated):
-        reason = "INVALID_TOKEN" if error.token_presented else "MISSING_TOKEN"
-        return _status(
-            grpc.StatusCode.UNAUTHENTICATED,
-            f"{error}; send `authorization: Bearer <token>`",
-            reason,
-            {"header": "authorization"},
-        )
-    if isinstance(error, InvalidPageToken):
-        return invalid_argument(
-            InvalidArgumentError(
-                "INVALID_PAGE_TOKEN", (FieldViolation("page_token", "not a token issued by this service"),)
-            )
-        )
-    if isinstance(error, SessionNotFound):
-        resource = error_details_pb2.ResourceInfo(
-            resource_type="evigate.v1.DiagnosisSession", resource_name=error.session_id
-        )
-        return _status(
-            grpc.StatusCode.NOT_FOUND,
-            f"session {error.session_id!r} not found",
-            "SESSION_NOT_FOUND",
-            {"session_id": error.session_id},
-            resource,
-        )
-    if isinstance(error, NoAnswer):
-        failure = error_details_pb2.PreconditionFailure(
-            violations=[
-                error_details_pb2.PreconditionFailure.Violation(
-                    type="SESSION_HAS_NO_ANSWER",
-                    subject=f"sessions/{error.session_id}",
-                    description="useful feedback needs a session that produced an answer",
-                )
-            ]
-        )
-        return _status(
-            grpc.StatusCode.FAILED_PRECONDITION,
-            f"session {error.session_id!r} has no answer to mark useful",
-            "SESSION_HAS_NO_ANSWER",
-            {"session_id": error.session_id},
-            failure,
-        )
-    if isinstance(error, SessionRunning | SessionAlreadyExists):
-        session_id = str(error.args[0]) if error.args else ""
-        if isinstance(error, SessionAlreadyExists):
-            session_id = error.session_id
-        return _status(
-            grpc.StatusCode.ALREADY_EXISTS,
-            f"session {session_id!r} is still running; retry later or read it with GetTrace",
-            "SESSION_RUNNING",
-            {"session_id": session_id},
-        )
-    if isinstance(error, DatabaseUnavailable):
-        retry = error_details_pb2.RetryInfo()
-        retry.retry_delay.FromTimedelta(timedelta(seconds=max(error.retry_after_s, 0.1)))
-        return _status(
-            grpc.StatusCode.UNAVAILABLE, "the database is unavailable", "DATABASE_UNAVAILABLE", {}, retry
-        )
-    if isinstance(error, SchemaOutOfDate):
-        return _status(
-            grpc.StatusCode.UNAVAILABLE,
-            "the database schema is out of date; run `evigate migrate`",
-            "SCHEMA_OUT_OF_DATE",
-            {},
-        )
-    if isinstance(error, DeadlineExceeded | TimeoutError):
-        return RpcStatus(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded")
-    if isinstance(error, asyncio.CancelledError):
-        return RpcStatus(grpc.StatusCode.CANCELLED, "cancelled")
-    log.error("unexpected error", exc_info=error)
-    return _status(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", {})
+    """The status an error maps to. INTERNAL ones (and unknown exceptions) are bugs, and logged."""
+    domain = _domain_error(error)
+    if domain is None or domain.status_code is StatusCode.INTERNAL:
+        log.error("unexpected error", exc_info=error)
+        domain = domain or EvigateError()
+    code = GRPC_CODES[domain.status_code]
+    message = domain.status_message()
+    if not domain.rich_details:
+        return RpcStatus(code, message)
+    reason, metadata = domain.error_info()
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=dict(metadata))
+    proto = status_pb2.Status(code=code.value[0], message=message, details=_pack(info, *_details(domain)))
+    return RpcStatus(code, message, proto=proto)
 
 
 def code_of(status_code: grpc.StatusCode) -> int:
     return int(status_code.value[0])
 
 
-__all__ = ["DOMAIN", "FieldViolation", "InvalidArgumentError", "RpcStatus", "Unauthenticated", "to_status"]
+__all__ = [
+    "DOMAIN",
+    "GRPC_CODES",
+    "CallCancelled",
+    "FieldViolation",
+    "InvalidArgumentError",
+    "RpcStatus",
+    "Unauthenticated",
+    "to_status",
+]

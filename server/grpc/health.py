@@ -3,6 +3,11 @@
 A background task pings the database every interval and flips every service (and the overall
 "" entry) between SERVING and NOT_SERVING; the same loop refreshes the job-queue gauges. On
 shutdown every entry goes NOT_SERVING for good.
+
+Live sources (Prometheus, Alertmanager) get an entry of their own, `evigate.source.<name>`, checked
+on the same loop: a source that cannot be reached is NOT_SERVING there and logged, while the service
+entries stay SERVING — the service still answers, and a call that needs the source is recorded as
+failed, naming it (taking the whole service out of rotation would hide that answer).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
+from typing import Protocol
 
 from grpc_health.v1 import health, health_pb2
 
@@ -23,11 +29,38 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
+SOURCE_PREFIX = "evigate.source."
+
+
+class SourceState(Protocol):
+    @property
+    def ready(self) -> bool: ...
+
+    @property
+    def detail(self) -> str | None: ...
+
+
+class SourceProbe(Protocol):
+    """A live source's client (server/sources: Prometheus, Alertmanager)."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def health(self) -> SourceState: ...
+
+
 class HealthChecker:
     def __init__(
-        self, database: Database, services: Sequence[str], interval_s: float, metrics: Metrics
+        self,
+        database: Database,
+        services: Sequence[str],
+        interval_s: float,
+        metrics: Metrics,
+        sources: Sequence[SourceProbe] = (),
     ) -> None:
         self.servicer = health.aio.HealthServicer()
+        self._sources = tuple(sources)
+        self.source_ready: dict[str, bool] = {}
         self._database = database
         self._services = ("", *services)
         self._interval = interval_s
@@ -50,7 +83,28 @@ class HealthChecker:
                 self._metrics.set_job_stats(
                     stats.pending, stats.running, stats.failed, stats.done, stats.oldest_pending_age_seconds
                 )
+        if self._sources:
+            await self._check_sources()
         return up
+
+    async def _probe(self, source: SourceProbe) -> tuple[bool, str | None]:
+        # Bounded by the interval: a source that hangs must not stall the database check.
+        try:
+            state = await asyncio.wait_for(source.health(), timeout=max(1.0, self._interval))
+        except TimeoutError:
+            return False, f"no health answer within {max(1.0, self._interval):g}s"
+        return state.ready, state.detail
+
+    async def _check_sources(self) -> None:
+        states = await asyncio.gather(*(self._probe(s) for s in self._sources))
+        for source, (ready, detail) in zip(self._sources, states, strict=True):
+            if self.source_ready.get(source.name) != ready:
+                await self.servicer.set(SOURCE_PREFIX + source.name, SERVING if ready else NOT_SERVING)
+                if source.name in self.source_ready or not ready:
+                    level = logging.INFO if ready else logging.WARNING
+                    log.log(level, "source health changed", extra={"source": source.name, "ready": ready,
+                                                                   "detail": detail})  # fmt: skip
+                self.source_ready[source.name] = ready
 
     async def _loop(self) -> None:
         while True:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from evigate.rules.errors import EvigateError, StatusCode
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.progress import Progress
@@ -25,8 +26,20 @@ RECOVERY_MAX_DELAY_S = 10.0
 RECOVERY_WINDOW_S = 600.0
 
 
-class SessionRunning(Exception):  # noqa: N818 - the name the server already maps
+class SessionRunning(EvigateError):  # noqa: N818 - the name the server already maps
     """A session with this id is still running (Chat with a client-chosen id repeated too early)."""
+
+    status_code = StatusCode.ALREADY_EXISTS
+    error_reason = "SESSION_RUNNING"
+
+    def _session_id(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def status_message(self) -> str:
+        return f"session {self._session_id()!r} is still running; retry later or read it with GetTrace"
+
+    def error_info(self) -> tuple[str, dict[str, str]]:
+        return self.error_reason, {"session_id": self._session_id()}
 
 
 class SessionLifecycle:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evigate.rules.errors import EvigateError
 from evigate.server.agents.base import Skill
 from evigate.server.tools.registry import default_registry
 
@@ -20,7 +21,7 @@ KNOWN_TOOLS = default_registry().names()  # a step may name only registered tool
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
-class SkillCatalogError(ValueError):
+class SkillCatalogError(EvigateError, ValueError):
     """A skill file does not fit the catalog format; the message names the file."""
 
 

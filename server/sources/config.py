@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from evigate.rules.errors import EvigateError
+
 SOURCE_NAMES = ("prometheus", "alertmanager")
 
 
-class SourceConfigError(ValueError):
+class SourceConfigError(EvigateError, ValueError):
     """A source's settings are malformed (reported at start-up, never at query time)."""
 
 
@@ -161,6 +165,20 @@ def query_limits(section: Mapping[str, Any]) -> QueryLimits:
             number = _float("prometheus", key, section[key])
             values[key] = number if key.endswith("_s") else int(number)
     return QueryLimits(**{**defaults.__dict__, **values})
+
+
+def read_sources_file(path: Path) -> Mapping[str, Any]:
+    """The `sources` mapping of a YAML (or JSON) file: `sources: {prometheus: {...}, ...}`."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SourceConfigError(f"sources file {path}: {exc}") from exc
+    if not isinstance(data, Mapping) or not isinstance(data.get("sources", {}), Mapping):
+        raise SourceConfigError(f"sources file {path}: expected a mapping with a sources: section")
+    unknown = sorted(set(data) - {"sources"})
+    if unknown:
+        raise SourceConfigError(f"sources file {path}: unknown key(s) {', '.join(map(str, unknown))}")
+    return dict(data.get("sources") or {})
 
 
 def sources_config(

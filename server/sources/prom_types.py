@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
 
+from evigate.rules.errors import EvigateError
+
 ResultType = Literal["vector", "matrix", "scalar", "string"]
 
 
-class BadAnswerError(ValueError):
+class BadAnswerError(EvigateError, ValueError):
     """The server's JSON does not have the documented shape."""
 
 

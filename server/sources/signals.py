@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from evigate.rules.errors import EvigateError
+
 from .matching import DEFAULT_SERVICE_MATCHES, ServiceMatch, parse_service_matches
 from .prom_types import QueryResult
 from .prometheus import Prometheus
@@ -23,7 +25,7 @@ from .prometheus import Prometheus
 DEFAULT_CATALOG = Path(__file__).with_name("signals.json")
 
 
-class SignalCatalogError(ValueError):
+class SignalCatalogError(EvigateError, ValueError):
     """A catalog file is unreadable or malformed."""
 
 

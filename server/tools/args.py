@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from evigate.rules.errors import EvigateError
 from evigate.server.tools.backend import JSON, TimeWindow
 
 MAX_TEXT = 500  # characters of any string argument; a regex longer than this is refused too
@@ -26,7 +27,7 @@ WINDOW: JSON = {
 }
 
 
-class ArgumentError(ValueError):
+class ArgumentError(EvigateError, ValueError):
     """The arguments do not fit the tool's schema."""
 
 

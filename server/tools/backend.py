@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
+
+from evigate.rules.errors import EvigateError
 
 JSON = dict[str, Any]
 
 
-class ToolError(Exception):
+class ToolError(EvigateError):
     """The tool could not check: recorded as a failed call, never as no evidence."""
 
 
@@ -62,6 +64,32 @@ class KnowledgeQuery:
 
 
 @dataclass(frozen=True)
+class PromQLQuery:
+    """A free PromQL expression or a named signal of a service; an instant query at `at` (None:
+    now), or a range query over [start, end] when `start` is given."""
+
+    expr: str | None
+    signal: str | None
+    service: str | None
+    at: datetime | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    step_s: float | None = None
+
+
+@dataclass(frozen=True)
+class SeriesAnswer:
+    """What a PromQL query returned: series items (each cited as $.series[i]), their ref texts in
+    the same order, how many series matched before the bound, and facts about the query (the
+    expression, window, step, notes of what the guard changed)."""
+
+    items: list[JSON]
+    texts: list[str]
+    total: int
+    facts: JSON
+
+
+@dataclass(frozen=True)
 class Page:
     """Items in result order (at most the query's limit) and how many matched in all."""
 
@@ -87,6 +115,13 @@ class ToolBackend(Protocol):
     async def query_logs(self, query: LogsQuery) -> Page: ...
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits: ...
+
+
+@runtime_checkable
+class PromQLBackend(Protocol):
+    """A backend that can answer PromQL (a Prometheus-compatible store is configured)."""
+
+    async def query_promql(self, query: PromQLQuery) -> SeriesAnswer: ...
 
 
 class InvocationRecorder(Protocol):

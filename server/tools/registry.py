@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterable, Iterator
 
 from evigate.rules.catalog import Catalog, load_catalog
-from evigate.server.tools import list_services, lookup_knowledge, query_logs, query_metrics
+from evigate.server.tools import list_services, lookup_knowledge, query_logs, query_metrics, query_promql
 from evigate.server.tools.backend import JSON
 from evigate.server.tools.tool import Tool
 
@@ -20,6 +20,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     query_metrics.TOOL,
     query_logs.TOOL,
     lookup_knowledge.TOOL,
+    query_promql.TOOL,
     list_services.TOOL,
 )
 

@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evigate.server.tools.backend import MetricsQuery, TimeWindow, ToolBackend
+
 log = logging.getLogger("evigate.services")
 _SEPARATORS = re.compile(r"[\s_.\-/:]+")
 # Name parts that say what kind of thing a service is; alone they name no service ("the worker").
@@ -218,6 +220,37 @@ def load_aliases(path: Path | None) -> dict[str, str]:
 
 
 SightingReader = Callable[[], Awaitable[Sightings]]
+_SERVICE_LABELS = ("service", "app", "job")
+
+
+async def alert_sightings(backend: ToolBackend) -> Sightings:
+    """The services and alert names of a backend's alerts (every state, no window): a live
+    Alertmanager / Prometheus as well as a file."""
+    page = await backend.query_metrics(MetricsQuery(None, None, None, TimeWindow(None, None), 1000))
+    found: list[Sighting] = []
+    names: list[str] = []
+    for item in page.items:
+        if isinstance(item.get("service"), str):
+            found.append(Sighting(item["service"], "alert"))
+        labels = item.get("labels")
+        if isinstance(labels, Mapping):
+            found.extend(
+                Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str)
+            )
+        if isinstance(item.get("alert_name"), str):
+            names.append(item["alert_name"])
+    return Sightings(tuple(found), tuple(dict.fromkeys(names)))
+
+
+async def prometheus_sightings(
+    label_values: Callable[[str], Awaitable[list[str]]], labels: Sequence[str]
+) -> Sightings:
+    """The values of Prometheus's service labels (service / job / app, as the signal catalog's
+    service matchers name them)."""
+    found: list[Sighting] = []
+    for label in labels:
+        found.extend(Sighting(value, "prometheus") for value in await label_values(label))
+    return Sightings(tuple(found))
 
 
 class ServiceCatalog:

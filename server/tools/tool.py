@@ -11,7 +11,7 @@ nothing returns the shared `no_evidence` result with its single `$.no_evidence` 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,10 @@ class Answer:
     match_level: MatchLevel = MatchLevel.L0  # of a non-empty answer; an empty one is always none
     window: TimeWindow | None = None  # the window the query covered, named by a no-evidence ref
     notes: Mapping[str, str] = field(default_factory=dict)  # more facts a no-evidence ref states
+    # Ref texts written by the tool's own formatter (query_promql: a series' text needs the query's
+    # window and unit, which no single item holds); None: item_text of each item.
+    texts: Sequence[str] | None = None
+    facts: Mapping[str, Any] = field(default_factory=dict)  # more keys of the raw result
 
 
 def _unchanged(key: str, text: str) -> str:
@@ -83,16 +87,16 @@ class Tool:
 
     def result(self, answer: Answer) -> tuple[JSON, JSON]:
         """raw_result and retrieval_details of a call that found items."""
-        ref_list = [
-            {"raw_path": f"$.{self.item_array}[{i}]", "text": self.item_text(item)}
-            for i, item in enumerate(answer.items)
-        ]
+        texts = answer.texts if answer.texts is not None else [self.item_text(i) for i in answer.items]
+        if len(texts) != len(answer.items):
+            raise ValueError(f"{self.name}: {len(texts)} ref texts for {len(answer.items)} items")
+        ref_list = [{"raw_path": f"$.{self.item_array}[{i}]", "text": text} for i, text in enumerate(texts)]
         details = {
             "evidence_status": EvidenceStatus.SUPPORTED,
             "match_level": answer.match_level,
             "evidence_refs": ref_list,
         }
-        return {self.item_array: answer.items, "total": answer.total}, details
+        return {**answer.facts, self.item_array: answer.items, "total": answer.total}, details
 
     def no_evidence(self, args: JSON, answer: Answer) -> tuple[JSON, JSON]:
         """raw_result and retrieval_details of a call that checked and found nothing."""

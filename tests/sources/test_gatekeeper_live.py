@@ -1,13 +1,10 @@
 """Live refs meet the real Gatekeeper: a claim quoting a live alert or series passes, one that
-changes a number is rejected. (query_promql's `$.series[i]` needs its array in the rule catalog:
-the test adds it the way the tool registry will.)"""
+changes a number is rejected."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,8 +26,6 @@ from .conftest import Store, eventually, settings
 from .exporter import Exporter
 from .servers import Server
 
-RULES = Path(__file__).resolve().parents[2] / "rules" / "gatekeeper-rules.json"
-
 
 def _evidence(tool: str, path: str, excerpt: str) -> dict[str, Any]:
     binding = {"tool_name": tool, "source_invocation_id": 1, "raw_path": path, "evidence_excerpt": excerpt}
@@ -45,14 +40,8 @@ def _facts(tool: str, refs: list[dict[str, Any]]) -> list[InvocationFacts]:
 
 
 @pytest.fixture
-def promql_rules(tmp_path: Path) -> Catalog:
-    data = json.loads(RULES.read_text(encoding="utf-8"))
-    for rule in data["rules"]:
-        if rule["id"] == "citation.raw_path_grammar":
-            rule["params"]["arrays"]["query_promql"] = "series"
-    path = tmp_path / "rules.json"
-    path.write_text(json.dumps(data))
-    return load_catalog(path)
+def promql_rules() -> Catalog:
+    return load_catalog()  # the shipped rules know query_promql's $.series[i]
 
 
 @pytest.fixture

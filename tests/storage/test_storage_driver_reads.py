@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text, update
 
 from evigate.storage import Database, DatabaseUnavailable, migrate
-from evigate.storage import repository as storage_repository
+from evigate.storage import feedback as storage_feedback
 from evigate.storage.driver_reads import DriverReads
 from evigate.storage.rows import SESSION
 from tests.storage.storage_helpers import finished_session, kill_mysql_connection, sql_statements
@@ -138,7 +138,7 @@ async def test_a_known_case_still_reads_the_feedback_another_writer_changed(data
 
 
 async def test_known_case_ids_are_bounded(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(storage_repository, "KNOWN_CASE_IDS", 2)
+    monkeypatch.setattr(storage_feedback, "KNOWN_CASE_IDS", 2)
     cases = {}
     for name in ("a", "b", "c"):
         await finished_session(db, name)

@@ -59,12 +59,15 @@ def test_openai_schemas_describe_the_registered_tools(demo: Harness) -> None:
     schemas = demo.toolbox.schemas()
     assert schemas == openai_schemas()
     assert [s["function"]["name"] for s in schemas] == list(TOOL_NAMES)
-    assert {"query_metrics", "query_logs", "lookup_knowledge", "list_services"} <= set(TOOL_NAMES)
+    assert {"query_metrics", "query_logs", "lookup_knowledge", "query_promql", "list_services"} <= set(
+        TOOL_NAMES
+    )
     for schema in schemas:
         params = schema["function"]["parameters"]
         assert schema["type"] == "function" and params["type"] == "object"
         assert params["additionalProperties"] is False
-        assert "limit" in params["properties"]
+        # Listing tools take a limit; query_promql's bound is the server's series limit.
+        assert ("limit" in params["properties"]) == (schema["function"]["name"] != "query_promql")
     logs = next(s for s in schemas if s["function"]["name"] == "query_logs")["function"]["parameters"]
     assert set(logs["properties"]) == {"service", "level", "keyword", "pattern", "since", "until", "limit"}
     knowledge = next(s for s in schemas if s["function"]["name"] == "lookup_knowledge")["function"]

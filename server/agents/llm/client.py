@@ -19,6 +19,7 @@ from typing import Any, cast
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
+from evigate.rules.errors import EvigateError
 from evigate.server.agents.base import UnusableOutputError
 from evigate.server.agents.llm.settings import LLMSettings, Stage
 from evigate.server.deadline import Deadline, DeadlineExceeded
@@ -33,7 +34,7 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _AUTO_LADDER: tuple[str, ...] = ("json_schema", "json_object", "off")
 
 
-class LLMError(Exception):
+class LLMError(EvigateError):
     """Base of the llm backend's errors."""
 
 

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from evigate.rules.errors import EvigateError
 from evigate.server.agents.llm.settings import STAGES, Stage
 from evigate.server.tools.registry import ToolRegistry, default_registry
 
@@ -27,7 +28,7 @@ _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _VERSION = re.compile(r"^[a-z]+-v[0-9]+[a-z0-9.-]*$")
 
 
-class PromptError(ValueError):
+class PromptError(EvigateError, ValueError):
     """A prompt file is missing or malformed."""
 
 

@@ -7,6 +7,7 @@ from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.planner import OfflinePlanner
 from evigate.server.agents.offline.verifier import OfflineVerifier
+from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools.services import ServiceCatalog
 
 __all__ = [
@@ -18,13 +19,17 @@ __all__ = [
 ]
 
 
-def build_offline_backend(*, catalog: ServiceCatalog | None = None) -> AgentBackend:
+def build_offline_backend(
+    *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+) -> AgentBackend:
     """The four offline stages. `catalog`: the service catalog of the tool backend (the services,
-    aliases and alert names of the sources); None: service-shaped names are taken as written."""
+    aliases and alert names of the sources); None: service-shaped names are taken as written.
+    `signals`: the signal catalog when a Prometheus is configured, so a metric-value question is
+    answered from it (signal_calls.py)."""
     return AgentBackend(
         name="offline",
-        planner=OfflinePlanner(catalog=catalog),
-        executor=OfflineExecutor(catalog=catalog),
+        planner=OfflinePlanner(catalog=catalog, signals=signals),
+        executor=OfflineExecutor(catalog=catalog, signals=signals),
         verifier=OfflineVerifier(catalog=catalog),
         composer=OfflineComposer(),
     )

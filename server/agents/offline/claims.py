@@ -14,6 +14,7 @@ from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.rules.types import parse_evidence_refs
 from evigate.server.agents.base import JSON, ToolCallResult
+from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.vocabulary import LogTerm
@@ -94,6 +95,8 @@ def _bracket(details: str, zh: bool) -> str:
 def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[Ref], language: str) -> str:
     excerpts = [ref.text for ref in refs]
     zh = language == "zh"
+    if result.tool_name == ToolName.QUERY_PROMQL:
+        return signal_calls.observation_text(call, refs, language)
     if result.tool_name == ToolName.QUERY_METRICS:
         return _alerts_text(refs, zh)
     if result.tool_name == ToolName.QUERY_LOGS:
@@ -173,6 +176,8 @@ def _knowledge_text(refs: Sequence[Ref], zh: bool) -> str:
 
 def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
     zh = language == "zh"
+    if call.tool_name == ToolName.QUERY_PROMQL:
+        return signal_calls.negative_text(call, language)
     service = call.service if _carried(call.service, [excerpt]) else None
     term = call.term if call.term is not None and _carried(call.term.name, [excerpt]) else None
     alert = call.alert_name if _carried(call.alert_name, [excerpt]) else None

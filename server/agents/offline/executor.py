@@ -15,10 +15,13 @@ from typing import Any
 from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import MAX_TERMS, PlannedCall, describe_call, plan_calls
 from evigate.server.agents.offline.entities import extract
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
+from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools.services import CatalogView, ServiceCatalog
 
 PROMPT_VERSION = "offline-executor-v2"
@@ -43,8 +46,11 @@ async def catalog_view(catalog: ServiceCatalog | None) -> CatalogView | None:
 
 
 class OfflineExecutor:
-    def __init__(self, *, catalog: ServiceCatalog | None = None) -> None:
+    def __init__(
+        self, *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+    ) -> None:
         self._catalog = catalog
+        self._signals = signals  # set when a Prometheus is configured: metric questions query it
         # The results of earlier rounds, per session ToolBox: a retry round rebuilds its claims from
         # them instead of querying again.
         self._recorded: weakref.WeakKeyDictionary[ToolBox, list[ToolCallResult]] = weakref.WeakKeyDictionary()
@@ -64,6 +70,10 @@ class OfflineExecutor:
         entities = extract(task.query, await catalog_view(self._catalog))
         available = tool_names(task.tools)
         planned = plan_calls(entities, task.query, available)
+        if entities.survey and self._signals is not None:
+            planned += survey_signals(entities, self._signals.signals)
+        elif not entities.unknown_services or entities.services:
+            planned += signal_calls.plan(task.query, entities, self._signals)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (
@@ -97,7 +107,8 @@ class OfflineExecutor:
         unqueried = entities.log_terms[MAX_TERMS:] if "log" in entities.intents else ()
         data = build_evidence(results, language, invalid, unqueried)
         if entities.survey:
-            data["missing_info"].extend(survey_gaps(entities, available, language))
+            gaps = survey_gaps(entities, available, self._signals is not None, language)
+            data["missing_info"].extend(gaps)
         return ExecutorOutput(
             json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
         )

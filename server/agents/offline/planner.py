@@ -6,9 +6,11 @@ import re
 from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
+from evigate.server.agents.offline import signal_calls, survey
 from evigate.server.agents.offline.calls import describe_call, plan_calls
 from evigate.server.agents.offline.entities import Entities, extract
 from evigate.server.deadline import Deadline
+from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import default_registry
 from evigate.server.tools.services import CatalogView, ServiceCatalog
 
@@ -94,8 +96,11 @@ def _resolution_steps(entities: Entities, zh: bool) -> list[str]:
 
 
 class OfflinePlanner:
-    def __init__(self, *, catalog: ServiceCatalog | None = None) -> None:
+    def __init__(
+        self, *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+    ) -> None:
         self._catalog = catalog
+        self._signals = signals  # set when a Prometheus is configured: metric questions query it
 
     async def plan(
         self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
@@ -110,6 +115,10 @@ class OfflinePlanner:
         zh = language != "en"
         entities = extract(query, view)
         calls = plan_calls(entities, query, default_registry().names())
+        if entities.survey and self._signals is not None:
+            calls += survey.signal_calls(entities, self._signals.signals)
+        elif not entities.unknown_services or entities.services:
+            calls += signal_calls.plan(query, entities, self._signals)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (

@@ -16,6 +16,10 @@ from evigate.server.agents.offline.calls import QUERY_PROMQL, STEPS_QUERY, SUMMA
 from evigate.server.agents.offline.entities import Entities
 
 MAX_RUNBOOK_ALERTS = 3
+# The signals a survey reads over the last hour when a Prometheus is configured (those the signal
+# catalog defines), in this order.
+KEY_SIGNALS = ("error_rate", "latency_p99", "cpu", "memory", "restarts")
+SURVEY_WINDOW = "1h"
 
 
 def found_alert_names(results: Sequence[tuple[PlannedCall, ToolCallResult]]) -> list[str]:
@@ -32,10 +36,27 @@ def found_alert_names(results: Sequence[tuple[PlannedCall, ToolCallResult]]) -> 
     return names
 
 
+def signal_calls(entities: Entities, signals: Collection[str]) -> list[PlannedCall]:
+    """The key signals of each service over the last hour (`signals`: the catalog's names; empty
+    when no Prometheus is configured)."""
+    return [
+        PlannedCall(
+            QUERY_PROMQL,
+            {"signal": name, "service": service, "since": SURVEY_WINDOW},
+            service,
+            window_minutes=60,
+            purpose="survey",
+        )
+        for service in entities.services[:1]
+        for name in KEY_SIGNALS
+        if name in signals
+    ]
+
+
 def follow_up_calls(
     results: Sequence[tuple[PlannedCall, ToolCallResult]], available: Collection[str]
 ) -> list[PlannedCall]:
-    """The runbooks of the alerts found (an exact key lookup), when the knowledge tool exists."""
+    """The runbooks of the alerts found (an exact key lookup, its procedure block first)."""
     names = found_alert_names(results)[:MAX_RUNBOOK_ALERTS]
     if not names or ToolName.LOOKUP_KNOWLEDGE not in available:
         return []
@@ -43,7 +64,7 @@ def follow_up_calls(
     return [PlannedCall(ToolName.LOOKUP_KNOWLEDGE, {"query": query}, purpose="survey")]
 
 
-def survey_gaps(entities: Entities, available: Collection[str], language: str) -> list[str]:
+def survey_gaps(entities: Entities, available: Collection[str], prometheus: bool, language: str) -> list[str]:
     """The survey's checks that could not run, each named (never "nothing found")."""
     zh = language == "zh"
     out: list[str] = []
@@ -58,7 +79,7 @@ def survey_gaps(entities: Entities, available: Collection[str], language: str) -
             else f"The most frequent log patterns at warning level and above for {services} could not be "
             "checked: no log pattern tool is available (only error lines were queried)."
         )
-    if QUERY_PROMQL not in available:
+    if QUERY_PROMQL not in available or not prometheus:
         out.append(
             f"未能检查 {services} 最近一小时的关键指标：未配置指标数据源。"
             if zh

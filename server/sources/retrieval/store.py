@@ -19,10 +19,12 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from evigate.rules.errors import EvigateError
+
 Vector = npt.NDArray[np.float32]
 
 
-class VectorStoreError(Exception):
+class VectorStoreError(EvigateError):
     """The store cannot be read or written; callers carry on without the cache."""
 
 

@@ -1,0 +1,103 @@
+"""Metric-value questions for the offline agents: "payment-service 的 CPU 现在多少？", "what's the p99
+latency of checkout right now?" → one query_promql call with the signal the question names.
+
+Kept apart from the entity / intent extraction (calls.py, entities.py) on purpose: the planner and
+the executor each add `plan(...)` to their calls, and claims.py phrases a series result with
+`observation_text` / `negative_text`. Only when a Prometheus is configured does the composition root
+hand the agents a signal catalog; without one this module plans nothing and the answers are
+unchanged. The claim quotes the series' ref text (its labels, value and time) verbatim, so the
+Gatekeeper's verbatim check and the Verifier's fact check hold by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evigate.rules.enums import ToolName
+from evigate.rules.types import EvidenceRef as Ref
+from evigate.server.agents.offline.calls import PlannedCall
+from evigate.server.agents.offline.entities import Entities
+from evigate.server.sources.signals import SignalCatalog
+
+# An explicit alert question ("CPU 告警还在吗") asks about the alert, not the metric, unless it also
+# asks for the value ("what is"): the words for either.
+_ALERT_WORDS = ("告警", "报警", "警报", "alert", "alarm", "firing")
+_VALUE_MARKERS = (
+    "多少",
+    "多高",
+    "多大",
+    "数值",
+    "是几",
+    "how much",
+    "how high",
+    "what is",
+    "what's",
+    "value",
+)
+# A service named without a -service suffix: "of checkout", "checkout 的 CPU".
+_EN_SERVICE = re.compile(r"(?<![a-z0-9_-])(?:of|for|on)\s+(?:the\s+)?([a-z][a-z0-9_.-]*[a-z0-9])", re.I)
+_ZH_SERVICE = re.compile(r"([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])\s*的")
+_NOT_SERVICES = frozenset({"the", "this", "that", "it", "service", "services", "now", "right", "my", "our"})
+_VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
+
+
+def _service(question: str, entities: Entities) -> str | None:
+    if entities.services:
+        return entities.services[0]
+    for pattern in (_ZH_SERVICE, _EN_SERVICE):
+        for match in pattern.finditer(question):
+            name = match.group(1)
+            if name.lower() not in _NOT_SERVICES:
+                return name
+    return None
+
+
+def _since(minutes: int | None) -> str | None:
+    if minutes is None:
+        return None
+    return f"{minutes // 60}h" if minutes % 60 == 0 else f"{minutes}m"
+
+
+def plan(question: str, entities: Entities, catalog: SignalCatalog | None) -> list[PlannedCall]:
+    """The query_promql call a metric-value question asks for (none without a catalog, a signal or
+    a service). A window in the question ("过去 30 分钟") makes it a range query."""
+    if catalog is None:
+        return []
+    signal = catalog.detect(question)
+    lowered = question.lower()
+    about_alert = any(w in lowered for w in _ALERT_WORDS) and not any(m in lowered for m in _VALUE_MARKERS)
+    if signal is None or about_alert:
+        return []
+    service = _service(question, entities)
+    if service is None:
+        return []
+    arguments = {"signal": signal.name, "service": service}
+    since = _since(entities.window_minutes)
+    if since is not None:
+        arguments["since"] = since
+    return [PlannedCall(ToolName.QUERY_PROMQL, arguments, service, window_minutes=entities.window_minutes)]
+
+
+def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> str:
+    """`payment-service 的 cpu 为 0.42 (42% of a core)（2026-12-02 04:30:05，cpu{service=...}）`, or the
+    range line quoted as it is."""
+    signal = call.arguments.get("signal", "metric")
+    service = call.service or ""
+    zh = language == "zh"
+    instant = _VALUE.match(refs[0].text)
+    if instant is None:  # a range: window, first / last / min / max are all in the line
+        if zh:
+            return f"{service} 的 {signal} 指标查询结果：“{refs[0].text}”。"
+        return f'The {signal} of {service}: "{refs[0].text}".'
+    head, value, at = instant.group("head", "value", "at")
+    if zh:
+        return f"{service} 的 {signal} 为 {value}（{at}，{head}）。"
+    return f"The {signal} of {service} is {value} at {at} ({head})."
+
+
+def negative_text(call: PlannedCall, language: str) -> str:
+    signal = call.arguments.get("signal", "metric")
+    if language == "zh":
+        return f"当前查询未检索到 {call.service} 的 {signal} 指标序列。"
+    return f"This query found no matching evidence of a {signal} series for {call.service}."

@@ -1,0 +1,131 @@
+"""Sources combined: alerts and metrics from the live servers, logs and knowledge from the files.
+
+`LiveBackend` is a ToolBackend over another (the file backend, for logs and knowledge): with an
+Alertmanager and / or Prometheus configured, `query_metrics` is LiveAlerts' answer and
+`query_promql` runs on Prometheus; without Prometheus it is not a PromQL backend at all (the tool
+then fails with "no Prometheus configured"). "Now" is the wall clock: live data is about now.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from evigate.server.tools.backend import (
+    KnowledgeHits,
+    KnowledgeQuery,
+    LogsQuery,
+    MetricsQuery,
+    Page,
+    PromQLQuery,
+    SeriesAnswer,
+    ToolBackend,
+    ToolError,
+)
+
+from .alertmanager import Alertmanager
+from .config import SourcesConfig
+from .evidence import PromqlEvidence, promql_evidence, signal_evidence
+from .live_alerts import LiveAlerts
+from .prometheus import Prometheus
+from .signals import SignalCatalog, load_catalog, resolve
+
+
+def _answer(evidence: PromqlEvidence) -> SeriesAnswer:
+    facts = {k: v for k, v in evidence.raw.items() if k not in ("series", "total_series")}
+    return SeriesAnswer(
+        list(evidence.raw["series"]), [r["text"] for r in evidence.refs], evidence.total, facts
+    )
+
+
+class LiveAlertsBackend:
+    """A ToolBackend whose alerts are live; logs and knowledge come from `files`."""
+
+    def __init__(
+        self,
+        files: ToolBackend,
+        alertmanager: Alertmanager | None,
+        prometheus: Prometheus | None,
+        catalog: SignalCatalog,
+    ) -> None:
+        self.files, self.alertmanager, self.prometheus, self.catalog = (
+            files,
+            alertmanager,
+            prometheus,
+            catalog,
+        )
+        self.alerts = LiveAlerts(alertmanager, prometheus, catalog.service_matches)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    async def query_metrics(self, query: MetricsQuery) -> Page:
+        return await self.alerts.query_metrics(query, self.now())
+
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await self.files.query_logs(query)
+
+    async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
+        return await self.files.lookup_knowledge(query)
+
+    def clients(self) -> list[Prometheus | Alertmanager]:
+        """The configured sources' clients (health checks reuse their pools)."""
+        return [c for c in (self.prometheus, self.alertmanager) if c is not None]
+
+    async def aclose(self) -> None:
+        for client in self.clients():
+            await client.aclose()
+
+
+class LiveBackend(LiveAlertsBackend):
+    """LiveAlertsBackend with a Prometheus: also answers query_promql."""
+
+    prometheus: Prometheus
+
+    def __init__(
+        self,
+        files: ToolBackend,
+        alertmanager: Alertmanager | None,
+        prometheus: Prometheus,
+        catalog: SignalCatalog,
+    ) -> None:
+        super().__init__(files, alertmanager, prometheus, catalog)
+
+    async def query_promql(self, query: PromQLQuery) -> SeriesAnswer:
+        prom = self.prometheus
+        ranged = query.start is not None
+        end = query.end or self.now()
+        if query.signal is not None:
+            signal = self.catalog.get(query.signal)
+            if signal is None:
+                known = ", ".join(sorted(self.catalog.signals))
+                raise ToolError(f"unknown signal {query.signal!r}; the catalog has: {known}")
+            found = await resolve(
+                prom, self.catalog, signal, query.service or "",
+                at=query.at, start=query.start, end=end if ranged else None, step_s=query.step_s,
+            )  # fmt: skip
+            return _answer(signal_evidence(found))
+        expr = query.expr or ""
+        if query.start is not None:
+            result = await prom.query_range(expr, query.start, end, query.step_s)
+        else:
+            result = await prom.query(expr, query.at)
+        return _answer(promql_evidence(result))
+
+
+def live_backend(
+    files: ToolBackend, config: SourcesConfig, catalog: SignalCatalog | None = None
+) -> ToolBackend:
+    """`files` unchanged when no source is configured; else the combined backend (close it with
+    `aclose`)."""
+    if not config.configured():
+        return files
+    catalog = catalog or load_catalog()
+    am = (
+        Alertmanager(config.alertmanager, catalog.service_matches)
+        if config.alertmanager is not None
+        else None
+    )
+    if config.prometheus is None:
+        return LiveAlertsBackend(files, am, None, catalog)
+    prom = Prometheus(config.prometheus, config.prometheus_limits)
+    return LiveBackend(files, am, prom, catalog)
