@@ -15,6 +15,7 @@ import difflib
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,6 +263,8 @@ class ServiceCatalog:
         self._view = CatalogView(aliases=dict(self._aliases))
         self._task: asyncio.Task[None] | None = None
         self._refreshed = False
+        self._refreshed_at = 0.0  # time.monotonic() when the last refresh began
+        self._miss_lock = asyncio.Lock()
         self.failures: tuple[str, ...] = ()  # readers that failed in the last refresh
 
     def add_reader(self, reader: SightingReader) -> None:
@@ -280,7 +283,17 @@ class ServiceCatalog:
             await self.refresh()
         return self._view
 
+    async def on_miss(self, asked_at: float) -> CatalogView:
+        """A name of a question asked at `asked_at` (time.monotonic()) matched nothing: re-read the
+        sources (a service that appeared since the last refresh) unless a refresh began after the
+        question was asked; questions missing at once share one refresh."""
+        async with self._miss_lock:
+            if self._refreshed_at < asked_at:
+                await self.refresh()
+        return self._view
+
     async def refresh(self) -> CatalogView:
+        started = time.monotonic()
         services: dict[str, list[str]] = {}
         alerts: list[str] = []
         keys: list[str] = []
@@ -308,6 +321,7 @@ class ServiceCatalog:
         )
         self.failures = tuple(failures)
         self._refreshed = True
+        self._refreshed_at = started
         return self._view
 
     def start(self, interval_s: float) -> None:

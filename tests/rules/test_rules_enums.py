@@ -31,7 +31,7 @@ WORDS: dict[type[StrEnum], set[str]] = {
     Verdict: {"PASS", "LOW_CONFID", "REJECT"},
     SessionStatus: {"RUNNING", "SUCCESS", "FAILED"},
     ClaimType: {"observation", "negative_observation", "symptom", "root_cause"},
-    ToolName: {"query_metrics", "query_logs", "lookup_knowledge", "query_promql"},
+    ToolName: {"query_metrics", "query_logs", "lookup_knowledge", "query_promql", "list_services"},
 }
 
 

@@ -156,3 +156,15 @@ def describe_call(call: PlannedCall) -> str:
     """`query_logs(service=order-service, pattern=...)`, for plan steps and messages."""
     rendered = ", ".join(f"{key}={value}" for key, value in call.arguments.items())
     return f"{call.tool_name}({rendered})"
+
+
+def with_signal_calls(
+    calls: list[PlannedCall], signal: list[PlannedCall], entities: Entities
+) -> list[PlannedCall]:
+    """A metric-value question answered by a live signal: the signal first, and no alert query that
+    only its words suggested (a paraphrase; an alert the question names stays)."""
+    if not signal:
+        return calls
+    if entities.paraphrased:
+        calls = [call for call in calls if call.tool_name != ToolName.QUERY_METRICS]
+    return [*signal, *calls]

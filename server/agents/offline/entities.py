@@ -9,6 +9,7 @@ exact keyword or a precise pattern, never dropped.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,7 +39,7 @@ from evigate.server.agents.offline.vocabulary import (
     LOG_TERMS,
     LogTerm,
 )
-from evigate.server.tools.services import CatalogView, ServiceMatch
+from evigate.server.tools.services import CatalogView, ServiceCatalog, ServiceMatch
 
 Catalog = CatalogView | Iterable[str] | None
 
@@ -185,6 +186,21 @@ def _level(lowered: str) -> str | None:
     ):
         return "WARN"
     return None
+
+
+async def catalog_view(
+    catalog: ServiceCatalog | None, question: str, *, refresh_on_miss: bool = False
+) -> CatalogView | None:
+    """The catalog's view for `question`. `refresh_on_miss` (the Planner, the session's first
+    stage): when the question names a service the view does not know, the sources are read again
+    first (a service that appeared since the last refresh), so no stage answers from a stale miss."""
+    if catalog is None:
+        return None
+    asked_at = time.monotonic()
+    view = await catalog.ensure()
+    if refresh_on_miss and extract(question, view).unknown_services:
+        view = await catalog.on_miss(asked_at)
+    return view
 
 
 def _catalog(catalog: Catalog) -> CatalogView | None:

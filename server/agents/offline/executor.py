@@ -16,13 +16,19 @@ from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline import signal_calls
-from evigate.server.agents.offline.calls import MAX_TERMS, PlannedCall, describe_call, plan_calls
-from evigate.server.agents.offline.entities import extract
+from evigate.server.agents.offline.calls import (
+    MAX_TERMS,
+    PlannedCall,
+    describe_call,
+    plan_calls,
+    with_signal_calls,
+)
+from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
 from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.tools.services import CatalogView, ServiceCatalog
+from evigate.server.tools.services import ServiceCatalog
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2
@@ -36,13 +42,6 @@ def tool_names(tools: ToolBox) -> frozenset[str]:
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
             names.add(function["name"])
     return frozenset(names)
-
-
-async def catalog_view(catalog: ServiceCatalog | None) -> CatalogView | None:
-    """The catalog's current view, refreshed first if it was never read."""
-    if catalog is None:
-        return None
-    return await catalog.ensure()
 
 
 class OfflineExecutor:
@@ -67,13 +66,14 @@ class OfflineExecutor:
             return []
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
-        entities = extract(task.query, await catalog_view(self._catalog))
+        entities = extract(task.query, await catalog_view(self._catalog, task.query))
         available = tool_names(task.tools)
         planned = plan_calls(entities, task.query, available)
         if entities.survey and self._signals is not None:
             planned += survey_signals(entities, self._signals.signals)
         elif not entities.unknown_services or entities.services:
-            planned += signal_calls.plan(task.query, entities, self._signals)
+            signal = signal_calls.plan(task.query, entities, self._signals)
+            planned = with_signal_calls(planned, signal, entities)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
 from evigate.server.agents.offline import signal_calls, survey
-from evigate.server.agents.offline.calls import describe_call, plan_calls
-from evigate.server.agents.offline.entities import Entities, extract
+from evigate.server.agents.offline.calls import describe_call, plan_calls, with_signal_calls
+from evigate.server.agents.offline.entities import Entities, catalog_view, extract
 from evigate.server.deadline import Deadline
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import default_registry
@@ -106,7 +106,7 @@ class OfflinePlanner:
         self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
     ) -> StageOutput:
         deadline.check()
-        view = await self._catalog.ensure() if self._catalog is not None else None
+        view = await catalog_view(self._catalog, query, refresh_on_miss=True)
         return StageOutput(self.plan_sync(query, language, skills, view), PROMPT_VERSION)
 
     def plan_sync(
@@ -118,7 +118,7 @@ class OfflinePlanner:
         if entities.survey and self._signals is not None:
             calls += survey.signal_calls(entities, self._signals.signals)
         elif not entities.unknown_services or entities.services:
-            calls += signal_calls.plan(query, entities, self._signals)
+            calls = with_signal_calls(calls, signal_calls.plan(query, entities, self._signals), entities)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (

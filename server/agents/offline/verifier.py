@@ -17,7 +17,7 @@ from typing import Any
 
 from evigate.rules.enums import Severity, ToolName, Verdict
 from evigate.server.agents.base import JSON, StageOutput
-from evigate.server.agents.offline.entities import extract
+from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.facts import (
     critical_facts,
     has_scoped_negative_phrase,
@@ -251,5 +251,5 @@ class OfflineVerifier:
 
     async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
         deadline.check()
-        view = await self._catalog.ensure() if self._catalog is not None else None
+        view = await catalog_view(self._catalog, str(verifier_input.get("original_query", "")))
         return StageOutput(verify(verifier_input, view), PROMPT_VERSION)
