@@ -83,4 +83,5 @@ class ToolName(StrEnum):
     QUERY_LOGS = "query_logs"
     LOOKUP_KNOWLEDGE = "lookup_knowledge"
     QUERY_PROMQL = "query_promql"
+    SUMMARIZE_LOGS = "summarize_logs"
     LIST_SERVICES = "list_services"

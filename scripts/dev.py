@@ -173,13 +173,23 @@ def test(extra: list[str]) -> None:
     run(str(PY), "-m", "pytest", *extra)
 
 
+DEV_WEB = "127.0.0.1:8080"
+
+
 def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in {"serve", "test"}:
         sys.exit("usage: python3 scripts/dev.py serve [evigate serve flags] | test [pytest args]")
     ensure_venv()
     link_tree()
     if sys.argv[1] == "serve":
-        os.execv(str(BIN / "evigate"), [str(BIN / "evigate"), "serve", *sys.argv[2:]])
+        flags = sys.argv[2:]
+        # The trace viewer is on for development (loopback only) unless the flags choose otherwise;
+        # `evigate serve` prints its URL after the gRPC address.
+        if not any(f == "--web" or f.startswith("--web=") for f in flags) and not os.environ.get(
+            "EVIGATE_WEB"
+        ):
+            flags = [*flags, "--web", DEV_WEB]
+        os.execv(str(BIN / "evigate"), [str(BIN / "evigate"), "serve", *flags])
     test(sys.argv[2:])
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
-import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -22,6 +21,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
+from evigate.rules.case_facts import load_fault_catalog
 from evigate.rules.catalog import Catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
@@ -36,21 +36,29 @@ from evigate.server.grpc.servicers import (
     MetricsObserver,
     TraceServicer,
 )
+from evigate.server.grpc.tls import server_credentials
 from evigate.server.grpc.validation import Limits
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
 from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
-from evigate.server.tools import ToolBackend, build_backend, default_registry
-from evigate.server.tools.services import ServiceCatalog, alert_sightings, load_aliases, prometheus_sightings
+from evigate.server.tools import ToolBackend, build_backend, default_registry, demo_data_dir
+from evigate.server.tools.catalog_setup import open_service_catalog
+from evigate.server.tools.services import ServiceCatalog
+from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
+from evigate.server.web.app import WebServer, web_server
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
+from evigate.storage.opinions import LLM_OPINION
 from evigate.v1 import (
     chat_service_pb2,
     feedback_service_pb2,
@@ -134,6 +142,47 @@ def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) 
     return live_backend(files, sources, catalog)
 
 
+def logs_settings(settings: Settings) -> LogConfig:
+    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
+    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
+    data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
+    return log_config(settings.logs_dir, section, data_dir / "logs")
+
+
+def opinion_worker(
+    settings: Settings,
+    repo: Repository,
+    on_written: Callable[[str], None] | None = None,
+    on_disagreement: Callable[[str], None] | None = None,
+    *,
+    name: str,
+) -> EvaluationWorker | None:
+    """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
+    its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
+    if not settings.evaluation_llm_model:
+        return None
+    from evigate.server.agents.llm.opinion import LLMOpinionAgent
+
+    agent = LLMOpinionAgent.from_settings(
+        settings.evaluation_llm_base_url or settings.llm_base_url,
+        settings.evaluation_llm_api_key or settings.llm_api_key,
+        settings.evaluation_llm_model,
+        settings.evaluation_llm_timeout_s,
+        settings.llm_json_mode,
+        max_retries=settings.llm_max_retries,
+    )
+    job = OpinionJob(repo, agent, on_disagreement)
+    repo.opinion_jobs = True
+    # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
+    # deadline): a slow model must not let another replica claim the job the call still runs for.
+    base = worker_settings(settings)
+    budget = 2 * settings.evaluation_llm_timeout_s + 10
+    opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
+    return EvaluationWorker(
+        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
+    )
+
+
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
@@ -148,49 +197,6 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
         # large requests buffer megabytes per stream inside gRPC before any limit applies.
         ("grpc.http2.bdp_probe", 0),
     ]
-
-
-def check_tls_files(cert: Path, key: Path, client_ca: Path | None) -> None:
-    """Names the file that is wrong and how; grpc only reports a failure to bind the port."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    for setting, path, marker, kind in (
-        ("tls_cert", cert, b"-----BEGIN CERTIFICATE-----", "a PEM certificate"),
-        ("tls_key", key, b"PRIVATE KEY-----", "a PEM private key"),
-        ("tls_client_ca", client_ca, b"-----BEGIN CERTIFICATE-----", "a PEM CA certificate"),
-    ):
-        if path is None:
-            continue
-        try:
-            content = path.read_bytes()
-        except OSError as error:
-            raise ConfigError(f"{setting} {path}: cannot read it ({error.strerror})") from None
-        if marker not in content:
-            raise ConfigError(f"{setting} {path}: not {kind}")
-    try:
-        context.load_cert_chain(cert, key)
-    except ssl.SSLError as error:
-        if error.reason == "KEY_VALUES_MISMATCH":
-            raise ConfigError(
-                f"tls_key {key} does not match tls_cert {cert}: it is not that certificate's private key"
-            ) from None
-        raise ConfigError(f"tls_cert {cert} / tls_key {key}: {error.reason or error}") from None
-    if client_ca is not None:
-        try:
-            context.load_verify_locations(cafile=client_ca)
-        except ssl.SSLError as error:
-            raise ConfigError(f"tls_client_ca {client_ca}: {error.reason or error}") from None
-
-
-def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    if settings.tls_cert is None or settings.tls_key is None:
-        return None
-    check_tls_files(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
-    client_ca = settings.tls_client_ca.read_bytes() if settings.tls_client_ca else None
-    return grpc.ssl_server_credentials(
-        [(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())],
-        root_certificates=client_ca,
-        require_client_auth=client_ca is not None,
-    )
 
 
 @dataclass
@@ -209,6 +215,7 @@ class App:
         self.database: Database | None = None
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
+        self.opinions: EvaluationWorker | None = None  # the LLM opinion's, when configured
         self.traces: TraceCache[GetTraceResponse] = TraceCache(
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
@@ -218,12 +225,16 @@ class App:
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
+        self.web: WebServer | None = None
         self._stopped = asyncio.Event()
 
     def _wake_worker(self, session_id: str) -> None:
         """A session just committed SUCCESS with its evaluation job: claim it now, not at the next poll."""
         if self.worker is not None:
             self.worker.wake()
+
+    def _count_disagreement(self, item: str) -> None:
+        self.metrics.llm_opinion_disagreements.labels(item).inc()
 
     def _count_failed(self, session_id: str, kind: str) -> None:
         self.metrics.sessions.labels("FAILED", kind).inc()
@@ -242,17 +253,10 @@ class App:
         )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
-        try:
-            files = build_backend(s.tool_backend, s.data_dir, repo)
-        except ValueError as error:
-            raise ConfigError(f"data_dir: {error}") from None
-        sources = build_sources(s)
-        self.tools = tools = build_tools(s, files, sources)
-        if sources.configured():
-            log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        self.tools = tools = self._tools(repo)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.catalog if isinstance(tools, LiveBackend) else None
-        self.services = await self._service_catalog(files, tools)
+        self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
         agents = self._components.agents or build_agents(s, self.services, signals)
         from evigate.server.skills import load_skills
 
@@ -291,15 +295,13 @@ class App:
         await self.health.start()
         await server.start()
         self.server = server
-        self.worker = EvaluationWorker(
-            repo,
-            worker_settings(s),
-            on_scored=self.traces.invalidate,
-            name=f"{s.owner}/server",
-        )
-        self.worker.start()
+        self._start_workers(repo)
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
+        if s.web:  # the trace viewer: the servicers' use cases, in this event loop
+            skills = sorted(skill.name for skill in load_skills())
+            self.web = web_server(repo, self.cases(repo), s, self.traces.invalidate, skills)
+            await self.web.start()
         log.info(
             "serving",
             extra={
@@ -310,25 +312,42 @@ class App:
             },
         )
 
-    async def _service_catalog(self, files: ToolBackend, tools: ToolBackend) -> ServiceCatalog | None:
-        """The file backend's service catalog, with the live sources' names when configured and the
-        configured aliases; built now and refreshed in the background (docs/design.md §6.5)."""
-        services = getattr(files, "services", None)
-        if not isinstance(services, ServiceCatalog):
-            return None
-        if isinstance(tools, LiveAlertsBackend):
-            services.add_reader(lambda: alert_sightings(tools))
-            if tools.prometheus is not None:
-                prometheus = tools.prometheus
-                labels = [m.label for m in tools.catalog.service_matches if m.op == "="]
-                services.add_reader(lambda: prometheus_sightings(prometheus.label_values, labels))
+    def _tools(self, repo: Repository) -> ToolBackend:
+        """The file backend (logs, knowledge, cases) with the live sources where configured."""
+        s = self.settings
         try:
-            services.add_aliases(load_aliases(self.settings.service_aliases_file))
+            files = build_backend(s.tool_backend, s.data_dir, repo, logs=logs_settings(s))
+        except LogConfigError as error:
+            raise ConfigError(f"logs_config: {error}") from None
         except ValueError as error:
-            raise ConfigError(f"service_aliases_file: {error}") from None
-        await services.refresh()
-        services.start(self.settings.service_catalog_refresh_s)
-        return services
+            raise ConfigError(f"data_dir: {error}") from None
+        sources = build_sources(s)
+        if sources.configured():
+            log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
+        return build_tools(s, files, sources)
+
+    def _start_workers(self, repo: Repository) -> None:
+        """The evidence-score worker, and the LLM-opinion worker when one is configured."""
+        s = self.settings
+        self.worker = EvaluationWorker(
+            repo,
+            worker_settings(s),
+            on_scored=self.traces.invalidate,
+            name=f"{s.owner}/server",
+        )
+        self.worker.start()
+        self.opinions = opinion_worker(
+            s,
+            repo,
+            self.traces.invalidate,
+            self._count_disagreement,
+            name=f"{s.owner}/opinion",
+        )
+        if self.opinions is not None:
+            self.opinions.start()
+
+    def cases(self, repo: Repository) -> CaseUseCase:
+        return CaseUseCase(repo, load_fault_catalog(self.settings.case_categories_file))
 
     def _grpc_server(
         self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
@@ -350,8 +369,8 @@ class App:
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
             (CHAT, ChatServicer(ChatUseCase(pipeline, MetricsObserver(self.metrics)), limits)),
-            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate))),
-            (TRACE, TraceServicer(TraceUseCase(repo), traces)),
+            (FEEDBACK, FeedbackServicer(FeedbackUseCase(repo, traces.invalidate, self.cases(repo)))),
+            (TRACE, TraceServicer(TraceUseCase(repo), traces, self.cases(repo))),
             (GATEKEEPER, GatekeeperServicer(CheckUseCase(repo, catalog), limits)),
             (_service(health_pb2), health.servicer),
         ]
@@ -369,10 +388,14 @@ class App:
         log.info("shutting down", extra={"grace_period_s": grace})
         if self.health is not None:
             await self.health.shutdown()
+        if self.web is not None:
+            await self.web.stop()
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:
             await self.worker.stop()
+        if self.opinions is not None:
+            await self.opinions.stop()
         if self.services is not None:
             await self.services.stop()
         if self.pipeline is not None:

@@ -21,7 +21,13 @@ from evigate.rules.errors import EvigateError
 
 STATE_DIR_NAME = ".evigate"
 SECRET_FIELDS = frozenset(
-    {"llm_api_key", "auth_tokens", "prometheus_bearer_token", "alertmanager_bearer_token"}
+    {
+        "llm_api_key",
+        "evaluation_llm_api_key",
+        "auth_tokens",
+        "prometheus_bearer_token",
+        "alertmanager_bearer_token",
+    }
 )
 
 
@@ -64,6 +70,8 @@ class Settings:
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
     tool_backend: str = "fixture"
     data_dir: Path | None = None  # None: the bundled demo world
+    logs_dir: Path | None = None  # None: the logs config file's root, else <data_dir>/logs
+    logs_config: Path | None = None  # TOML or JSON file with a `logs` section (server/sources/logs)
     service_aliases_file: Path | None = None  # {"name": ["别名", "team name"]}, on top of the data's own
     service_catalog_refresh_s: float = 60.0  # how often the service catalog re-reads the sources
     max_rounds: int = 2
@@ -89,6 +97,7 @@ class Settings:
     # operations
     metrics_port: int = 0  # 0: no metrics endpoint
     metrics_host: str = "127.0.0.1"
+    web: str = ""  # HOST:PORT of the read-only trace viewer (server.web); empty: off
     log_level: str = "INFO"
     log_format: str = "json"  # json | text
     # evaluation worker (run by the worker module when enabled)
@@ -98,6 +107,13 @@ class Settings:
     worker_batch_size: int = 16
     worker_max_attempts: int = 5
     worker_retry_delay_s: float = 2.0  # doubled after every failed attempt
+    # the LLM opinion beside the rule score (off while evaluation_llm_model is empty)
+    evaluation_llm_model: str = ""
+    evaluation_llm_base_url: str = ""  # empty: llm_base_url
+    evaluation_llm_api_key: str = ""  # empty: llm_api_key
+    evaluation_llm_timeout_s: float = 60.0
+    # structured cases: an operator's fault-category catalog (empty: rules/fault-categories.json)
+    case_categories_file: Path | None = None
 
     @property
     def resolved_database_url(self) -> str:
@@ -186,12 +202,15 @@ HELP = {
     "agent_backend": "offline (default) or llm",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
+    "logs_dir": "root of the log files query_logs / summarize_logs read (default: DATA_DIR/logs)",
+    "logs_config": "TOML or JSON file whose `logs` section sets field names, patterns, default_tz",
     "service_aliases_file": "JSON of service name → aliases (Chinese names, team names)",
     "service_catalog_refresh_s": "seconds between service catalog refreshes (0: built once)",
     "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",
     "tls_cert": "PEM server certificate (with --tls-key)",
     "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",
     "metrics_port": "Prometheus /metrics port (0: off)",
+    "web": "HOST:PORT of the browser trace viewer, e.g. 127.0.0.1:8080 (default: off)",
     "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
     "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
     "log_format": "json (default) or text",
@@ -199,9 +218,17 @@ HELP = {
     "alertmanager_url": "Alertmanager for the alerts active now, e.g. http://alertmanager:9093",
     "sources_file": "YAML with a sources: section per source (auth, CA bundle, timeout, limits)",
     "signals_file": "JSON signal catalog adding to / replacing the shipped signals",
+    "evaluation_llm_model": "model of the LLM opinion beside the evidence score (empty: no opinion)",
+    "case_categories_file": "fault-category catalog JSON (default: rules/fault-categories.json)",
 }
 ENV_ONLY = frozenset(
-    {"auth_tokens", "llm_api_key", "prometheus_bearer_token", "alertmanager_bearer_token"}
+    {
+        "auth_tokens",
+        "llm_api_key",
+        "evaluation_llm_api_key",
+        "prometheus_bearer_token",
+        "alertmanager_bearer_token",
+    }
 )  # never flags: command lines show in `ps`
 
 
@@ -252,11 +279,22 @@ def read_tokens(path: Path) -> tuple[str, ...]:
     return tuple(line.strip() for line in lines if line.strip() and not line.strip().startswith("#"))
 
 
-def split_host_port(address: str) -> tuple[str, int]:
+def split_host_port(address: str, setting: str = "listen") -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
-        raise ConfigError(f"listen: expected HOST:PORT, got {address!r}")
+        raise ConfigError(f"{setting}: expected HOST:PORT, got {address!r}")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def web_address(web: str) -> tuple[str, int]:
+    """The viewer's bind address: `PORT` or `:PORT` alone binds to loopback, never to every interface."""
+    text = web.strip()
+    if text.isdigit():
+        text = f":{text}"
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"web: expected HOST:PORT, got {web!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def validate(settings: Settings) -> None:
@@ -265,6 +303,10 @@ def validate(settings: Settings) -> None:
         raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
     if settings.agent_backend == "llm" and not (settings.llm_base_url and settings.llm_model):
         raise ConfigError("agent_backend llm needs llm_base_url and llm_model")
+    if settings.evaluation_llm_model and not (settings.evaluation_llm_base_url or settings.llm_base_url):
+        raise ConfigError("evaluation_llm_model needs evaluation_llm_base_url (or llm_base_url)")
+    if settings.evaluation_llm_timeout_s <= 0:
+        raise ConfigError("evaluation_llm_timeout_s must be > 0")
     if settings.tool_backend != "fixture":
         raise ConfigError(f"tool_backend: expected fixture, got {settings.tool_backend!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):
@@ -285,6 +327,8 @@ def validate(settings: Settings) -> None:
     for name in (*positive, "worker_batch_size", "worker_max_attempts"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"{name} must be positive")
+    if settings.web:
+        web_address(settings.web)
     if not 0 <= settings.metrics_port <= 65535:
         raise ConfigError("metrics_port must be 0..65535")
     if settings.trace_cache_ttl_s < 0:

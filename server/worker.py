@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -90,10 +90,17 @@ class EvaluationWorker:
         on_scored: Callable[[str], None] | None = None,
         *,
         name: str | None = None,
+        kind: str = EVIDENCE_SCORE,
+        run: Callable[[str], Awaitable[object]] | None = None,
     ) -> None:
         """`name` is stable across restarts (`<instance name>/server`): the id is the name plus a
         random suffix, and on start the worker releases the leases an earlier run under the same
-        name still holds, since that run is dead. Without a name nothing is released."""
+        name still holds, since that run is dead. Without a name nothing is released.
+
+        `kind` and `run` choose the jobs: by default the evidence score; the composition root also
+        runs one for the LLM opinion (server.usecases.opinion), with the same queue semantics."""
+        self._kind = kind
+        self._run = run or (lambda session_id: evaluate_session(repo, session_id))
         self._repo = repo
         self._settings = settings
         self._name = name
@@ -110,7 +117,7 @@ class EvaluationWorker:
     async def run_once(self) -> int:
         """Claims and runs one batch; returns how many jobs were handled."""
         jobs = await self._repo.claim_jobs(
-            self.worker_id, EVIDENCE_SCORE, self._settings.batch_size, self._settings.lease_seconds
+            self.worker_id, self._kind, self._settings.batch_size, self._settings.lease_seconds
         )
         for job in jobs:
             await self._handle(job)
@@ -119,7 +126,7 @@ class EvaluationWorker:
     async def _handle(self, job: JobRecord) -> None:
         try:
             if job.session_id is not None:
-                await evaluate_session(self._repo, job.session_id)
+                await self._run(job.session_id)
                 if self._on_scored is not None:
                     self._on_scored(job.session_id)
         except DatabaseUnavailable:
@@ -170,7 +177,7 @@ class EvaluationWorker:
 
     def start(self) -> None:
         if self._settings.enabled and self._task is None:
-            self._task = asyncio.create_task(self.run_forever(), name="evaluation-worker")
+            self._task = asyncio.create_task(self.run_forever(), name=f"{self._kind}-worker")
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
@@ -188,8 +195,11 @@ def format_stats(stats: JobStats) -> str:
     )
 
 
-async def run_standalone(settings: Settings) -> None:
-    """`evigate worker`: the evaluation worker alone, until SIGTERM or SIGINT."""
+async def run_standalone(
+    settings: Settings, extra: Callable[[Repository], list[EvaluationWorker]] | None = None
+) -> None:
+    """`evigate worker`: the evaluation worker alone (and `extra`'s, e.g. the LLM opinion's), until
+    SIGTERM or SIGINT."""
     import signal
 
     from evigate.storage import Database
@@ -198,17 +208,20 @@ async def run_standalone(settings: Settings) -> None:
         settings.resolved_database_url, pool_size=settings.db_pool_size, timeout_s=settings.db_timeout_s
     )
     worker = EvaluationWorker(database.repo, worker_settings(settings), name=f"{settings.owner}/worker")
+    others = extra(database.repo) if extra is not None else []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signum, stop.set)
-    worker.start()
+    for each in (worker, *others):
+        each.start()
     log.info("worker running", extra={"worker_id": worker.worker_id})
     try:
         await stop.wait()
     finally:
-        await worker.stop()
+        for each in (worker, *others):
+            await each.stop()
         await database.close()
         log.info("worker stopped", extra={"worker_id": worker.worker_id})
 

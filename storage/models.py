@@ -85,6 +85,8 @@ class CaseLibrary(Base):
     __tablename__ = "case_library"
     __table_args__ = (
         Index("ix_case_library_created", "created_at", "id"),
+        Index("ix_case_library_fault_category", "fault_category", "created_at"),
+        Index("ix_case_library_error_code", "error_code"),
         MYSQL_TABLE_ARGS,
     )
 
@@ -104,6 +106,10 @@ class CaseLibrary(Base):
     # Set while the session is marked not_useful: lookup_knowledge skips the case, the row stays for
     # audit; useful feedback again clears it.
     retired_at: Mapped[datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # V014: extracted from the session's verified evidence (rules.case_facts); NULL until then.
+    error_code: Mapped[str | None] = mapped_column(String(191), nullable=True)
+    services: Mapped[Any | None] = mapped_column(Json, nullable=True)
+    alert_names: Mapped[Any | None] = mapped_column(Json, nullable=True)
 
 
 class DiagnosisRound(Base):

@@ -61,6 +61,7 @@ class TraceRecord:
     rounds: list[RoundRecord]
     invocations: list[InvocationRecord]
     case_id: str | None
+    case: CaseRecord | None = None  # the case's structured fields, when the reader asked for them
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,10 @@ class CaseRecord:
     created_by: str
     created_at: datetime
     retired_at: datetime | None = None
+    # V014 (rules.case_facts): None / () until the case is structured.
+    error_code: str | None = None
+    services: tuple[str, ...] = ()
+    alert_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,15 @@ transaction (storage.runner).
 - storage.invocations (InvocationStore): tool invocations, Verifier rounds, the trace.
 - storage.feedback (FeedbackStore): feedback and the case library.
 - storage.jobs (JobQueue): the durable job queue.
+- storage.cases (CaseStore): structured cases (fault category, error code, services, alerts).
+- storage.opinions (OpinionStore): the LLM opinion beside the evidence score.
 
 New storage code goes in a new module with its own mixin, added to the bases below.
 """
 
 from __future__ import annotations
 
+from evigate.storage.cases import CaseStore
 from evigate.storage.feedback import (
     FEEDBACK_VALUES,
     KNOWN_CASE_IDS,
@@ -21,6 +24,7 @@ from evigate.storage.feedback import (
 )
 from evigate.storage.invocations import InvocationStore
 from evigate.storage.jobs import JobQueue
+from evigate.storage.opinions import OpinionStore
 from evigate.storage.runner import Runner
 from evigate.storage.sessions import (
     DEFAULT_PAGE_SIZE,
@@ -50,7 +54,7 @@ __all__ = [
 ]
 
 
-class Repository(SessionStore, InvocationStore, FeedbackStore, JobQueue):
+class Repository(SessionStore, InvocationStore, FeedbackStore, JobQueue, CaseStore, OpinionStore):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
         self._case_ids = {}

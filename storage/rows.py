@@ -103,7 +103,14 @@ def case_record(row: AnyRow) -> CaseRecord:
         created_by=m["created_by"],
         created_at=m["created_at"],
         retired_at=m.get("retired_at"),
+        error_code=m.get("error_code"),
+        services=_strings(m.get("services")),
+        alert_names=_strings(m.get("alert_names")),
     )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def job_record(row: AnyRow) -> JobRecord:

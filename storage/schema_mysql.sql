@@ -1,6 +1,6 @@
--- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v012).
--- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v012 add
--- what the trace replay, the durable job queue and case retirement need. Column names and types are a contract:
+-- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v014).
+-- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v014 add
+-- what the trace replay, the durable job queue and case retirement and structured cases need. Column names and types are a contract:
 -- the Java side and existing reports read these tables.
 -- tests/storage/test_schema.py checks that a database migrated from empty matches this file in
 -- information_schema (columns, types, nullability, defaults, keys, indexes, foreign keys).
@@ -59,10 +59,15 @@ CREATE TABLE case_library (
   created_by     VARCHAR(64)  NOT NULL,
   created_at     DATETIME(6)  NOT NULL,
   retired_at     DATETIME(6)  NULL COMMENT 'set while the session is marked not_useful: no longer retrieved, kept for audit',
+  error_code     VARCHAR(191) NULL,
+  services       JSON         NULL,
+  alert_names    JSON         NULL,
   PRIMARY KEY (id),
   UNIQUE KEY uq_case_library_case_id (case_id),
   UNIQUE KEY uq_case_library_diagnosis_id (diagnosis_id),
   KEY ix_case_library_created (created_at, id),
+  KEY ix_case_library_fault_category (fault_category, created_at),
+  KEY ix_case_library_error_code (error_code),
   CONSTRAINT fk_case_library_diagnosis_id FOREIGN KEY (diagnosis_id) REFERENCES diagnosis_session (session_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
@@ -106,4 +111,4 @@ CREATE TABLE alembic_version (
   PRIMARY KEY (version_num)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
-INSERT INTO alembic_version (version_num) VALUES ('v012');
+INSERT INTO alembic_version (version_num) VALUES ('v014');

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from evigate.storage.errors import SessionAlreadyExists, SessionNotFound
 from evigate.storage.jobs import EVIDENCE_SCORE, job_insert
+from evigate.storage.opinions import LLM_OPINION, llm_factors
 from evigate.storage.records import JsonDict, SessionRecord
 from evigate.storage.rows import (
     SESSION,
@@ -32,6 +33,7 @@ TEXT_CHARS = 8000  # error texts go to TEXT columns (64 KiB, up to 4 bytes a cha
 
 class SessionStore:
     _runner: Runner
+    opinion_jobs = False  # set by the composition root when an evaluation LLM is configured
 
     async def create_session(self, session_id: str, query: str, language: str, owner: str) -> SessionRecord:
         if not session_id or len(session_id) > SESSION_ID_CHARS:
@@ -119,6 +121,8 @@ class SessionStore:
         async def work(conn: AsyncConnection) -> None:
             await update_or_missing(conn, session_id, values)
             await conn.execute(job_insert(EVIDENCE_SCORE, session_id, {}, now))
+            if self.opinion_jobs:
+                await conn.execute(job_insert(LLM_OPINION, session_id, {}, now))
 
         await self._runner.write(work)
 
@@ -168,6 +172,9 @@ class SessionStore:
             current = row[0] if isinstance(row[0], dict) else {}
             merged = dict(current)
             merged.update({k: v for k, v in score.items() if not k.startswith("verifier_evaluation")})
+            if isinstance(current.get(LLM_OPINION), dict):  # an opinion written first is kept
+                merged[LLM_OPINION] = current[LLM_OPINION]
+                merged["factors"] = [*score.get("factors", []), *llm_factors(current)]
             await conn.execute(
                 update(SESSION)
                 .where(SESSION.c.session_id == session_id)

@@ -26,9 +26,9 @@ FRAMEWORKS: tuple[str, ...] = (
     *("grpc", "grpc_health", "grpc_reflection", "google", "sqlalchemy", "alembic", "openai"),
     *("pymysql", "aiomysql", "prometheus_client", "yaml"),
 )
-# Entry points: the gRPC front end, the CLI, the composition root and the background worker.
+# Entry points: the gRPC and web front ends, the CLI, the composition root and the background worker.
 ENTRY_POINTS: tuple[str, ...] = (
-    *("server.grpc", "server.cli", "server.app", "server.__main__"),
+    *("server.grpc", "server.web", "server.cli", "server.app", "server.__main__"),
     "server.worker",
 )
 SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
@@ -65,6 +65,15 @@ RULES: tuple[Rule, ...] = (
         "worker-needs-no-pipeline",
         ("server.worker",),
         ("server.pipeline", "server.agents", "server.tools", "server.usecases"),
+    ),
+    Rule(
+        "web-through-use-cases",
+        ("server.web",),
+        (
+            *("storage", "rules", "server.grpc", "server.cli", "server.app", "server.__main__"),
+            *("server.worker", "server.pipeline", "server.agents", "server.tools", "server.skills"),
+            *("server.codec", *GENERATED, "grpc", "google"),
+        ),
     ),
     Rule("use-cases-know-no-wire", ("server.usecases",), ("server.codec", *GENERATED, "grpc", "google")),
     Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.usecases",)),

@@ -55,10 +55,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("--limit", type=int, default=20)
     sessions.add_argument("--page-token", default="")
+    cases = commands.add_parser("cases", help="list the case library's cases with their structure")
+    cases.add_argument("--category", help="only this fault category, e.g. connection-pool")
+    cases.add_argument("--service", help="only cases naming this service")
+    cases.add_argument(
+        "--error-code", help="only this error code, e.g. java.sql.SQLTransientConnectionException"
+    )
+    cases.add_argument("--all", action="store_true", help="also retired cases (marked not useful)")
+    cases.add_argument("--limit", type=int, default=50)
+    backfill = commands.add_parser(
+        "cases-backfill", help="structure the GENERAL cases from their sessions' evidence (idempotent)"
+    )
+    add_flags(backfill)
+    backfill.add_argument("--json", action="store_true", help="print JSON for scripts")
     check = commands.add_parser("check", help="check an executor_evidence_v2 JSON file against a session")
     check.add_argument("session")
     check.add_argument("file")
-    for sub in (chat, trace, feedback, sessions, check):
+    for sub in (chat, trace, feedback, sessions, check, cases):
         client.flags(sub)
     return parser
 
@@ -76,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return service.cmd_jobs(args)
         if args.command == "sources":
             return service.cmd_sources(args)
+        if args.command == "cases-backfill":
+            return service.cmd_cases_backfill(args)
         with client.channel(args) as channel:
             return client.COMMANDS[args.command](args, channel)
     except CliError as error:

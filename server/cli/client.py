@@ -126,6 +126,23 @@ def _cmd_sessions(args: argparse.Namespace, channel: grpc.Channel) -> int:
     return 0
 
 
+def _cmd_cases(args: argparse.Namespace, channel: grpc.Channel) -> int:
+    stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+    response = stub.ListCases(
+        trace_service_pb2.ListCasesRequest(
+            fault_category=args.category or "",
+            service=args.service or "",
+            error_code=args.error_code or "",
+            include_retired=args.all,
+            page_size=args.limit,
+        ),
+        metadata=_metadata(args),
+        timeout=args.timeout,
+    )
+    _emit(args, response, render.cases, sys.stdout)
+    return 0
+
+
 def _cmd_check(args: argparse.Namespace, channel: grpc.Channel) -> int:
     try:
         data = json.loads(Path(args.file).read_text(encoding="utf-8"))
@@ -151,6 +168,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, grpc.Channel], int]] = {
     "feedback": _cmd_feedback,
     "sessions": _cmd_sessions,
     "check": _cmd_check,
+    "cases": _cmd_cases,
 }
 
 

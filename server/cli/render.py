@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 import grpc
+from google.protobuf.json_format import MessageToDict
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from evigate.server.codec import enum_word
@@ -157,10 +158,56 @@ def trace(t: session_pb2.Trace) -> str:
     if t.HasField("evidence_score"):
         lines += ["", f"evidence score: {t.evidence_score.evidence_score}"]
         for factor in t.evidence_score.factors:
-            lines.append(f"{INDENT}{factor.delta:+d} {factor.name}: {factor.description}")
+            if factor.source != "llm":
+                lines.append(f"{INDENT}{factor.delta:+d} {factor.name}: {factor.description}")
+        lines += llm_opinion(t.evidence_score)
+    if t.HasField("library_case"):
+        lines += ["", *case_lines(t.library_case)]
     if s.failure_reason:
         lines += ["", f"failed: {s.failure_reason}"]
     lines += ["", "answer:", s.answer or "(none)"]
+    return "\n".join(lines)
+
+
+def llm_opinion(score: verdict_pb2.EvidenceScore) -> list[str]:
+    """The LLM opinion beside the score (its factors have delta 0), and what code contradicted."""
+    opinion = MessageToDict(score.llm_opinion) if score.HasField("llm_opinion") else None
+    if not isinstance(opinion, dict):
+        return []
+    lines = [f"llm opinion ({opinion.get('model', '?')}, {opinion.get('prompt_version', '?')}; not scored):"]
+    for name in ("has_root_cause", "has_solution", "answers_the_question", "states_only_verified_facts"):
+        item = opinion.get(name)
+        if isinstance(item, dict):
+            word = "yes" if item.get("value") else "no"
+            note = "" if item.get("believed", True) else "  [disagrees with code: not believed]"
+            lines.append(f"{INDENT}{name}: {word} — {item.get('reason', '')}{note}")
+    for disagreement in opinion.get("disagreements") or []:
+        if isinstance(disagreement, dict):
+            marks = "; ".join(str(m) for m in disagreement.get("code_marks") or [])
+            lines.append(f"{INDENT}disagreement on {disagreement.get('item')}: code found {marks}")
+    return lines
+
+
+def case_lines(c: session_pb2.Case) -> list[str]:
+    lines = [
+        f"case {c.case_id}" + ("  (retired)" if c.retired else ""),
+        f"{INDENT}fault category: {c.fault_category}",
+        f"{INDENT}error code: {c.error_code or '(none)'}",
+        f"{INDENT}services: {', '.join(c.services) or '(none)'}",
+        f"{INDENT}alerts: {', '.join(c.alert_names) or '(none)'}",
+    ]
+    return lines
+
+
+def cases(r: trace_service_pb2.ListCasesResponse) -> str:
+    if not r.cases:
+        return "(no cases)"
+    lines = [f"{'CASE':36}  {'CATEGORY':20} {'ERROR CODE':40} {'SERVICES':24} TITLE"]
+    for c in r.cases:
+        code = c.error_code or "-"
+        services = ",".join(c.services) or "-"
+        retired = " (retired)" if c.retired else ""
+        lines.append(f"{c.case_id:36}  {c.fault_category:20} {code:40} {services:24} {c.title}{retired}")
     return "\n".join(lines)
 
 

@@ -6,10 +6,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from typing import TYPE_CHECKING
 
 from evigate.server.cli.common import CliError
 from evigate.server.config import mask_url
 from evigate.storage.errors import StorageError
+
+if TYPE_CHECKING:
+    from evigate.server.config import Settings
+    from evigate.server.worker import EvaluationWorker
+    from evigate.storage.repository import Repository
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -29,6 +35,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def announce(app: App) -> None:
         scheme = "grpcs" if settings.tls_enabled else "grpc"
         print(f"evigate serving on {scheme}://{app.address}", flush=True)
+        if app.web is not None:
+            print(f"evigate web viewer on {app.web.url}", flush=True)
 
     async def main() -> None:
         await serve(settings, announce)
@@ -73,7 +81,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     logs.configure(settings.log_level, settings.log_format)
     print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
     try:
-        asyncio.run(run_standalone(settings))
+        asyncio.run(run_standalone(settings, lambda repo: _opinion_workers(settings, repo)))
     except StorageError as error:
         raise CliError(f"cannot run the worker: {error}") from None
     return 0
@@ -141,3 +149,31 @@ def cmd_sources(args: argparse.Namespace) -> int:
         for health in states:
             print(health.line())
     return 0 if all(h.ready for h in states) else 1
+
+
+def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
+    from evigate.server.app import opinion_worker
+
+    worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
+    return [] if worker is None else [worker]
+
+
+def cmd_cases_backfill(args: argparse.Namespace) -> int:
+    """Structures the GENERAL cases straight in the database (no server needed); run twice, the
+    second run finds nothing to do."""
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.usecases.cases import backfill_database
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    try:
+        report = asyncio.run(backfill_database(settings.resolved_database_url, settings.case_categories_file))
+    except StorageError as error:
+        raise CliError(f"cannot back-fill: {error}") from None
+    if args.json:
+        print(json.dumps({"examined": report.examined, "structured": report.structured}))
+    else:
+        print(f"examined {report.examined} GENERAL case(s), structured {report.structured}")
+    return 0

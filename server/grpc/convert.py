@@ -16,7 +16,7 @@ from google.protobuf.message import Message
 
 from evigate.server.codec import CodecError, from_seed
 from evigate.server.pipeline import ChatResult, StageEvent
-from evigate.storage.records import InvocationRecord, RoundRecord, SessionRecord, TraceRecord
+from evigate.storage.records import CaseRecord, InvocationRecord, RoundRecord, SessionRecord, TraceRecord
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,
@@ -227,6 +227,24 @@ def trace(record: TraceRecord) -> session_pb2.Trace:
     if isinstance(versions, dict):
         out.prompt_versions.update({str(k): str(v) for k, v in versions.items() if v})
     out.agent_backend = str(meta.get("agent_backend") or "")
+    if record.case is not None:
+        out.library_case.CopyFrom(case(record.case))
+    return out
+
+
+def case(record: CaseRecord) -> session_pb2.Case:
+    out = session_pb2.Case(
+        case_id=record.case_id,
+        session_id=record.diagnosis_id,
+        source_type=record.source_type,
+        fault_category=record.fault_category,
+        error_code=record.error_code or "",
+        services=list(record.services),
+        alert_names=list(record.alert_names),
+        title=record.title,
+        retired=record.retired_at is not None,
+    )
+    _timestamp(out.create_time, record.created_at)
     return out
 
 

@@ -90,6 +90,12 @@ class Metrics:
         self.oldest_job = Gauge(
             "evigate_jobs_oldest_pending_age_seconds", "Age of the oldest pending job", registry=r
         )
+        self.llm_opinion_disagreements = Counter(
+            "evigate_llm_opinion_disagreements",
+            "LLM opinion items contradicted by code (Gatekeeper, verdict constraints, answer check)",
+            ["item"],
+            registry=r,
+        )
         self.database_up = Gauge("evigate_database_up", "1 while the database answers pings", registry=r)
         self._server: Any = None
 

@@ -15,6 +15,7 @@ from evigate.server.codec import from_seed
 from evigate.server.deadline import Deadline
 from evigate.server.grpc import convert, validation
 from evigate.server.grpc.metrics import Metrics
+from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatInput, ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -104,9 +105,26 @@ class FeedbackServicer(feedback_service_pb2_grpc.FeedbackServiceServicer):
 
 
 class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, traces: TraceUseCase, cache: TraceCache[trace_service_pb2.GetTraceResponse]) -> None:
+    def __init__(
+        self,
+        traces: TraceUseCase,
+        cache: TraceCache[trace_service_pb2.GetTraceResponse],
+        cases: CaseUseCase | None = None,
+    ) -> None:
         self._traces = traces
         self._cache = cache
+        self._cases = cases
+
+    async def ListCases(  # noqa: N802
+        self, request: trace_service_pb2.ListCasesRequest, context: grpc.aio.ServicerContext
+    ) -> trace_service_pb2.ListCasesResponse:
+        category, service, error_code, size = validation.list_cases_request(
+            request.fault_category, request.service, request.error_code, request.page_size
+        )
+        if self._cases is None:
+            return trace_service_pb2.ListCasesResponse()
+        found = await self._cases.list(category, service, error_code, request.include_retired, size)
+        return trace_service_pb2.ListCasesResponse(cases=[convert.case(c) for c in found])
 
     async def GetTrace(  # noqa: N802
         self, request: trace_service_pb2.GetTraceRequest, context: grpc.aio.ServicerContext

@@ -105,6 +105,24 @@ def list_request(
     return _FEEDBACK_WORDS.get(feedback), _STATUS_WORDS.get(status), size, page_token or None
 
 
+MAX_CASE_FILTER_CHARS = 191
+
+
+def list_cases_request(
+    fault_category: str, service: str, error_code: str, page_size: int
+) -> tuple[str | None, str | None, str | None, int]:
+    """ListCases: (category, service, error code, size); empty filters mean any."""
+    violations = []
+    for name, value in (("fault_category", fault_category), ("service", service), ("error_code", error_code)):
+        if len(value) > MAX_CASE_FILTER_CHARS:
+            violations.append(FieldViolation(name, f"at most {MAX_CASE_FILTER_CHARS} characters"))
+    if page_size < 0:
+        violations.append(FieldViolation("page_size", "must not be negative"))
+    require("INVALID_LIST_REQUEST", violations)
+    size = DEFAULT_PAGE_SIZE if page_size == 0 else min(page_size, 1000)
+    return fault_category or None, service or None, error_code or None, size
+
+
 def check_request(
     sid: str, message: evidence_pb2.ExecutorEvidence, present: bool, limits: Limits
 ) -> dict[str, Any]:

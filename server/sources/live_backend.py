@@ -16,6 +16,7 @@ from evigate.server.tools.backend import (
     LogsQuery,
     MetricsQuery,
     Page,
+    PatternsQuery,
     PromQLQuery,
     SeriesAnswer,
     ToolBackend,
@@ -63,6 +64,9 @@ class LiveAlertsBackend:
 
     async def query_logs(self, query: LogsQuery) -> Page:
         return await self.files.query_logs(query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await self.files.summarize_logs(query)
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
         return await self.files.lookup_knowledge(query)

@@ -1,4 +1,4 @@
-"""The Executor's tools: query_metrics, query_logs, lookup_knowledge (docs/design.md §6).
+"""The Executor's tools: query_metrics, query_logs, lookup_knowledge, summarize_logs (docs/design.md §6).
 
 Each tool is one module holding a `Tool` (tool.py), registered in registry.py. build_backend() gives
 a ToolBackend (the sources); SessionToolBox runs the registered tools against it for one session
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evigate.server.sources.logs.config import LogConfig
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import (
     JSON,
@@ -21,6 +22,7 @@ from evigate.server.tools.backend import (
     LogsQuery,
     MetricsQuery,
     Page,
+    PatternsQuery,
     TimeWindow,
     ToolBackend,
     ToolError,
@@ -52,14 +54,16 @@ def build_backend(
     *,
     l1_threshold: float = DEFAULT_L1_THRESHOLD,
     l1_margin: float = DEFAULT_L1_MARGIN,
+    logs: LogConfig | None = None,
 ) -> ToolBackend:
-    """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database."""
+    """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
+    the log files from `logs` (None: data_dir/logs read with the default field names and formats)."""
     if kind != "fixture":
         raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    return FixtureBackend(directory, cases, l1_threshold, l1_margin)
+    return FixtureBackend(directory, cases, l1_threshold, l1_margin, logs)
 
 
 __all__ = [
@@ -78,6 +82,7 @@ __all__ = [
     "LogsQuery",
     "MetricsQuery",
     "Page",
+    "PatternsQuery",
     "SessionToolBox",
     "TimeWindow",
     "Tool",

@@ -1,6 +1,6 @@
 """The tool-backend seam: what a backend must answer, and what it may read.
 
-A backend answers three typed queries and raises ToolError when it could not check (data missing,
+A backend answers four typed queries and raises ToolError when it could not check (data missing,
 unreadable or corrupt). Shaping results, evidence refs, dedup and recording live in SessionToolBox,
 so every backend (fixture, real systems) produces the same tool_invocation rows.
 """
@@ -8,7 +8,7 @@ so every backend (fixture, real systems) produces the same tool_invocation rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,6 +58,16 @@ class LogsQuery:
 
 
 @dataclass(frozen=True)
+class PatternsQuery:
+    """summarize_logs: the events of a service / level / window, grouped into templates."""
+
+    service: str | None
+    level: str | None
+    window: TimeWindow
+    limit: int
+
+
+@dataclass(frozen=True)
 class KnowledgeQuery:
     query: str
     limit: int
@@ -95,6 +105,8 @@ class Page:
 
     items: list[JSON]
     total: int
+    # More keys of the raw result beside the items (query_logs: skipped_lines, parsers).
+    extra: JSON = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +125,8 @@ class ToolBackend(Protocol):
     async def query_metrics(self, query: MetricsQuery) -> Page: ...
 
     async def query_logs(self, query: LogsQuery) -> Page: ...
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page: ...
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits: ...
 

@@ -2,9 +2,12 @@
 
     world.json          {"name", "description", "now"}: the reference time for relative windows (optional)
     alerts.json         [{"alert_name", "service", "state", "current", "duration", "starts_at", ...}]
-    logs/*.ndjson       one JSON object per line: timestamp, level, service, message, any extra fields
+    logs/               log files in any layout and format server.sources.logs reads (the bundled
+                        world: NDJSON with timestamp, level, service, message, extra fields); another
+                        root, field names, patterns and time zone come from a LogConfig
     knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
-The case library comes from a CaseSource (the database). File work runs in a worker thread.
+The case library comes from a CaseSource (the database). File work runs in a worker thread, so the
+event loop never waits on a disk.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.times import display_time
 from evigate.server.tools.backend import (
     JSON,
@@ -27,10 +31,11 @@ from evigate.server.tools.backend import (
     LogsQuery,
     MetricsQuery,
     Page,
+    PatternsQuery,
     ToolError,
 )
 from evigate.server.tools.knowledge import KnowledgeBase
-from evigate.server.tools.logstore import LogStore, parse_timestamp
+from evigate.server.tools.logfiles import LogFiles
 from evigate.server.tools.services import ServiceCatalog, Sighting, Sightings, load_aliases
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
@@ -42,10 +47,17 @@ _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
 
 
 class FixtureBackend:
-    def __init__(self, data_dir: Path, cases: CaseSource, l1_threshold: float, l1_margin: float) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        cases: CaseSource,
+        l1_threshold: float,
+        l1_margin: float,
+        logs: LogConfig | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self._cases = cases
-        self._logs = LogStore(data_dir / "logs")
+        self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
         self._knowledge = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
         self._knowledge_lock = threading.Lock()
         self._alerts_stamp: tuple[int, int] | None = None
@@ -75,7 +87,7 @@ class FixtureBackend:
                 if isinstance(pod, str) and _POD_SUFFIX.search(pod):
                     found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
         with contextlib.suppress(ToolError):
-            found.extend(Sighting(name, "log") for name in self._logs.services())
+            found.extend(Sighting(name, "log") for name in self.logs.services())
         with contextlib.suppress(ToolError), self._knowledge_lock:
             services, keys = self._knowledge.front_matter()
             found.extend(Sighting(name, "knowledge") for name in services)
@@ -88,7 +100,10 @@ class FixtureBackend:
         return await asyncio.to_thread(self._query_metrics, query)
 
     async def query_logs(self, query: LogsQuery) -> Page:
-        return await asyncio.to_thread(self._logs.query, query)
+        return await asyncio.to_thread(self.logs.query, query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await asyncio.to_thread(self.logs.summarize, query)
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
         try:
@@ -159,6 +174,14 @@ def _shape_alert(alert: JSON) -> JSON:
         else:
             item[key] = value
     return item
+
+
+def parse_timestamp(value: Any) -> datetime:
+    """ISO 8601 text; without a zone it is UTC."""
+    if not isinstance(value, str):
+        raise ValueError(f"timestamp must be a string, got {type(value).__name__}")
+    moment = datetime.fromisoformat(value)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _world_now(path: Path) -> datetime | None:

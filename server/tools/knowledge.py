@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from evigate.rules.enums import MatchLevel
+from evigate.server.tools import case_structure as structure
 from evigate.server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 from evigate.server.tools.text import tokenize
 
@@ -115,8 +116,13 @@ def _parse_markdown(path: Path, rel: str) -> _Doc:
 def _case_doc(case: CaseLike) -> _Doc:
     text = case.root_cause if case.solution == case.root_cause else f"{case.root_cause} {case.solution}"
     text = _one_line(text)
-    keys = tuple(dict.fromkeys(m.group(0) for m in _CASE_KEYS.finditer(f"{case.title} {text}")))
-    extra = {"case_id": case.case_id, "fault_category": case.fault_category}
+    found = [m.group(0) for m in _CASE_KEYS.finditer(f"{case.title} {text}")]
+    keys = tuple(dict.fromkeys([*structure.structured_keys(case), *found]))
+    extra = {
+        "case_id": case.case_id,
+        "fault_category": case.fault_category,
+        **structure.structure_extra(case),
+    }
     return _Doc(
         f"case:{case.case_id}", "case", _one_line(case.title), case.case_id, keys, extra, [("", text)]
     )
@@ -148,13 +154,16 @@ class KnowledgeBase:
             if owner not in doc_best or score > doc_best[owner][0]:
                 doc_best[owner] = (score, block_no)
         lowered = query.query.lower()
+        ranks = structure.rank_cases(query.query, [{**d.extra, "kind": d.kind} for d in index.docs])
         matched: dict[int, list[str]] = {}
         for doc_no, doc in enumerate(index.docs):
             hits = [k for k in doc.keys if self._pattern(k).search(lowered)]
-            if hits:
+            if doc.kind == "case":
+                hits += structure.conditional_keys(query.query, doc.extra)
+            if hits and ranks[doc_no] is not None:  # None: a case of another service
                 matched[doc_no] = hits
         if matched:
-            ranked = sorted(matched, key=lambda d: (-len(matched[d]), -doc_best[d][0], d))
+            ranked = sorted(matched, key=lambda d: (-(ranks[d] or 0), -len(matched[d]), -doc_best[d][0], d))
             # Of a document found by its key, the block the query's other words point to (its steps
             # for "how do I handle X"); the key alone says only which document.
             key_tokens = {t for d in matched for key in matched[d] for t in tokenize(key)}
@@ -187,6 +196,7 @@ class KnowledgeBase:
             if doc_best[d][0] >= self.threshold
             and matched_terms[doc_best[d][1]] >= needed
             and (index.docs[d].topic == top_topic or doc_best[d][0] >= _RELATED * top_score)
+            and ranks[d] is not None
         ]
         return KnowledgeHits(
             [dict(index.blocks[doc_best[d][1]].item) for d in chosen[: query.limit]], MatchLevel.L1
@@ -234,7 +244,9 @@ class KnowledgeBase:
 
     def _refresh(self, cases: Sequence[CaseLike]) -> _Index:
         self._refresh_files()
-        case_stamp = tuple(f"{c.case_id}:{len(c.root_cause)}:{len(c.solution)}" for c in cases)
+        case_stamp = tuple(
+            f"{c.case_id}:{len(c.root_cause)}:{len(c.solution)}:{structure.stamp(c)}" for c in cases
+        )
         if (self._file_stamp, case_stamp) == self._case_stamp:
             return self._index
         self._case_stamp = (self._file_stamp, case_stamp)

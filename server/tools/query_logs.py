@@ -7,15 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from evigate.rules.enums import ToolName
+from evigate.server.sources.logs.events import LEVELS, normalize_level
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import JSON, LogsQuery, ToolBackend
-from evigate.server.tools.logstore import LEVEL_ALIASES
+from evigate.server.tools.backend import JSON, LogsQuery, Page, ToolBackend
 from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 200
-LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 _HEAD = ("timestamp", "level", "service", "message")
 
 
@@ -26,9 +25,9 @@ def log_text(item: Mapping[str, Any]) -> str:
     return f"{head} | {'; '.join(extras)}" if extras else head
 
 
-def _clean(key: str, text: str) -> str:
+def clean_argument(key: str, text: str) -> str:
     if key == "level":
-        return LEVEL_ALIASES.get(text.upper(), text.upper())
+        return normalize_level(text) or text.upper()
     if key == "pattern":
         try:
             re.compile(text)
@@ -47,7 +46,13 @@ async def _answer(args: JSON, backend: ToolBackend) -> Answer:
         limit=args.get("limit", DEFAULT_LIMIT),
     )
     page = await backend.query_logs(query)
-    return Answer(page.items, page.total, window=query.window)
+    return Answer(page.items, page.total, window=query.window, notes=skipped_note(page), extra=page.extra)
+
+
+def skipped_note(page: Page) -> dict[str, str]:
+    """What a no-evidence ref says of unreadable lines: that part of the data could not be checked."""
+    skipped = page.extra.get("skipped_lines")
+    return {"skipped_lines": str(skipped)} if skipped else {}
 
 
 TOOL = Tool(
@@ -55,7 +60,8 @@ TOOL = Tool(
     description=(
         "Log lines (timestamp, level, service, message, extra fields), newest first. keyword is a "
         "case-insensitive exact substring, pattern a Python regular expression; both search the "
-        "message and the extra fields."
+        "message, the extra fields and the stack trace. Reads JSON lines, logfmt and plain-text "
+        "logs; skipped_lines counts lines that could not be read."
     ),
     properties={
         "service": {**tool_args.STRING, "description": "exact service name"},
@@ -70,5 +76,5 @@ TOOL = Tool(
     item_text=log_text,
     no_evidence_message="未找到匹配的日志",
     query_keys=("service", "level", "keyword", "pattern"),
-    clean=_clean,
+    clean=clean_argument,
 )

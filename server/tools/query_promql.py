@@ -75,7 +75,7 @@ async def _answer(args: JSON, backend: ToolBackend) -> Answer:
             if k in ("tried", "notes") and v
         }
         return Answer([], 0, notes=notes)
-    return Answer(found.items, found.total, texts=found.texts, facts=found.facts)
+    return Answer(found.items, found.total, texts=found.texts, extra=found.facts)
 
 
 TOOL = Tool(

@@ -4,7 +4,8 @@ it against the sources. Tools are registered in server/tools/registry.py; Sessio
 all the same way (validation, evidence refs, dedup, recording), so every tool's calls are recorded,
 cited and checked alike (docs/design.md §6).
 
-Result shape: a call that found items returns `{<item_array>: items, "total": n}` and one evidence
+Result shape: a call that found items returns `{<item_array>: items, "total": n, ...}` (a tool may
+add keys about the call, e.g. query_logs' skipped_lines) and one evidence
 ref per item, `{"raw_path": "$.<item_array>[i]", "text": item_text(item)}`; a call that found
 nothing returns the shared `no_evidence` result with its single `$.no_evidence` ref.
 """
@@ -39,7 +40,7 @@ class Answer:
     # Ref texts written by the tool's own formatter (query_promql: a series' text needs the query's
     # window and unit, which no single item holds); None: item_text of each item.
     texts: Sequence[str] | None = None
-    facts: Mapping[str, Any] = field(default_factory=dict)  # more keys of the raw result
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more raw-result keys beside the items
 
 
 def _unchanged(key: str, text: str) -> str:
@@ -96,7 +97,7 @@ class Tool:
             "match_level": answer.match_level,
             "evidence_refs": ref_list,
         }
-        return {**answer.facts, self.item_array: answer.items, "total": answer.total}, details
+        return {**answer.extra, self.item_array: answer.items, "total": answer.total}, details
 
     def no_evidence(self, args: JSON, answer: Answer) -> tuple[JSON, JSON]:
         """raw_result and retrieval_details of a call that checked and found nothing."""

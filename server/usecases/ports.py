@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from evigate.storage.records import FeedbackOutcome, InvocationRecord, SessionRecord, TraceRecord
+from evigate.storage.records import CaseRecord, FeedbackOutcome, InvocationRecord, SessionRecord, TraceRecord
 
 
 class SessionStore(Protocol):
     async def get_session(self, session_id: str) -> SessionRecord | None: ...
 
     async def get_trace(self, session_id: str) -> TraceRecord | None: ...
+
+    async def get_case(self, case_id: str) -> CaseRecord | None: ...
 
     async def list_invocations(self, session_id: str) -> list[InvocationRecord]: ...
 
@@ -21,6 +23,8 @@ class SessionStore(Protocol):
     async def list_sessions(
         self, feedback: str | None, status: str | None, page_size: int, page_token: str | None
     ) -> tuple[list[SessionRecord], str | None]: ...
+
+    async def list_cases(self, limit: int = 1000) -> list[CaseRecord]: ...
 
 
 class ChatObserver(Protocol):

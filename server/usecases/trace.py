@@ -7,6 +7,7 @@ conversion."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from evigate.server.usecases.ports import SessionStore
@@ -30,6 +31,8 @@ class TraceUseCase:
             record = await self._store.get_trace(session_id)
             if record is None:
                 raise SessionNotFound(session_id)
+            if record.case_id is not None:  # the case's structure, for the trace's reader
+                record = replace(record, case=await self._store.get_case(record.case_id))
             return present(record), record.session.status != "RUNNING"
 
         if cache is None:

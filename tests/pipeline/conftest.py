@@ -51,9 +51,9 @@ def pipeline(build_pipeline: BuildPipeline) -> Pipeline:
 
 @pytest.fixture
 def corrupt_world(tmp_path: Path) -> Path:
-    """A copy of the demo world whose inventory-service log file ends in a truncated JSON line."""
+    """A copy of the demo world whose inventory-service log file holds nothing readable (binary
+    garbage): its queries fail. One bad line among good ones is only skipped (tests/tools)."""
     world = tmp_path / "world"
     shutil.copytree(DEMO_DIR, world, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    with (world / "logs" / "inventory-service.ndjson").open("a", encoding="utf-8") as handle:
-        handle.write('{"timestamp": "2026-07-08T23:00:00Z", "level": "ERROR", \n')
+    (world / "logs" / "inventory-service.ndjson").write_bytes(b"\x00\x01\x02\xff garbage\n" * 3)
     return world

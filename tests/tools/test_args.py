@@ -55,13 +55,18 @@ async def test_level_aliases_and_null_arguments(demo: Harness) -> None:
     assert result.raw_result is not None and result.raw_result["logs"][0]["level"] == "WARN"
 
 
-def test_openai_schemas_describe_the_registered_tools(demo: Harness) -> None:
+def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
     schemas = demo.toolbox.schemas()
     assert schemas == openai_schemas()
     assert [s["function"]["name"] for s in schemas] == list(TOOL_NAMES)
-    assert {"query_metrics", "query_logs", "lookup_knowledge", "query_promql", "list_services"} <= set(
-        TOOL_NAMES
-    )
+    assert set(TOOL_NAMES) == {
+        "query_metrics",
+        "query_logs",
+        "lookup_knowledge",
+        "query_promql",
+        "summarize_logs",
+        "list_services",
+    }
     for schema in schemas:
         params = schema["function"]["parameters"]
         assert schema["type"] == "function" and params["type"] == "object"
@@ -70,5 +75,7 @@ def test_openai_schemas_describe_the_registered_tools(demo: Harness) -> None:
         assert ("limit" in params["properties"]) == (schema["function"]["name"] != "query_promql")
     logs = next(s for s in schemas if s["function"]["name"] == "query_logs")["function"]["parameters"]
     assert set(logs["properties"]) == {"service", "level", "keyword", "pattern", "since", "until", "limit"}
+    patterns = next(s for s in schemas if s["function"]["name"] == "summarize_logs")["function"]
+    assert set(patterns["parameters"]["properties"]) == {"service", "level", "since", "until", "limit"}
     knowledge = next(s for s in schemas if s["function"]["name"] == "lookup_knowledge")["function"]
     assert knowledge["parameters"]["required"] == ["query"]

@@ -11,6 +11,7 @@ from evigate.server.tools import (
     LogsQuery,
     MetricsQuery,
     Page,
+    PatternsQuery,
     SessionToolBox,
     ToolError,
 )
@@ -72,6 +73,9 @@ class FlakyBackend:
         if self.calls == 2:
             raise RuntimeError("bug")
         return Page([{"timestamp": "t", "level": "INFO", "service": "s", "message": "m"}], 1)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return Page([], 0)
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
         return KnowledgeHits([], "none")

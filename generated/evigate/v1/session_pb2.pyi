@@ -316,6 +316,7 @@ class Trace(_message.Message):
     AGENT_BACKEND_FIELD_NUMBER: _builtins.int
     ANSWER_CHECK_REJECTIONS_FIELD_NUMBER: _builtins.int
     ANSWER_SOURCE_FIELD_NUMBER: _builtins.int
+    LIBRARY_CASE_FIELD_NUMBER: _builtins.int
     feedback: Global___Feedback.ValueType
     """The user's feedback."""
     case_id: _builtins.str
@@ -366,6 +367,10 @@ class Trace(_message.Message):
     def answer_check_rejections(self) -> _containers.RepeatedCompositeFieldContainer[_verdict_pb2.AnswerCheckRejection]:
         """Composer outputs the answer check refused, in order; empty when the first output passed."""
 
+    @_builtins.property
+    def library_case(self) -> Global___Case:
+        """The case created from useful feedback, with its structured fields; unset otherwise."""
+
     def __init__(
         self,
         *,
@@ -383,11 +388,82 @@ class Trace(_message.Message):
         agent_backend: _builtins.str = ...,
         answer_check_rejections: _abc.Iterable[_verdict_pb2.AnswerCheckRejection] | None = ...,
         answer_source: _builtins.str = ...,
+        library_case: Global___Case | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output", "evidence_score", b"evidence_score", "planner_plan", b"planner_plan", "session", b"session"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output", "evidence_score", b"evidence_score", "library_case", b"library_case", "planner_plan", b"planner_plan", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_backend", b"agent_backend", "answer_check_rejections", b"answer_check_rejections", "answer_guard_findings", b"answer_guard_findings", "answer_source", b"answer_source", "case_id", b"case_id", "composer_output", b"composer_output", "evidence_score", b"evidence_score", "feedback", b"feedback", "planner_plan", b"planner_plan", "prompt_versions", b"prompt_versions", "rounds", b"rounds", "session", b"session", "stage_latencies", b"stage_latencies", "tool_invocations", b"tool_invocations"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_backend", b"agent_backend", "answer_check_rejections", b"answer_check_rejections", "answer_guard_findings", b"answer_guard_findings", "answer_source", b"answer_source", "case_id", b"case_id", "composer_output", b"composer_output", "evidence_score", b"evidence_score", "feedback", b"feedback", "library_case", b"library_case", "planner_plan", b"planner_plan", "prompt_versions", b"prompt_versions", "rounds", b"rounds", "session", b"session", "stage_latencies", b"stage_latencies", "tool_invocations", b"tool_invocations"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Trace: _TypeAlias = Trace  # noqa: Y015
+
+@_typing.final
+class Case(_message.Message):
+    """A case of the case library: a useful answer, with the structure extracted from its session's
+    verified evidence.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    SOURCE_TYPE_FIELD_NUMBER: _builtins.int
+    FAULT_CATEGORY_FIELD_NUMBER: _builtins.int
+    ERROR_CODE_FIELD_NUMBER: _builtins.int
+    SERVICES_FIELD_NUMBER: _builtins.int
+    ALERT_NAMES_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    RETIRED_FIELD_NUMBER: _builtins.int
+    case_id: _builtins.str
+    """The case id."""
+    session_id: _builtins.str
+    """The session it came from."""
+    source_type: _builtins.str
+    """"AUTO" for cases made by useful feedback."""
+    fault_category: _builtins.str
+    """A category of the fault-category catalog (e.g. "connection-pool", "unknown"); "GENERAL"
+    until the case is structured.
+    """
+    error_code: _builtins.str
+    """The most specific error code of the verified excerpts (exception class, vendor code, errno
+    or HTTP status); empty when none was found.
+    """
+    title: _builtins.str
+    """The first 100 characters of the question."""
+    retired: _builtins.bool
+    """True while the session is marked not useful: the case is not retrieved."""
+    @_builtins.property
+    def services(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The services the verified evidence names."""
+
+    @_builtins.property
+    def alert_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The alert names of the verified evidence."""
+
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When the case was made."""
+
+    def __init__(
+        self,
+        *,
+        case_id: _builtins.str = ...,
+        session_id: _builtins.str = ...,
+        source_type: _builtins.str = ...,
+        fault_category: _builtins.str = ...,
+        error_code: _builtins.str = ...,
+        services: _abc.Iterable[_builtins.str] | None = ...,
+        alert_names: _abc.Iterable[_builtins.str] | None = ...,
+        title: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+        retired: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alert_names", b"alert_names", "case_id", b"case_id", "create_time", b"create_time", "error_code", b"error_code", "fault_category", b"fault_category", "retired", b"retired", "services", b"services", "session_id", b"session_id", "source_type", b"source_type", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Case: _TypeAlias = Case  # noqa: Y015

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from evigate.v1 import session_pb2 as evigate_dot_v1_dot_session__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x65vigate/v1/trace_service.proto\x12\nevigate.v1\x1a\x18\x65vigate/v1/session.proto\"%\n\x0fGetTraceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"4\n\x10GetTraceResponse\x12 \n\x05trace\x18\x01 \x01(\x0b\x32\x11.evigate.v1.Trace\"\x8f\x01\n\x13ListSessionsRequest\x12&\n\x08\x66\x65\x65\x64\x62\x61\x63k\x18\x01 \x01(\x0e\x32\x14.evigate.v1.Feedback\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.evigate.v1.SessionStatus\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"_\n\x14ListSessionsResponse\x12.\n\x08sessions\x18\x01 \x03(\x0b\x32\x1c.evigate.v1.DiagnosisSession\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xa8\x01\n\x0cTraceService\x12\x45\n\x08GetTrace\x12\x1b.evigate.v1.GetTraceRequest\x1a\x1c.evigate.v1.GetTraceResponse\x12Q\n\x0cListSessions\x12\x1f.evigate.v1.ListSessionsRequest\x1a .evigate.v1.ListSessionsResponseB$\n\rio.evigate.v1B\x11TraceServiceProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x65vigate/v1/trace_service.proto\x12\nevigate.v1\x1a\x18\x65vigate/v1/session.proto\"%\n\x0fGetTraceRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"4\n\x10GetTraceResponse\x12 \n\x05trace\x18\x01 \x01(\x0b\x32\x11.evigate.v1.Trace\"\x8f\x01\n\x13ListSessionsRequest\x12&\n\x08\x66\x65\x65\x64\x62\x61\x63k\x18\x01 \x01(\x0e\x32\x14.evigate.v1.Feedback\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.evigate.v1.SessionStatus\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"_\n\x14ListSessionsResponse\x12.\n\x08sessions\x18\x01 \x03(\x0b\x32\x1c.evigate.v1.DiagnosisSession\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"{\n\x10ListCasesRequest\x12\x16\n\x0e\x66\x61ult_category\x18\x01 \x01(\t\x12\x0f\n\x07service\x18\x02 \x01(\t\x12\x12\n\nerror_code\x18\x03 \x01(\t\x12\x17\n\x0finclude_retired\x18\x04 \x01(\x08\x12\x11\n\tpage_size\x18\x05 \x01(\x05\"4\n\x11ListCasesResponse\x12\x1f\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x10.evigate.v1.Case2\xf2\x01\n\x0cTraceService\x12\x45\n\x08GetTrace\x12\x1b.evigate.v1.GetTraceRequest\x1a\x1c.evigate.v1.GetTraceResponse\x12Q\n\x0cListSessions\x12\x1f.evigate.v1.ListSessionsRequest\x1a .evigate.v1.ListSessionsResponse\x12H\n\tListCases\x12\x1c.evigate.v1.ListCasesRequest\x1a\x1d.evigate.v1.ListCasesResponseB$\n\rio.evigate.v1B\x11TraceServiceProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,6 +41,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTSESSIONSREQUEST']._serialized_end=309
   _globals['_LISTSESSIONSRESPONSE']._serialized_start=311
   _globals['_LISTSESSIONSRESPONSE']._serialized_end=406
-  _globals['_TRACESERVICE']._serialized_start=409
-  _globals['_TRACESERVICE']._serialized_end=577
+  _globals['_LISTCASESREQUEST']._serialized_start=408
+  _globals['_LISTCASESREQUEST']._serialized_end=531
+  _globals['_LISTCASESRESPONSE']._serialized_start=533
+  _globals['_LISTCASESRESPONSE']._serialized_end=585
+  _globals['_TRACESERVICE']._serialized_start=588
+  _globals['_TRACESERVICE']._serialized_end=830
 # @@protoc_insertion_point(module_scope)

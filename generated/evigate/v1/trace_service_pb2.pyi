@@ -126,3 +126,65 @@ class ListSessionsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListSessionsResponse: _TypeAlias = ListSessionsResponse  # noqa: Y015
+
+@_typing.final
+class ListCasesRequest(_message.Message):
+    """A filtered list of cases."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FAULT_CATEGORY_FIELD_NUMBER: _builtins.int
+    SERVICE_FIELD_NUMBER: _builtins.int
+    ERROR_CODE_FIELD_NUMBER: _builtins.int
+    INCLUDE_RETIRED_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    fault_category: _builtins.str
+    """Only cases of this fault category; empty: any."""
+    service: _builtins.str
+    """Only cases whose services include this one; empty: any."""
+    error_code: _builtins.str
+    """Only cases with this error code; empty: any."""
+    include_retired: _builtins.bool
+    """Also retired cases (sessions marked not useful)."""
+    page_size: _builtins.int
+    """At most this many cases (default 50, at most 1000)."""
+    def __init__(
+        self,
+        *,
+        fault_category: _builtins.str = ...,
+        service: _builtins.str = ...,
+        error_code: _builtins.str = ...,
+        include_retired: _builtins.bool = ...,
+        page_size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error_code", b"error_code", "fault_category", b"fault_category", "include_retired", b"include_retired", "page_size", b"page_size", "service", b"service"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCasesRequest: _TypeAlias = ListCasesRequest  # noqa: Y015
+
+@_typing.final
+class ListCasesResponse(_message.Message):
+    """Cases, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cases(self) -> _containers.RepeatedCompositeFieldContainer[_session_pb2.Case]:
+        """The cases."""
+
+    def __init__(
+        self,
+        *,
+        cases: _abc.Iterable[_session_pb2.Case] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCasesResponse: _TypeAlias = ListCasesResponse  # noqa: Y015

@@ -45,6 +45,11 @@ class TraceServiceStub:
                 request_serializer=evigate_dot_v1_dot_trace__service__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=evigate_dot_v1_dot_trace__service__pb2.ListSessionsResponse.FromString,
                 _registered_method=True)
+        self.ListCases = channel.unary_unary(
+                '/evigate.v1.TraceService/ListCases',
+                request_serializer=evigate_dot_v1_dot_trace__service__pb2.ListCasesRequest.SerializeToString,
+                response_deserializer=evigate_dot_v1_dot_trace__service__pb2.ListCasesResponse.FromString,
+                _registered_method=True)
 
 
 class TraceServiceServicer:
@@ -65,6 +70,13 @@ class TraceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCases(self, request, context):
+        """Lists cases of the case library, newest first, optionally filtered by their structure.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TraceServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -77,6 +89,11 @@ def add_TraceServiceServicer_to_server(servicer, server):
                     servicer.ListSessions,
                     request_deserializer=evigate_dot_v1_dot_trace__service__pb2.ListSessionsRequest.FromString,
                     response_serializer=evigate_dot_v1_dot_trace__service__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'ListCases': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCases,
+                    request_deserializer=evigate_dot_v1_dot_trace__service__pb2.ListCasesRequest.FromString,
+                    response_serializer=evigate_dot_v1_dot_trace__service__pb2.ListCasesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -134,6 +151,33 @@ class TraceService:
             '/evigate.v1.TraceService/ListSessions',
             evigate_dot_v1_dot_trace__service__pb2.ListSessionsRequest.SerializeToString,
             evigate_dot_v1_dot_trace__service__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCases(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/evigate.v1.TraceService/ListCases',
+            evigate_dot_v1_dot_trace__service__pb2.ListCasesRequest.SerializeToString,
+            evigate_dot_v1_dot_trace__service__pb2.ListCasesResponse.FromString,
             options,
             channel_credentials,
             insecure,

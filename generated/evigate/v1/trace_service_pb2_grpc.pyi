@@ -37,6 +37,8 @@ class TraceServiceStub:
     """Returns the whole trace of one session. Unknown session: NOT_FOUND."""
     ListSessions: _grpc.UnaryUnaryMultiCallable[_trace_service_pb2.ListSessionsRequest, _trace_service_pb2.ListSessionsResponse]
     """Lists sessions, newest first, optionally filtered (e.g. bad cases: feedback NOT_USEFUL)."""
+    ListCases: _grpc.UnaryUnaryMultiCallable[_trace_service_pb2.ListCasesRequest, _trace_service_pb2.ListCasesResponse]
+    """Lists cases of the case library, newest first, optionally filtered by their structure."""
 
 @_typing.type_check_only
 class TraceServiceAsyncStub(TraceServiceStub):
@@ -47,6 +49,8 @@ class TraceServiceAsyncStub(TraceServiceStub):
     """Returns the whole trace of one session. Unknown session: NOT_FOUND."""
     ListSessions: _aio.UnaryUnaryMultiCallable[_trace_service_pb2.ListSessionsRequest, _trace_service_pb2.ListSessionsResponse]  # type: ignore[assignment]
     """Lists sessions, newest first, optionally filtered (e.g. bad cases: feedback NOT_USEFUL)."""
+    ListCases: _aio.UnaryUnaryMultiCallable[_trace_service_pb2.ListCasesRequest, _trace_service_pb2.ListCasesResponse]  # type: ignore[assignment]
+    """Lists cases of the case library, newest first, optionally filtered by their structure."""
 
 class TraceServiceServicer(metaclass=_abc_1.ABCMeta):
     """Replays sessions stage by stage."""
@@ -66,5 +70,13 @@ class TraceServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_trace_service_pb2.ListSessionsResponse, _abc.Awaitable[_trace_service_pb2.ListSessionsResponse]]:
         """Lists sessions, newest first, optionally filtered (e.g. bad cases: feedback NOT_USEFUL)."""
+
+    @_abc_1.abstractmethod
+    def ListCases(
+        self,
+        request: _trace_service_pb2.ListCasesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_trace_service_pb2.ListCasesResponse, _abc.Awaitable[_trace_service_pb2.ListCasesResponse]]:
+        """Lists cases of the case library, newest first, optionally filtered by their structure."""
 
 def add_TraceServiceServicer_to_server(servicer: TraceServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -392,22 +392,28 @@ class ScoreFactor(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     DELTA_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Rule name, e.g. "has_successful_tool_call"."""
     delta: _builtins.int
     """Points added or removed."""
     description: _builtins.str
     """Description, e.g. "有成功的工具调用(20次)"."""
+    source: _builtins.str
+    """Who gave it: empty or "rule" for the evidence-score rules; "llm" for an LLM opinion item,
+    whose delta is always 0 (the opinion never changes the score).
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         delta: _builtins.int = ...,
         description: _builtins.str = ...,
+        source: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "description", b"description", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "description", b"description", "name", b"name", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -433,7 +439,10 @@ class EvidenceScore(_message.Message):
 
     @_builtins.property
     def llm_opinion(self) -> _struct_pb2.Value:
-        """Reserved for an LLM opinion; JSON null today."""
+        """The LLM opinion when one is configured, else JSON null: has_root_cause, has_solution,
+        answers_the_question and states_only_verified_facts, each {value, reason, believed}, plus
+        model, prompt_version and disagreements (items code contradicted, not believed).
+        """
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 JsonMode = Literal["auto", "json_object", "json_schema", "off"]
-Stage = Literal["planner", "executor", "verifier", "composer"]
+Stage = Literal["planner", "executor", "verifier", "composer", "evaluator"]
 
 JSON_MODES: tuple[str, ...] = get_args(JsonMode)
 STAGES: tuple[str, ...] = get_args(Stage)
@@ -25,6 +25,7 @@ class LLMSettings:
     executor_model: str | None = None
     verifier_model: str | None = None
     composer_model: str | None = None
+    evaluator_model: str | None = None  # the LLM opinion beside the evidence score (server.worker)
     temperature: float | None = 0.0  # None: not sent (some reasoning models reject it)
     max_tokens: int | None = 2048  # None: not sent
     timeout: float = 60.0  # seconds per HTTP request, further capped by the call's deadline

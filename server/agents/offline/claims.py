@@ -68,6 +68,17 @@ def _carried(token: str | None, excerpts: Sequence[str]) -> bool:
     return all(fact_supported(fact, excerpts, negative_claim=False) for fact in critical_facts(token))
 
 
+_SEVERITY_RANK = {"critical": 0, "page": 0, "error": 1, "high": 1, "warning": 2, "warn": 2, "medium": 2}
+
+
+def alert_rank(ref: Ref) -> tuple[int, int]:
+    """A survey's order of alerts: firing before resolved, then by severity (the source's order,
+    newest first, breaks ties)."""
+    _, fields = _alert_fields(ref.text)
+    firing = 0 if fields.get("state") == "firing" else 1
+    return firing, _SEVERITY_RANK.get(fields.get("severity", "").lower(), 3)
+
+
 def _alert_fields(text: str) -> tuple[str | None, dict[str, str]]:
     parts = [part.strip() for part in text.split(",")]
     name = parts[0] if parts and "=" not in parts[0] else None
@@ -124,7 +135,9 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         if zh:
             return f"服务目录中 {asked} 对应的服务是 {item}：“{quote(refs[0].text)}”。"
         return f'The service catalog resolves {asked} to {item}: "{quote(refs[0].text)}".'
-    # Any other registered tool (summarize_logs, query_promql): its items quoted as returned.
+    if result.tool_name == ToolName.SUMMARIZE_LOGS:
+        return _patterns_text(call, refs, zh)
+    # Any other registered tool: its items quoted as returned.
     quoted = (
         "；".join(f"“{quote(ref.text)}”" for ref in refs[:3])
         if zh
@@ -134,6 +147,21 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
     if zh:
         return f"{result.tool_name}{f'（{owner}）' if owner else ''}返回：{quoted}。"
     return f"{result.tool_name}{f' for {owner}' if owner else ''} returned: {quoted}."
+
+
+def _patterns_text(call: PlannedCall, refs: Sequence[Ref], zh: bool) -> str:
+    """The most frequent log templates, as summarize_logs counted them (count, first, last seen)."""
+    excerpts = [ref.text for ref in refs]
+    level = call.level if _carried(call.level, excerpts) else None
+    owner = call.service if _carried(call.service, excerpts) else None
+    if zh:
+        listed = "；".join(f"“{quote(ref.text, 220)}”" for ref in refs[:3])
+        where = f"{owner} 的" if owner else ""
+        scope = f"{level} 及以上级别" if level else ""
+        return f"{where}{scope}最常见的日志模式：{listed}。"
+    listed = "; ".join(f'"{quote(ref.text, 220)}"' for ref in refs[:3])
+    scope = f" at {level} and above" if level else ""
+    return f"The most frequent log patterns{scope}{f' of {owner}' if owner else ''}: {listed}."
 
 
 def _alerts_text(refs: Sequence[Ref], zh: bool) -> str:
@@ -227,6 +255,21 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         if zh:
             return "当前查询未检索到匹配的知识库条目。"
         return "This query found no matching evidence in the knowledge base."
+    if call.tool_name == ToolName.SUMMARIZE_LOGS:
+        level = call.level if _carried(call.level, [excerpt]) else None
+        since = re.search(r"since=([^;]+)", excerpt) if "since" in call.arguments else None
+        window = since.group(1).strip() if since else None
+        if zh:
+            scope = f" {level} 及以上级别的" if level else ""
+            return (
+                f"当前查询未检索到{f' {service} 的' if service else ''}{scope}日志模式"
+                f"{f'（自 {window} 起）' if window else ''}。"
+            )
+        scope = f" at {level} and above" if level else ""
+        return (
+            f"This query found no matching evidence of log patterns{scope}"
+            f"{f' for {service}' if service else ''}{f' since {window}' if window else ''}."
+        )
     if zh:
         return f"当前查询未检索到 {call.tool_name} 的匹配结果。"
     return f"This query found no matching evidence from {call.tool_name}."

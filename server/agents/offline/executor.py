@@ -141,6 +141,8 @@ def build_evidence(
                 if not positive:
                     missing.append(c.off_subject_text(call, term, language))
                     continue
+            if call.purpose == "survey" and call.tool_name == ToolName.QUERY_METRICS:
+                positive = sorted(positive, key=c.alert_rank)  # firing, most severe, first
             positive = positive[: c.MAX_BINDINGS]
             text = c.observation_text(call, result, positive, language)
             text = c.safe_text(text, [ref.text for ref in positive], negative=False, language=language)

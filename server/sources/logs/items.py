@@ -1,13 +1,15 @@
-"""What a query_logs result item and its skipped-lines summary look like, for the tool to return.
+"""What query_logs and summarize_logs result items look like, for the tools to return.
 
-The item keeps the shape the existing log items have (timestamp, level, service, message, then
-the extras), so the evidence ref text built from it holds the first line of the event and, for a
-stack trace, its exception chain — not every frame."""
+A log item keeps the shape the bundled NDJSON items always had (timestamp, level, service, message,
+then the record's other fields in their order), so the evidence ref text built from it holds the
+first line of the event and, for a stack trace, its exception chain — not every frame. Where each
+event came from and which parser read its file are reported once per result, not per item."""
 
 from __future__ import annotations
 
 from ..times import display_time
 from .events import LogEvent, SkipReport
+from .patterns import Pattern, pattern_time
 
 
 def log_item(event: LogEvent) -> dict[str, str]:
@@ -17,12 +19,12 @@ def log_item(event: LogEvent) -> dict[str, str]:
         "service": event.service,
         "message": event.message,
     }
-    if event.exceptions:
-        item["exception"] = event.chain_text()
     for key, value in event.fields.items():
         item.setdefault(key, value)
-    item["source"] = f"{event.file}:{event.line}"
-    item["parser"] = event.parser
+    if event.exceptions:
+        item["exception"] = event.chain_text()
+    elif event.continuation:  # a carried trace the chain reader found no exception in: its first line
+        item["exception"] = event.continuation[0].strip()
     return item
 
 
@@ -30,3 +32,15 @@ def skipped_summary(report: SkipReport) -> dict[str, object]:
     """`skipped_lines`: lines of the files this query read that could not be read (undecodable,
     binary, truncated, in no known format), and where the first few are."""
     return {"skipped_lines": report.count, "skipped_at": [str(s) for s in report.first]}
+
+
+def pattern_item(pattern: Pattern) -> dict[str, object]:
+    """A summarize_logs item: its ref text is `patterns.pattern_ref_text` of the same pattern."""
+    return {
+        "template": pattern.template,
+        "count": pattern.count,
+        "first": pattern_time(pattern.first),
+        "last": pattern_time(pattern.last),
+        "levels": list(pattern.levels),
+        "example": pattern.example,
+    }

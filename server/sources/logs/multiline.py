@@ -50,6 +50,17 @@ class Continuations:
         return _EXCEPTION.match(line) is not None
 
 
+def continues_only(line: str) -> bool:
+    """A line that can only continue an event, whatever came before: frames, `Caused by:`, the
+    start of a Python traceback, an exception line (the stateless part of Continuations)."""
+    return (
+        line[:1] in (" ", "\t")
+        or line.startswith((_TRACEBACK, *_PY_CHAINING))
+        or _CAUSED.match(line) is not None
+        or _EXCEPTION.match(line) is not None
+    )
+
+
 def _info(text: str) -> ExceptionInfo:
     match = _PY_LAST.match(text) or _EXCEPTION.match(text)
     if match is None:

@@ -209,7 +209,7 @@ def _ordered(levels: set[str]) -> tuple[str, ...]:
     return (*known, *sorted(levels - set(_SEVERITY)))
 
 
-def _time(moment: datetime | None) -> str:
+def pattern_time(moment: datetime | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if moment else "-"
 
 
@@ -223,7 +223,7 @@ def pattern_ref_text(pattern: Pattern) -> str:
     first=2026-01-02 09:58:01 last=2026-01-02 10:31:12 levels=ERROR,WARN example="...\""""
     return (
         f'template="{_one_line(pattern.template)}" count={pattern.count} '
-        f"first={_time(pattern.first)} last={_time(pattern.last)} "
+        f"first={pattern_time(pattern.first)} last={pattern_time(pattern.last)} "
         f"levels={','.join(pattern.levels) or '-'} "
         f'example="{_one_line(pattern.example)}"'
     )

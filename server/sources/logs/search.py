@@ -45,6 +45,7 @@ class SearchResult:
     total: int  # how many matched in all
     skipped: SkipReport  # unreadable lines in the files this query had to read
     files_read: list[str] = field(default_factory=list)  # those with blocks its filters could not exclude
+    parsers: dict[str, str] = field(default_factory=dict)  # each file read → the parser that read it
 
 
 @dataclass
@@ -143,7 +144,7 @@ class LogReader:
         heap: list[_Entry] = []
         total = 0
         selected: list[FileIndex] = []
-        consulted: list[str] = []
+        consulted: dict[str, str] = {}
         for order, index in enumerate(indexes):
             codes = _wanted_services(index, query.service)
             if codes is None:
@@ -156,7 +157,7 @@ class LogReader:
             blocks = [b for b in index.blocks if _block_wanted(b, codes, level_code, query.window)]
             if not blocks:
                 continue
-            consulted.append(index.member.rel)
+            consulted[index.member.rel] = index.file_format.parser
             scan = _Scan(index, self.config, codes=codes, level=level_code, query=query, regex=regex)
             for entry in scan.entries(order, blocks):
                 total += 1
@@ -168,7 +169,7 @@ class LogReader:
         if (selected or unreadable.count) and not readable and skipped.count:
             raise ToolError(f"no readable log line for this query: {_describe(selected, unreadable)}")
         events = _materialize(sorted(heap, key=lambda e: e[:3], reverse=True), indexes, self.config)
-        return SearchResult(events, total, skipped, consulted)
+        return SearchResult(events, total, skipped, list(consulted), consulted)
 
 
 def _describe(indexes: list[FileIndex], unreadable: SkipReport) -> str:

@@ -11,8 +11,19 @@ from typing import cast
 
 from .config import UserPattern
 from .events import LineFormat, ParsedLine, normalize_level, parse_time
+from .multiline import continues_only
 
 _CORE = {"timestamp", "time", "level", "message", "msg", "service"}
+
+
+class RawLines:
+    """An application writing plain lines to a container's stdout: the runtime's record gives the
+    time, the line is the message (stack-trace lines still continue the event above)."""
+
+    name = "raw"
+
+    def parse(self, line: str) -> ParsedLine | None:
+        return None if continues_only(line) else ParsedLine(None, None, line.rstrip())
 
 
 class RegexFormat:

@@ -229,14 +229,13 @@ def test_result_items_hold_the_first_line_and_the_exception_chain() -> None:
         "level": "ERROR",
         "service": "order-service",
         "message": "下单失败 orderId=O1002",
-        "exception": result.events[0].chain_text(),
         "thread": "http-nio-8080-exec-3",
         "logger": "c.s.order.service.OrderService",
-        "source": "order-service/app.log:3",
-        "parser": "pattern:logback",
+        "exception": result.events[0].chain_text(),
     }
+    assert result.parsers == {"order-service/app.log": "pattern:logback"}
     text = log_text(item)
-    assert text.startswith("2026-07-08 23:05:28.123 ERROR order-service 下单失败 orderId=O1002 | exception=")
+    assert text.startswith("2026-07-08 23:05:28.123 ERROR order-service 下单失败 orderId=O1002 | thread=")
     assert (
         "Caused by: java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available"
         in text

@@ -7,6 +7,7 @@ __all__ = (
     "AnswerCheckRejection",
     "AnswerCheckViolation",
     "AnswerGuardFinding",
+    "Case",
     "ChatRequest",
     "ChatResponse",
     "ChatServiceStub",
@@ -38,6 +39,8 @@ __all__ = (
     "GetTraceRequest",
     "GetTraceResponse",
     "Hypothesis",
+    "ListCasesRequest",
+    "ListCasesResponse",
     "ListSessionsRequest",
     "ListSessionsResponse",
     "MatchLevel",
@@ -653,6 +656,78 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class Case(betterproto2.Message):
+    """
+    A case of the case library: a useful answer, with the structure extracted from its session's
+    verified evidence.
+    """
+
+    case_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The case id.
+    """
+
+    session_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The session it came from.
+    """
+
+    source_type: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    "AUTO" for cases made by useful feedback.
+    """
+
+    fault_category: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    A category of the fault-category catalog (e.g. "connection-pool", "unknown"); "GENERAL"
+    until the case is structured.
+    """
+
+    error_code: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    The most specific error code of the verified excerpts (exception class, vendor code, errno
+    or HTTP status); empty when none was found.
+    """
+
+    services: "list[str]" = betterproto2.field(
+        6, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    The services the verified evidence names.
+    """
+
+    alert_names: "list[str]" = betterproto2.field(
+        7, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    The alert names of the verified evidence.
+    """
+
+    title: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    The first 100 characters of the question.
+    """
+
+    create_time: "datetime.datetime | None" = betterproto2.field(
+        9,
+        betterproto2.TYPE_MESSAGE,
+        unwrap=lambda: __google__protobuf__.Timestamp,
+        optional=True,
+    )
+    """
+    When the case was made.
+    """
+
+    retired: "bool" = betterproto2.field(10, betterproto2.TYPE_BOOL)
+    """
+    True while the session is marked not useful: the case is not retrieved.
+    """
+
+
+default_message_pool.register_message("evigate.v1", "Case", Case)
+
+
+@dataclass(eq=False, repr=False)
 class ChatRequest(betterproto2.Message):
     """
     A question.
@@ -1105,7 +1180,9 @@ class EvidenceScore(betterproto2.Message):
         4, betterproto2.TYPE_MESSAGE, optional=True
     )
     """
-    Reserved for an LLM opinion; JSON null today.
+    The LLM opinion when one is configured, else JSON null: has_root_cause, has_solution,
+    answers_the_question and states_only_verified_facts, each {value, reason, believed}, plus
+    model, prompt_version and disagreements (items code contradicted, not believed).
     """
 
 
@@ -1439,6 +1516,62 @@ default_message_pool.register_message("evigate.v1", "Hypothesis", Hypothesis)
 
 
 @dataclass(eq=False, repr=False)
+class ListCasesRequest(betterproto2.Message):
+    """
+    A filtered list of cases.
+    """
+
+    fault_category: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    Only cases of this fault category; empty: any.
+    """
+
+    service: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Only cases whose services include this one; empty: any.
+    """
+
+    error_code: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Only cases with this error code; empty: any.
+    """
+
+    include_retired: "bool" = betterproto2.field(4, betterproto2.TYPE_BOOL)
+    """
+    Also retired cases (sessions marked not useful).
+    """
+
+    page_size: "int" = betterproto2.field(5, betterproto2.TYPE_INT32)
+    """
+    At most this many cases (default 50, at most 1000).
+    """
+
+
+default_message_pool.register_message(
+    "evigate.v1", "ListCasesRequest", ListCasesRequest
+)
+
+
+@dataclass(eq=False, repr=False)
+class ListCasesResponse(betterproto2.Message):
+    """
+    Cases, newest first.
+    """
+
+    cases: "list[Case]" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The cases.
+    """
+
+
+default_message_pool.register_message(
+    "evigate.v1", "ListCasesResponse", ListCasesResponse
+)
+
+
+@dataclass(eq=False, repr=False)
 class ListSessionsRequest(betterproto2.Message):
     """
     A filtered page of sessions.
@@ -1677,6 +1810,12 @@ class ScoreFactor(betterproto2.Message):
     description: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
     Description, e.g. "有成功的工具调用(20次)".
+    """
+
+    source: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Who gave it: empty or "rule" for the evidence-score rules; "llm" for an LLM opinion item,
+    whose delta is always 0 (the opinion never changes the score).
     """
 
 
@@ -2129,6 +2268,13 @@ class Trace(betterproto2.Message):
     (composed by code from the allowed material). Empty for sessions that ended before composing.
     """
 
+    library_case: "Case | None" = betterproto2.field(
+        15, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The case created from useful feedback, with its structured fields; unset otherwise.
+    """
+
 
 default_message_pool.register_message("evigate.v1", "Trace", Trace)
 
@@ -2550,6 +2696,17 @@ class TraceServiceSyncStub:
             ListSessionsResponse.FromString,
         )(message)
 
+    def list_cases(self, message: "ListCasesRequest") -> "ListCasesResponse":
+        """
+        Lists cases of the case library, newest first, optionally filtered by their structure.
+        """
+
+        return self._channel.unary_unary(
+            "/evigate.v1.TraceService/ListCases",
+            ListCasesRequest.SerializeToString,
+            ListCasesResponse.FromString,
+        )(message)
+
 
 class TraceServiceStub(betterproto2_grpclib.ServiceStub):
     """
@@ -2593,6 +2750,27 @@ class TraceServiceStub(betterproto2_grpclib.ServiceStub):
             "/evigate.v1.TraceService/ListSessions",
             message,
             ListSessionsResponse,
+            timeout=timeout,
+            deadline=deadline,
+            metadata=metadata,
+        )
+
+    async def list_cases(
+        self,
+        message: "ListCasesRequest",
+        *,
+        timeout: "float | None" = None,
+        deadline: "Deadline | None" = None,
+        metadata: "MetadataLike | None" = None,
+    ) -> "ListCasesResponse":
+        """
+        Lists cases of the case library, newest first, optionally filtered by their structure.
+        """
+
+        return await self._unary_unary(
+            "/evigate.v1.TraceService/ListCases",
+            message,
+            ListCasesResponse,
             timeout=timeout,
             deadline=deadline,
             metadata=metadata,

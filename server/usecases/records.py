@@ -1,0 +1,19 @@
+"""The records and errors the use cases hand to front ends, named here so a front end (server.web)
+reads them from the use-case layer and never imports storage itself."""
+
+from __future__ import annotations
+
+from evigate.storage.errors import DatabaseUnavailable, InvalidPageToken, NoAnswer, SessionNotFound
+from evigate.storage.records import CaseRecord, InvocationRecord, RoundRecord, SessionRecord, TraceRecord
+
+__all__ = [
+    "CaseRecord",
+    "DatabaseUnavailable",
+    "InvalidPageToken",
+    "InvocationRecord",
+    "NoAnswer",
+    "RoundRecord",
+    "SessionNotFound",
+    "SessionRecord",
+    "TraceRecord",
+]

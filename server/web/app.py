@@ -1,0 +1,113 @@
+"""The viewer's Starlette application and the uvicorn server that runs it inside the service's
+own event loop (started and stopped by server.app, next to the gRPC server)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from evigate.server.config import Settings, web_address
+from evigate.server.usecases.cases import CaseUseCase
+from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.ports import SessionStore
+from evigate.server.usecases.records import DatabaseUnavailable
+from evigate.server.usecases.trace import TraceUseCase
+from evigate.server.web import auth
+from evigate.server.web.routes import UseCases, Viewer
+from evigate.server.web.security import SecurityHeaders
+
+STATIC = Path(__file__).resolve().parent / "static"
+log = logging.getLogger("evigate.web")
+
+
+async def _unavailable(request: Request, error: Exception) -> Response:
+    return PlainTextResponse("the database is not reachable; try again shortly", status_code=503)
+
+
+def build_app(use_cases: UseCases, tokens: auth.TokenCheck, skills: list[str]) -> Starlette:
+    viewer = Viewer(use_cases, tokens, skills)
+    routes = [
+        Route("/", viewer.home),
+        Route("/sessions", viewer.sessions),
+        Route("/sessions/{session_id}", viewer.session),
+        Route("/sessions/{session_id}/feedback", viewer.feedback, methods=["POST"]),
+        Route("/sessions/{session_id}/calls/{call_id:int}/result", viewer.call_result),
+        Route("/cases", viewer.cases),
+        Route("/login", viewer.login_form, methods=["GET"]),
+        Route("/login", viewer.login, methods=["POST"]),
+        Route("/logout", viewer.logout, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={DatabaseUnavailable: _unavailable})
+    app.add_middleware(SecurityHeaders)
+    return app
+
+
+def web_server(
+    store: SessionStore,
+    cases: CaseUseCase,
+    settings: Settings,
+    invalidate: Callable[[str], None],
+    skills: list[str],
+) -> WebServer:
+    """The viewer as server.app builds it: the use-case classes the gRPC servicers get, over the
+    same store; `invalidate` drops a session's cached GetTrace reply after feedback given here."""
+    use_cases = UseCases(
+        traces=TraceUseCase(store),
+        feedback=FeedbackUseCase(store, invalidate, cases),
+        cases=cases,
+    )
+    app = build_app(use_cases, auth.TokenCheck(settings.auth_tokens), skills)
+    host, port = web_address(settings.web)
+    return WebServer(app, host, port, settings.grace_period_s)
+
+
+class WebServer:
+    """uvicorn serving `app` on an already bound socket, in the running loop: no thread, no
+    signal handlers of its own (the service's handle SIGTERM and stop this)."""
+
+    def __init__(self, app: Starlette, host: str, port: int, grace_s: float) -> None:
+        self._sock = socket.create_server((host, port), family=_family(host), reuse_port=False)
+        self.host = host
+        self.port = int(self._sock.getsockname()[1])
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=max(int(grace_s), 1),
+            server_header=False,
+        )
+        self._server = uvicorn.Server(config)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    async def start(self) -> None:
+        config = self._server.config
+        if not config.loaded:
+            config.load()
+        self._server.lifespan = config.lifespan_class(config)
+        await self._server.startup(sockets=[self._sock])
+        log.info("web viewer serving", extra={"url": self.url})
+
+    async def stop(self) -> None:
+        if self._server.started:
+            await self._server.shutdown(sockets=[self._sock])
+        else:
+            self._sock.close()
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -1,0 +1,64 @@
+"""self_evaluation.llm_opinion: the LLM's opinion beside the rule score, and its delta-0 factors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from evigate.storage.errors import SessionNotFound
+from evigate.storage.records import JsonDict
+from evigate.storage.rows import SESSION
+from evigate.storage.runner import Runner
+from evigate.storage.types import utcnow
+
+LLM_OPINION = "llm_opinion"  # the job kind, beside evidence_score
+LLM_SOURCE = "llm"
+
+
+def rule_factors(evaluation: JsonDict) -> list[Any]:
+    return [
+        f
+        for f in evaluation.get("factors") or []
+        if not (isinstance(f, dict) and f.get("source") == LLM_SOURCE)
+    ]
+
+
+def llm_factors(evaluation: JsonDict) -> list[Any]:
+    return [
+        f for f in evaluation.get("factors") or [] if isinstance(f, dict) and f.get("source") == LLM_SOURCE
+    ]
+
+
+class OpinionStore:
+    _runner: Runner
+
+    async def write_llm_opinion(self, session_id: str, opinion: JsonDict, factors: list[JsonDict]) -> bool:
+        """Stores the opinion once: False (and nothing written) when the session already has one.
+        The rule factors and the evidence score are left as they are; the opinion's factors go after
+        them (the score job keeps them when it writes later)."""
+
+        async def work(conn: AsyncConnection) -> bool:
+            row = (
+                await conn.execute(
+                    select(SESSION.c.self_evaluation)
+                    .where(SESSION.c.session_id == session_id)
+                    .with_for_update()
+                )
+            ).first()
+            if row is None:
+                raise SessionNotFound(session_id)
+            current: JsonDict = dict(row[0]) if isinstance(row[0], dict) else {}
+            if isinstance(current.get(LLM_OPINION), dict):
+                return False
+            current[LLM_OPINION] = opinion
+            current["factors"] = [*rule_factors(current), *factors]
+            await conn.execute(
+                update(SESSION)
+                .where(SESSION.c.session_id == session_id)
+                .values(self_evaluation=current, updated_at=utcnow())
+            )
+            return True
+
+        return await self._runner.write(work)
