@@ -52,7 +52,11 @@ def knowledge_query(entities: Entities, question: str) -> str:
     keys = [*entities.alert_names, *(term.name for term in entities.log_terms)]
     if not keys:
         return question.strip()
-    return " ".join([*keys, STEPS_QUERY] if entities.wants_steps else keys)
+    if not entities.wants_steps:
+        return " ".join(keys)
+    # The alert names find the runbook; the procedure words pick its steps (a symptom's own words
+    # would pick the block that describes the symptom instead).
+    return " ".join([*(entities.alert_names or keys), STEPS_QUERY])
 
 
 def plan_calls(entities: Entities, question: str, available: Collection[str] = ()) -> list[PlannedCall]:

@@ -244,6 +244,10 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         intents.append("log")
     if _contains_any(lowered, _GUIDANCE_MARKERS):
         intents.append("knowledge")
+    if not intents and (services or mentions.unknown):
+        # A service and nothing this reading knows to ask of it ("is X falling behind?", "X 的 GC
+        # 情况"): a survey of the service, never no call at all.
+        intents.append("survey")
     if "knowledge" in intents and not services and not mentions.unknown:
         # "How do I handle HikariCP pool exhaustion?" asks for guidance, not for a scan of every service.
         intents = ["knowledge"]

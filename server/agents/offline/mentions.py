@@ -23,6 +23,63 @@ _BEFORE = re.compile(r"(?:\b(?:on|for|does|is|has|have|with|about|from|of|in|at|
 _AFTER = re.compile(
     r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b)|\s*[?？,，]|$)"
 )
+# A one-word name in a service's place: "does ledger have …", "ledger's …", "… on ledger?",
+# "ledger 有告警吗", "为什么 ledger 报错". Only where no catalog name was found there.
+_WORD_PLACES = (
+    re.compile(r"\bdoes\s+([a-z][a-z0-9_]{2,})\s+(?:have|log|show)\b", re.I),
+    re.compile(r"\b([a-z][a-z0-9_]{2,})(?:'s|’s)\s", re.I),
+    re.compile(r"\b(?:on|for)\s+([a-z][a-z0-9_]{2,})\s*(?:[?？.]|$|right now|now\b|in the\b)", re.I),
+    re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:的|有|现在|最近|是否|怎么|为什么|出)"),
+    re.compile(r"为什么\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:会|总|一直|报|又|出|这么|很|的)"),
+)
+_COMMON_WORDS = frozenset(
+    [
+        "any",
+        "the",
+        "this",
+        "that",
+        "there",
+        "it",
+        "its",
+        "anything",
+        "something",
+        "everything",
+        "nothing",
+        "someone",
+        "today",
+        "now",
+        "service",
+        "services",
+        "app",
+        "apps",
+        "system",
+        "systems",
+        "server",
+        "cluster",
+        "prod",
+        "production",
+        "staging",
+        "test",
+        "it's",
+        "what",
+        "which",
+        "error",
+        "errors",
+        "warn",
+        "warning",
+        "logs",
+        "log",
+        "alert",
+        "alerts",
+        "cpu",
+        "memory",
+        "heap",
+        "disk",
+        "latency",
+        "network",
+        "queue",
+    ]
+)
 _NOT_SERVICES = re.compile(
     r"(?i)^(?:hikaripool-\d+|x-[a-z-]+|utf-8|e-mail|[a-z]+-level|pre-[a-z]+|re-[a-z]+)$"
 )
@@ -64,6 +121,19 @@ def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] 
             continue
         taken.append(m.span(1))
         unknown.append((m.start(), word.lower()))
+    if catalog is not None and catalog.services:
+        for pattern in _WORD_PLACES:
+            for m in pattern.finditer(question):
+                word = m.group(1)
+                lowered = word.lower()
+                if any(s <= m.start(1) < e for s, e in taken) or lowered in skipped:
+                    continue
+                if lowered in _COMMON_WORDS or lowered in COMPONENT_WORDS or not word.isascii():
+                    continue
+                if re.search(r"[A-Z].*[A-Z]", word):  # CamelCase: an alert or a class, not a service
+                    continue
+                taken.append(m.span(1))
+                unknown.append((m.start(1), lowered))
     if catalog is None or not catalog.services:
         # No catalog to check against: names are taken as written.
         ordered = sorted([(m.start, m.name) for m in matches] + unknown)
