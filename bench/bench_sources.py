@@ -8,6 +8,12 @@ call it alternates the raw request (one pooled httpx.AsyncClient, GET + JSON dec
 request through our client (path guard, envelope check, typed parse, sort, bounds) and, for the
 query calls, with the evidence ref texts rendered too. It prints p50 / p99 per call and the paired
 overhead (median of our time minus the raw time of the same round). Target: under 5 ms at p50.
+
+Then the tool layer (SessionToolBox: validation, backend, refs, recording into memory) over the same
+raw HTTP calls — query_metrics (Alertmanager + the two ALERTS history ranges) and a query_promql
+range of a signal — and finally a whole gRPC Chat (in-process server, offline agents, SQLite) that
+needs one alert call and one range query, against the live servers and beside the same Chat on the
+file backend (where only the alert call runs: no Prometheus, no metric call).
 """
 
 from __future__ import annotations
@@ -24,16 +30,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from evigate.server.app import App, Components
+from evigate.server.deadline import Deadline
 from evigate.server.sources.alert_history import alert_history
 from evigate.server.sources.alertmanager import Alertmanager
-from evigate.server.sources.config import QueryLimits, SourceSettings
+from evigate.server.sources.config import QueryLimits, SourcesConfig, SourceSettings
+from evigate.server.sources.live_backend import live_backend
 from evigate.server.sources.prom_types import QueryResult, RangeSpec, parse_series
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import result_texts
+from evigate.server.sources.signals import load_catalog
+from evigate.server.tools import SessionToolBox, build_backend
+from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, session_pb2
+from tests.server.conftest import make_settings
 from tests.sources.exporter import Exporter
 from tests.sources.servers import (
     Server,
@@ -43,6 +57,7 @@ from tests.sources.servers import (
     wait_for,
     wait_scraped,
 )
+from tests.tools.conftest import MemoryCases, MemoryRecorder
 
 Call = Callable[[], Awaitable[Any]]
 Row = tuple[str, float, float, float, float, float]  # name, raw p50 / p99, ours p50 / p99, overhead
@@ -79,6 +94,8 @@ async def measure(
 
 
 def _populate(exporter: Exporter, services: int) -> None:
+    exporter.memory.labels(CHAT_SERVICE, "app").set(3 * 2**30)
+    exporter.error_ratio.labels(CHAT_SERVICE).set(0.2)  # its alert fires: the Chat cites it
     for i in range(services):
         service = f"bench-{i:02d}"
         exporter.level.labels(service).set(i / 10)
@@ -160,7 +177,77 @@ async def bench_alerts(am_url: str, prom_url: str, runs: int, raw: httpx.AsyncCl
         await prom.aclose()
 
 
-async def main_async(runs: int, services: int) -> None:
+CHAT_SERVICE = "payment-service"  # a name the file backend's demo world knows too
+CHAT_QUESTION = f"{CHAT_SERVICE} 过去 2 分钟的内存是多少？有告警吗？"
+
+
+async def bench_tools(am_url: str, prom_url: str, runs: int, raw: httpx.AsyncClient) -> list[Row]:
+    """The tool layer over the raw HTTP calls it makes (a fresh session per call: no dedup)."""
+    config = SourcesConfig(
+        prometheus=SourceSettings("prometheus", prom_url), alertmanager=SourceSettings("alertmanager", am_url)
+    )
+    catalog = load_catalog()
+    backend = live_backend(build_backend("fixture", None, MemoryCases()), config, catalog)
+    end = datetime.now(UTC).replace(microsecond=0)
+    window = {"start": f"{(end - timedelta(minutes=2)).timestamp():.3f}", "end": f"{end.timestamp():.3f}"}
+    memory = catalog.signals["memory"].templates[0].render(f'service="{CHAT_SERVICE}"')
+    history = f'{{service="{CHAT_SERVICE}"}}'
+
+    async def tool(name: str, **arguments: Any) -> None:
+        box = SessionToolBox(backend, MemoryRecorder(), "bench")
+        result = await box.call(name, arguments, Deadline.none())
+        assert result.status == "success", result.error
+
+    async def raw_metrics() -> None:
+        (await raw.get(am_url + "/api/v2/alerts")).json()
+        for metric in ("ALERTS", "ALERTS_FOR_STATE"):
+            params = {"query": metric + history, **window, "step": "1"}
+            (await raw.get(prom_url + "/api/v1/query_range", params=params)).json()
+
+    async def raw_memory() -> None:
+        params = {"query": memory, **window, "step": "1"}
+        (await raw.get(prom_url + "/api/v1/query_range", params=params)).json()
+
+    try:
+        return [
+            await measure("tool query_metrics (AM + history)", raw_metrics,
+                          lambda: tool("query_metrics", service=CHAT_SERVICE, since="2m"), runs),
+            await measure("tool query_promql range (signal)", raw_memory,
+                          lambda: tool("query_promql", signal="memory", service=CHAT_SERVICE, since="2m",
+                                       step="1s"), runs),
+        ]  # fmt: skip
+    finally:
+        await backend.aclose()  # type: ignore[attr-defined]
+
+
+async def bench_chat(
+    tmp: Path, am_url: str | None, prom_url: str | None, chats: int
+) -> tuple[float, float, int]:
+    """p50 / p99 of a whole Chat through gRPC, and how many tool calls one Chat made."""
+    urls = {"prometheus_url": prom_url or "", "alertmanager_url": am_url or ""}
+    app = App(make_settings(tmp, worker_enabled=False, log_level="ERROR", **urls), Components())
+    await app.start()
+    times: list[float] = []
+    calls = 0
+    try:
+        async with grpc.aio.insecure_channel(app.address) as channel:
+            stub = chat_service_pb2_grpc.ChatServiceStub(channel)
+            for i in range(chats + 3):
+                start = time.perf_counter()
+                reply = await stub.Chat(chat_service_pb2.ChatRequest(query=CHAT_QUESTION), timeout=60)
+                elapsed = (time.perf_counter() - start) * 1000
+                if reply.status != session_pb2.SESSION_STATUS_SUCCESS:
+                    raise SystemExit(f"bench_sources: a Chat failed: {reply.failure_reason}")
+                if i >= 3:  # the first Chats warm the pools and caches
+                    times.append(elapsed)
+                assert app.database is not None
+                calls = len(await app.database.repo.list_invocations(reply.session_id))
+    finally:
+        await app.stop(grace=0)
+    return _pct(times, 0.5), _pct(times, 0.99), calls
+
+
+async def main_async(runs: int, services: int, chats: int) -> None:
     started = time.time()
     exporter = Exporter()
     exporter.start()
@@ -187,6 +274,9 @@ async def main_async(runs: int, services: int) -> None:
                 rows = await bench_store("prometheus", prom.url, runs, services, raw)
                 rows += await bench_store("victoria-metrics", vm.url, runs, services, raw)
                 rows += await bench_alerts(am.url, prom.url, runs, raw)
+                rows += await bench_tools(am.url, prom.url, runs, raw)
+            live = await bench_chat(Path(tmp) / "live", am.url, prom.url, chats)
+            files = await bench_chat(Path(tmp) / "files", None, None, chats)
         finally:
             for server in servers:
                 server.stop()
@@ -195,6 +285,9 @@ async def main_async(runs: int, services: int) -> None:
     print(f"{'call':46} {'raw p50':>8} {'raw p99':>8} {'ours p50':>9} {'ours p99':>9} {'overhead p50':>13}")
     for name, rp50, rp99, op50, op99, over in rows:
         print(f"{name:46} {rp50:7.2f}ms {rp99:7.2f}ms {op50:8.2f}ms {op99:8.2f}ms {over:11.2f}ms")
+    print(f"\nChat {CHAT_QUESTION!r}, {chats} runs through gRPC (in-process server, offline agents, SQLite)")
+    for name, (p50, p99, calls) in (("live sources", live), ("file backend", files)):
+        print(f"{name:14} p50 {p50:7.1f}ms  p99 {p99:7.1f}ms  ({calls} tool calls per Chat)")
 
 
 def bench_max_answer(limits: QueryLimits) -> None:
@@ -226,8 +319,9 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--services", type=int, default=20)
+    parser.add_argument("--chats", type=int, default=50)
     args = parser.parse_args()
-    asyncio.run(main_async(args.runs, args.services))
+    asyncio.run(main_async(args.runs, args.services, args.chats))
     bench_max_answer(QueryLimits())
 
 

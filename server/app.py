@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import signal
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from grpc_reflection.v1alpha import reflection
 
 from evigate.rules.case_facts import load_fault_catalog
 from evigate.rules.catalog import Catalog
+from evigate.rules.enums import SessionStatus
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker
@@ -38,13 +38,14 @@ from evigate.server.grpc.servicers import (
 )
 from evigate.server.grpc.tls import server_credentials
 from evigate.server.grpc.validation import Limits
+from evigate.server.live_sources import build_sources, build_tools
+from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
-from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
-from evigate.server.sources.signals import SignalCatalog, SignalCatalogError, load_catalog
+from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import ToolBackend, build_backend, default_registry, demo_data_dir
 from evigate.server.tools.catalog_setup import open_service_catalog
 from evigate.server.tools.services import ServiceCatalog
@@ -52,13 +53,11 @@ from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
-from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.web.app import WebServer, web_server
 from evigate.server.worker import EvaluationWorker, worker_settings
 from evigate.storage import Database, Repository
-from evigate.storage.opinions import LLM_OPINION
 from evigate.v1 import (
     chat_service_pb2,
     feedback_service_pb2,
@@ -109,78 +108,11 @@ def build_agents(
     return build_offline_backend(catalog=services, signals=signals)
 
 
-def build_sources(settings: Settings) -> SourcesConfig:
-    """The live sources: the URL from the flag / environment (Settings), then the sources file."""
-    try:
-        sections = read_sources_file(settings.sources_file) if settings.sources_file else {}
-        env = {
-            key: value
-            for key, value in (
-                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.prometheus_bearer_token),
-                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.alertmanager_bearer_token),
-            )
-            if value
-        }
-        return sources_config(
-            prometheus_url=settings.prometheus_url or None,
-            alertmanager_url=settings.alertmanager_url or None,
-            env=env,
-            file_sections=sections,
-        )
-    except SourceConfigError as error:
-        raise ConfigError(f"sources: {error}") from None
-
-
-def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) -> ToolBackend:
-    """The file backend, with alerts and metrics served by the live sources when configured."""
-    if not sources.configured():
-        return files
-    try:
-        catalog = load_catalog(settings.signals_file)
-    except SignalCatalogError as error:
-        raise ConfigError(f"signals_file: {error}") from None
-    return live_backend(files, sources, catalog)
-
-
 def logs_settings(settings: Settings) -> LogConfig:
     """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
     section = read_section(settings.logs_config) if settings.logs_config is not None else {}
     data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
     return log_config(settings.logs_dir, section, data_dir / "logs")
-
-
-def opinion_worker(
-    settings: Settings,
-    repo: Repository,
-    on_written: Callable[[str], None] | None = None,
-    on_disagreement: Callable[[str], None] | None = None,
-    *,
-    name: str,
-) -> EvaluationWorker | None:
-    """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
-    its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
-    if not settings.evaluation_llm_model:
-        return None
-    from evigate.server.agents.llm.opinion import LLMOpinionAgent
-
-    agent = LLMOpinionAgent.from_settings(
-        settings.evaluation_llm_base_url or settings.llm_base_url,
-        settings.evaluation_llm_api_key or settings.llm_api_key,
-        settings.evaluation_llm_model,
-        settings.evaluation_llm_timeout_s,
-        settings.llm_json_mode,
-        max_retries=settings.llm_max_retries,
-    )
-    job = OpinionJob(repo, agent, on_disagreement)
-    repo.opinion_jobs = True
-    # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
-    # deadline): a slow model must not let another replica claim the job the call still runs for.
-    base = worker_settings(settings)
-    budget = 2 * settings.evaluation_llm_timeout_s + 10
-    opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
-    return EvaluationWorker(
-        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
-    )
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -237,7 +169,7 @@ class App:
         self.metrics.llm_opinion_disagreements.labels(item).inc()
 
     def _count_failed(self, session_id: str, kind: str) -> None:
-        self.metrics.sessions.labels("FAILED", kind).inc()
+        self.metrics.sessions.labels(SessionStatus.FAILED, kind).inc()
 
     @property
     def address(self) -> str:
@@ -389,7 +321,7 @@ class App:
         if self.health is not None:
             await self.health.shutdown()
         if self.web is not None:
-            await self.web.stop()
+            await self.web.stop(grace)
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:

@@ -1,6 +1,8 @@
 """One typed, frozen settings object, built from flags and `EVIGATE_<NAME>` environment variables.
 
-Precedence: a flag wins over the environment, the environment over the embedded default. Every
+Precedence: a flag wins over the environment, the environment over the config file
+(`--config-file` / `EVIGATE_CONFIG_FILE`: TOML or JSON whose top-level keys are setting names; its
+tables, such as `[logs]`, are sections other readers take), and that over the embedded default. Every
 setting has one name: the flag is `--<name with dashes>`, the variable `EVIGATE_<NAME UPPERCASE>`
 (`database_url` ⇄ `--database-url` ⇄ `EVIGATE_DATABASE_URL`). `describe()` renders the settings for
 the start-up log with every secret masked.
@@ -10,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import socket
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -98,6 +102,7 @@ class Settings:
     metrics_port: int = 0  # 0: no metrics endpoint
     metrics_host: str = "127.0.0.1"
     web: str = ""  # HOST:PORT of the read-only trace viewer (server.web); empty: off
+    config_file: Path | None = None  # TOML/JSON with settings as top-level keys (below flags and env)
     log_level: str = "INFO"
     log_format: str = "json"  # json | text
     # evaluation worker (run by the worker module when enabled)
@@ -210,6 +215,7 @@ HELP = {
     "tls_cert": "PEM server certificate (with --tls-key)",
     "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",
     "metrics_port": "Prometheus /metrics port (0: off)",
+    "config_file": "TOML or JSON file of settings (top-level keys = setting names; flags and env win)",
     "web": "HOST:PORT of the browser trace viewer, e.g. 127.0.0.1:8080 (default: off)",
     "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
     "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
@@ -250,14 +256,18 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 def load_settings(
     flags: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
-    """Builds Settings from parsed flags (None = not given) and the environment."""
+    """Builds Settings from parsed flags (None = not given), the environment and the config file."""
     flags = flags or {}
     env = os.environ if environ is None else environ
+    config_file = flags.get("config_file") or env.get("EVIGATE_CONFIG_FILE")
+    from_file = read_config_file(Path(config_file).expanduser()) if config_file else {}
     values: dict[str, Any] = {}
     for f in fields(Settings):
         raw = flags.get(f.name)
         if raw is None:
             raw = env.get(f"EVIGATE_{f.name.upper()}")
+        if raw is None and f.name in from_file:
+            raw = _file_value(f.name, f.type, from_file[f.name])
         if raw is None:
             continue
         values[f.name] = _convert(f.name, f.type, raw)
@@ -268,6 +278,42 @@ def load_settings(
         )
     validate(settings)
     return settings
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings of a TOML (or, by suffix, JSON) file: its top-level keys that are not tables.
+    A key that names no setting is an error (a typo would otherwise be ignored)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"config_file: cannot read {path}: {error.strerror}") from None
+    try:
+        data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except ValueError as error:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+        raise ConfigError(f"config_file {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config_file {path}: expected a table of settings")
+    settings = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    known = set(setting_names()) - {"config_file"}  # one file; it names no other
+    unknown = sorted(key for key in settings if key not in known)
+    if unknown:
+        raise ConfigError(f"config_file {path}: unknown setting(s) {', '.join(unknown)}")
+    return settings
+
+
+def _file_value(name: str, kind: Any, value: Any) -> Any:
+    """A config-file value as the flag/environment string `_convert` reads, or already typed."""
+    if kind == "tuple[str, ...]" and isinstance(value, list):
+        return tuple(str(v) for v in value)
+    if isinstance(value, bool):
+        if kind != "bool":
+            raise ConfigError(f"{name}: expected {kind}, got a boolean")
+        return value
+    if isinstance(value, int | float) and (kind == "float" or (kind == "int" and isinstance(value, int))):
+        return value
+    if isinstance(value, list | dict):
+        raise ConfigError(f"{name}: expected {kind}, got {type(value).__name__}")
+    return str(value)
 
 
 def read_tokens(path: Path) -> tuple[str, ...]:

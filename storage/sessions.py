@@ -10,6 +10,7 @@ from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from evigate.rules.enums import SessionStatus
 from evigate.storage.errors import SessionAlreadyExists, SessionNotFound
 from evigate.storage.jobs import EVIDENCE_SCORE, job_insert
 from evigate.storage.opinions import LLM_OPINION, llm_factors
@@ -24,7 +25,7 @@ from evigate.storage.rows import (
 from evigate.storage.runner import Runner
 from evigate.storage.types import utcnow
 
-RUNNING, SUCCESS, FAILED = "RUNNING", "SUCCESS", "FAILED"
+RUNNING, SUCCESS, FAILED = SessionStatus.RUNNING, SessionStatus.SUCCESS, SessionStatus.FAILED
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 50
 SESSION_ID_CHARS = 64  # diagnosis_session.session_id VARCHAR(64)

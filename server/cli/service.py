@@ -114,8 +114,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each configured source with its state; exit 1 when one is not ready (usable in scripts)."""
-    from evigate.server.app import build_sources
     from evigate.server.config import ConfigError, load_settings
+    from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
 
     try:
@@ -152,7 +152,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
 
 def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
-    from evigate.server.app import opinion_worker
+    from evigate.server.opinion_worker import opinion_worker
 
     worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
     return [] if worker is None else [worker]

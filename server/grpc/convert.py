@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
+from evigate.rules.enums import SessionStatus, Verdict
 from evigate.server.codec import CodecError, from_seed
 from evigate.server.pipeline import ChatResult, StageEvent
 from evigate.storage.records import CaseRecord, InvocationRecord, RoundRecord, SessionRecord, TraceRecord
@@ -105,12 +106,20 @@ def _verdict(data: JSON | None) -> JSON | None:
     return None if data is None else _words(data, _names(verdict_pb2.Verdict))
 
 
+_STATUSES: dict[str, session_pb2.SessionStatus.ValueType] = {
+    SessionStatus.RUNNING: session_pb2.SESSION_STATUS_RUNNING,
+    SessionStatus.SUCCESS: session_pb2.SESSION_STATUS_SUCCESS,
+    SessionStatus.FAILED: session_pb2.SESSION_STATUS_FAILED,
+}
+_VERDICT_LABELS: dict[str, verdict_pb2.VerdictLabel.ValueType] = {
+    Verdict.PASS: verdict_pb2.VERDICT_LABEL_PASS,
+    Verdict.LOW_CONFID: verdict_pb2.VERDICT_LABEL_LOW_CONFID,
+    Verdict.REJECT: verdict_pb2.VERDICT_LABEL_REJECT,
+}
+
+
 def _status(word: str) -> session_pb2.SessionStatus.ValueType:
-    return {
-        "RUNNING": session_pb2.SESSION_STATUS_RUNNING,
-        "SUCCESS": session_pb2.SESSION_STATUS_SUCCESS,
-        "FAILED": session_pb2.SESSION_STATUS_FAILED,
-    }.get(word, session_pb2.SESSION_STATUS_UNSPECIFIED)
+    return _STATUSES.get(word, session_pb2.SESSION_STATUS_UNSPECIFIED)
 
 
 def _feedback(word: str | None) -> session_pb2.Feedback.ValueType:
@@ -120,11 +129,7 @@ def _feedback(word: str | None) -> session_pb2.Feedback.ValueType:
 
 
 def _verdict_label(word: Any) -> verdict_pb2.VerdictLabel.ValueType:
-    return {
-        "PASS": verdict_pb2.VERDICT_LABEL_PASS,
-        "LOW_CONFID": verdict_pb2.VERDICT_LABEL_LOW_CONFID,
-        "REJECT": verdict_pb2.VERDICT_LABEL_REJECT,
-    }.get(str(word), verdict_pb2.VERDICT_LABEL_UNSPECIFIED)
+    return _VERDICT_LABELS.get(str(word), verdict_pb2.VERDICT_LABEL_UNSPECIFIED)
 
 
 def _timestamp(target: Message, when: datetime) -> None:

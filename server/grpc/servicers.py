@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from evigate.rules.enums import SessionStatus
 from evigate.server.codec import from_seed
 from evigate.server.deadline import Deadline
 from evigate.server.grpc import convert, validation
@@ -179,4 +180,4 @@ class MetricsObserver:
         self._metrics.observe_answer_check(answer_check)
 
     def on_delivered(self, session_id: str) -> None:
-        self._metrics.sessions.labels("SUCCESS", "ok").inc()
+        self._metrics.sessions.labels(SessionStatus.SUCCESS, "ok").inc()

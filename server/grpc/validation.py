@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evigate.rules.enums import SessionStatus
 from evigate.server.codec import CodecError, to_seed
 from evigate.server.grpc.errors import FieldViolation, InvalidArgumentError
 from evigate.v1 import evidence_pb2, session_pb2
@@ -67,9 +68,9 @@ _FEEDBACK_WORDS: dict[int, str] = {
     session_pb2.FEEDBACK_NOT_USEFUL: "not_useful",
 }
 _STATUS_WORDS: dict[int, str] = {
-    session_pb2.SESSION_STATUS_RUNNING: "RUNNING",
-    session_pb2.SESSION_STATUS_SUCCESS: "SUCCESS",
-    session_pb2.SESSION_STATUS_FAILED: "FAILED",
+    session_pb2.SESSION_STATUS_RUNNING: SessionStatus.RUNNING,
+    session_pb2.SESSION_STATUS_SUCCESS: SessionStatus.SUCCESS,
+    session_pb2.SESSION_STATUS_FAILED: SessionStatus.FAILED,
 }
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from evigate.rules import answer_check
 from evigate.rules.answer_check import AnswerMaterial
+from evigate.rules.enums import ClaimType
 from evigate.server.pipeline import derivation
 from evigate.storage.records import InvocationRecord
 
@@ -40,7 +41,7 @@ def material_for(
         text = claim.get("claim_text")
         if isinstance(text, str):
             facts.append(text)
-            if claim.get("claim_type") == "root_cause":
+            if claim.get("claim_type") == ClaimType.ROOT_CAUSE:
                 root_causes.append(text)
         facts.extend(derivation.verified_excerpts(claim, gatekeeper_result))
     for inv in invocations:

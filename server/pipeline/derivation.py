@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evigate.rules import guard
+from evigate.rules.enums import CheckStatus
 from evigate.rules.text import critical_tokens
 
 JSON = dict[str, Any]
@@ -28,7 +29,9 @@ def verified_excerpts(claim: JSON, gatekeeper_result: JSON) -> list[str]:
     passed = {
         b.get("binding_index")
         for b in gatekeeper_result.get("checked_bindings", [])
-        if isinstance(b, dict) and b.get("claim_id") == claim.get("claim_id") and b.get("status") == "pass"
+        if isinstance(b, dict)
+        and b.get("claim_id") == claim.get("claim_id")
+        and b.get("status") == CheckStatus.PASS
     }
     excerpts = []
     for index, binding in enumerate(bindings):

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from evigate.rules.enums import SessionStatus
 from evigate.rules.errors import EvigateError, StatusCode
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline.events import ChatResult
@@ -67,7 +68,7 @@ class SessionLifecycle:
         trace = await self._repo.get_trace(session_id)
         if trace is None:
             return None
-        if trace.session.status == "RUNNING":
+        if trace.session.status == SessionStatus.RUNNING:
             raise SessionRunning(session_id)
         return result_from_trace(trace)
 
@@ -118,7 +119,7 @@ class SessionLifecycle:
                 try:
                     session = await self._repo.get_session(session_id)
                     # Not RUNNING: the row was never written, or the write that failed did commit.
-                    if session is not None and session.status == "RUNNING":
+                    if session is not None and session.status == SessionStatus.RUNNING:
                         await self.fail(session_id, reason, progress)
                     return
                 except Exception as error:  # unreachable still, or a connection the outage broke
@@ -154,7 +155,9 @@ class SessionLifecycle:
         await self._repo.finish_failed(
             session_id, reason, {**progress.extras(), "failed_stage": progress.stage}, undelivered=undelivered
         )
-        return ChatResult(session_id, "FAILED", "", None, None, None, None, reason, tuple(progress.latencies))
+        return ChatResult(
+            session_id, SessionStatus.FAILED, "", None, None, None, None, reason, tuple(progress.latencies)
+        )
 
 
 def result_from_trace(trace: TraceRecord) -> ChatResult:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evigate.rules.enums import EvidenceStatus
+from evigate.rules.enums import CheckStatus, ClaimType, EvidenceStatus, Severity, Verdict
 from evigate.rules.types import InvocationFacts, parse_evidence_refs
 from evigate.storage.records import InvocationRecord
 
@@ -89,7 +89,7 @@ def _issue(claim_id: str, rule_id: str, message: str) -> JSON:
         "claim_id": claim_id,
         "binding_index": None,
         "rule_id": rule_id,
-        "severity": "reject",
+        "severity": Severity.REJECT,
         "message": message,
     }
 
@@ -103,7 +103,7 @@ def claims_of(structured: JSON) -> list[JSON]:
 def allowed_claims(structured: JSON, gatekeeper_result: JSON, verdict: JSON) -> list[JSON]:
     """Claims the Composer may express: the Verifier found them supported and every binding of
     theirs passed the Gatekeeper. Nothing is allowed from a REJECT verdict."""
-    if verdict.get("verdict") == "REJECT":
+    if verdict.get("verdict") == Verdict.REJECT:
         return []
     supported = {
         check.get("claim_id")
@@ -113,7 +113,7 @@ def allowed_claims(structured: JSON, gatekeeper_result: JSON, verdict: JSON) -> 
     failed = {
         binding.get("claim_id")
         for binding in gatekeeper_result.get("checked_bindings", [])
-        if isinstance(binding, dict) and binding.get("status") != "pass"
+        if isinstance(binding, dict) and binding.get("status") != CheckStatus.PASS
     }
     return [
         c for c in claims_of(structured) if c.get("claim_id") in supported and c.get("claim_id") not in failed
@@ -124,13 +124,13 @@ def composer_input(
     query: str, language: str, structured: JSON, gatekeeper_result: JSON, verdict: JSON
 ) -> JSON:
     allowed = allowed_claims(structured, gatekeeper_result, verdict)
-    hypotheses = structured.get("hypotheses") if verdict.get("verdict") != "REJECT" else []
-    actions = structured.get("recommended_actions") if verdict.get("verdict") != "REJECT" else []
+    hypotheses = structured.get("hypotheses") if verdict.get("verdict") != Verdict.REJECT else []
+    actions = structured.get("recommended_actions") if verdict.get("verdict") != Verdict.REJECT else []
     missing = structured.get("missing_info")
     return {
         "original_query": query,
         "language": language,
-        "verdict": verdict.get("verdict", "REJECT"),
+        "verdict": verdict.get("verdict", Verdict.REJECT),
         "allowed_claims": allowed,
         "allowed_hypotheses": hypotheses if isinstance(hypotheses, list) else [],
         "missing_info": missing if isinstance(missing, list) else [],
@@ -140,7 +140,7 @@ def composer_input(
 
 
 def negative_claims(claims: Sequence[JSON]) -> list[JSON]:
-    return [c for c in claims if c.get("claim_type") == "negative_observation"]
+    return [c for c in claims if c.get("claim_type") == ClaimType.NEGATIVE_OBSERVATION]
 
 
 def verifier_evaluation(  # noqa: PLR0917 - one field per part of the record

@@ -11,6 +11,7 @@ from typing import Any
 
 from evigate.rules import gatekeeper
 from evigate.rules.catalog import Catalog
+from evigate.rules.enums import SessionStatus, Verdict
 from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_check, material, verdicts
@@ -79,7 +80,7 @@ class StageSequence:
         for round_number in range(1, max(1, self._max_rounds) + 1):
             task = ExecutorTask(query, language, planned.data, round_number, retry, toolbox, deadline)
             last = await self._round(session_id, task, progress, send)
-            if last.verdict.get("verdict") != "REJECT":
+            if last.verdict.get("verdict") != Verdict.REJECT:
                 break
             retry = material.retry_context(round_number, last.gate, last.verdict, last.parse_status)
         assert last is not None  # at least one round ran
@@ -99,11 +100,11 @@ class StageSequence:
         )
         progress.version("composer", composed.prompt_version)
         composer_output = composed.composer_output
-        if composed.lower_verdict and last.verdict.get("verdict") == "PASS":
+        if composed.lower_verdict and last.verdict.get("verdict") == Verdict.PASS:
             # the rewrite could not make the answer safe: it must not go out as PASS
             last.verdict, last.record = verdicts.lowered_by_guard(last.verdict, last.record)
             await self._repo.save_round(session_id, last.record)
-            progress.rounds[-1].update(verdict="LOW_CONFID", rationale=last.verdict["rationale"])
+            progress.rounds[-1].update(verdict=Verdict.LOW_CONFID, rationale=last.verdict["rationale"])
         send("composer_output", 0, composer_output)
 
         progress.rounds[-1]["composer_output"] = composer_output
@@ -127,7 +128,7 @@ class StageSequence:
             self._on_success(session_id)
         return ChatResult(
             session_id,
-            "SUCCESS",
+            SessionStatus.SUCCESS,
             answer,
             composer_output,
             last.verdict,

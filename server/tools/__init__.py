@@ -1,4 +1,5 @@
-"""The Executor's tools: query_metrics, query_logs, lookup_knowledge, summarize_logs (docs/design.md §6).
+"""The Executor's tools: query_metrics, query_logs, lookup_knowledge, query_promql, summarize_logs
+(docs/design.md §6).
 
 Each tool is one module holding a `Tool` (tool.py), registered in registry.py. build_backend() gives
 a ToolBackend (the sources); SessionToolBox runs the registered tools against it for one session

@@ -1,8 +1,10 @@
 """The tool-backend seam: what a backend must answer, and what it may read.
 
 A backend answers four typed queries and raises ToolError when it could not check (data missing,
-unreadable or corrupt). Shaping results, evidence refs, dedup and recording live in SessionToolBox,
-so every backend (fixture, real systems) produces the same tool_invocation rows.
+unreadable or corrupt); one that has a Prometheus-compatible store also answers PromQL
+(`PromQLBackend`, the live backend of server/sources). Shaping results, evidence refs, dedup and
+recording live in SessionToolBox, so every backend (fixture, real systems) produces the same
+tool_invocation rows.
 """
 
 from __future__ import annotations

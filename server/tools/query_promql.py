@@ -1,4 +1,4 @@
-"""query_promql: an instant or range PromQL query, or a named signal of a service (docs/design.md §6.4).
+"""query_promql: an instant or range PromQL query, or a named signal of a service (docs/design.md §6.6).
 
 Served by a backend that has a Prometheus-compatible store (server/sources/live_backend.py); the
 file backend has none, so the call fails saying so. Every returned series is one evidence ref

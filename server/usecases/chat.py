@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
+from evigate.rules.enums import SessionStatus
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from evigate.server.pipeline import ChatResult, Pipeline, StageEvent
 from evigate.server.usecases.ports import ChatObserver
@@ -60,7 +61,7 @@ class ChatUseCase:
                 result = event.data
                 if ran and self._observer is not None:
                     self._observer.on_finished(result.status, result.stage_latencies, result.answer_check)
-                if result.status == "FAILED" and request.deadline.expired():
+                if result.status == SessionStatus.FAILED and request.deadline.expired():
                     # Recorded as FAILED; the caller's deadline is what ended it.
                     raise DeadlineExceeded(result.failure_reason)
                 yield ChatEvent(event, ChatOutcome(result, ran))
@@ -78,7 +79,7 @@ class ChatUseCase:
         recorded FAILED, raising DeadlineExceeded (what the caller will see). On success nothing
         awaits, so no other task can delay the reply past this check."""
         result = outcome.result
-        if not outcome.ran_here or result.status != "SUCCESS":
+        if not outcome.ran_here or result.status != SessionStatus.SUCCESS:
             return
         if time_remaining is not None and time_remaining < REPLY_BUDGET_S:
             await self._pipeline.fail_undelivered(result.session_id)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
+from evigate.rules.enums import SessionStatus
 from evigate.server.usecases.ports import SessionStore
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.storage.errors import SessionNotFound
@@ -33,7 +34,7 @@ class TraceUseCase:
                 raise SessionNotFound(session_id)
             if record.case_id is not None:  # the case's structure, for the trace's reader
                 record = replace(record, case=await self._store.get_case(record.case_id))
-            return present(record), record.session.status != "RUNNING"
+            return present(record), record.session.status != SessionStatus.RUNNING
 
         if cache is None:
             return (await load())[0]

@@ -4,6 +4,7 @@ own event loop (started and stopped by server.app, next to the gRPC server)."""
 from __future__ import annotations
 
 import logging
+import math
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -76,7 +77,10 @@ class WebServer:
     signal handlers of its own (the service's handle SIGTERM and stop this)."""
 
     def __init__(self, app: Starlette, host: str, port: int, grace_s: float) -> None:
-        self._sock = socket.create_server((host, port), family=_family(host), reuse_port=False)
+        try:
+            self._sock = socket.create_server((host, port), family=_family(host))
+        except OSError as error:
+            raise OSError(f"cannot listen on {host}:{port} (web): {error.strerror or error}") from None
         self.host = host
         self.port = int(self._sock.getsockname()[1])
         config = uvicorn.Config(
@@ -84,7 +88,7 @@ class WebServer:
             log_config=None,
             access_log=False,
             lifespan="off",
-            timeout_graceful_shutdown=max(int(grace_s), 1),
+            timeout_graceful_shutdown=math.ceil(grace_s),
             server_header=False,
         )
         self._server = uvicorn.Server(config)
@@ -102,7 +106,11 @@ class WebServer:
         await self._server.startup(sockets=[self._sock])
         log.info("web viewer serving", extra={"url": self.url})
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Stops accepting, closes idle connections, lets requests in flight finish for the grace
+        period, then cancels them."""
+        if grace_s is not None:
+            self._server.config.timeout_graceful_shutdown = math.ceil(grace_s)
         if self._server.started:
             await self._server.shutdown(sockets=[self._sock])
         else:

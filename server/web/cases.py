@@ -1,5 +1,5 @@
-"""The case library as the Cases page lists it. The one place that reads cases, so that it can
-switch to a ListCases use case with structured case fields when there is one."""
+"""The case library as the Cases page lists it, structured fields included (error code, services,
+alert names: empty until the case is structured). The one place the viewer reads cases."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ class CaseRow:
     session_id: str  # the diagnosis the case came from
     title: str
     fault_category: str
+    error_code: str
+    services: tuple[str, ...]
+    alert_names: tuple[str, ...]
     root_cause: str
     solution: str
     created_by: str
@@ -27,6 +30,9 @@ async def case_rows(cases: CaseUseCase) -> list[CaseRow]:
             c.diagnosis_id,
             c.title,
             c.fault_category,
+            c.error_code or "",
+            c.services,
+            c.alert_names,
             c.root_cause,
             c.solution,
             c.created_by,

@@ -69,12 +69,14 @@ class Page:
     next_token: str | None
 
 
-async def find_sessions(traces: TraceUseCase, filters: Filters, token: str | None) -> Page:
+async def find_sessions(
+    traces: TraceUseCase, filters: Filters, token: str | None, page_size: int = PAGE_SIZE
+) -> Page:
     store_feedback = filters.feedback if filters.feedback in ("useful", "not_useful") else None
     found: list[SessionRecord] = []
     for _ in range(SCAN_PAGES):
-        sessions, token = await traces.list_sessions(store_feedback, filters.status or None, PAGE_SIZE, token)
+        sessions, token = await traces.list_sessions(store_feedback, filters.status or None, page_size, token)
         found.extend(s for s in sessions if filters.keeps(s))
-        if token is None or len(found) >= PAGE_SIZE:
+        if token is None or len(found) >= page_size:
             break
     return Page(found, token)

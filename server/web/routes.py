@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import jinja2
 from starlette.requests import Request
@@ -187,7 +187,8 @@ class Viewer:
         except NoAnswer:
             outcome = "refused"
         # Post/redirect/get: reloading the page does not submit again.
-        return RedirectResponse(f"/sessions/{session_id}?feedback={outcome}#feedback", status_code=303)
+        target = f"/sessions/{quote(session_id, safe='')}?feedback={outcome}#feedback"
+        return RedirectResponse(target, status_code=303)
 
     async def cases(self, request: Request) -> Response:
         if not self._authenticated(request):

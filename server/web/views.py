@@ -102,6 +102,7 @@ class RoundView:
 class SentenceView:
     text: str
     claims: list[tuple[str, str]]  # (claim id, anchor)
+    citations: list[tuple[str, str]]  # (label, href of the cited ref) of those claims
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,11 +314,17 @@ def session_page(record: TraceRecord) -> SessionPage:
     calls = [_call(i, cited) for i in record.invocations]
     ref_anchors = {(c.id, r.raw_path): r.anchor for c in calls for r in c.refs}
     rounds = [_round(r, ref_anchors) for r in record.rounds]
-    final_claims = [(c.claim_id, c.anchor, c.text) for c in (rounds[-1].claims if rounds else [])]
+    final_claims = rounds[-1].claims if rounds else []
     sentences = []
     for sentence in highlight.sentences(s.answer or ""):
-        ids = set(highlight.stated_claims(sentence, [(a, t) for _, a, t in final_claims]))
-        sentences.append(SentenceView(sentence, [(cid, a) for cid, a, _ in final_claims if a in ids]))
+        ids = set(highlight.stated_claims(sentence, [(c.anchor, c.text) for c in final_claims]))
+        stated = [c for c in final_claims if c.anchor in ids]
+        citations = [
+            (f"#{b.invocation_id} {b.raw_path}", b.href) for c in stated for b in c.bindings if b.href
+        ]
+        sentences.append(
+            SentenceView(sentence, [(c.claim_id, c.anchor) for c in stated], list(dict.fromkeys(citations)))
+        )
     extras = _dict(s.extras)
     evaluation = _dict(s.self_evaluation)
     plan = _dict(s.planner_plan)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evigate.storage import migrate
-from tests.reliability.procs import ServerProc
+from tests.support.server_proc import ServerProc
 
 ServerFactory = Callable[..., ServerProc]
 
@@ -27,9 +27,7 @@ def servers(tmp_path: Path) -> Iterator[ServerFactory]:
 
     yield make
     for proc in made:
-        if proc.proc is not None and proc.proc.poll() is None:
-            proc.proc.kill()
-            proc.proc.wait(10)
+        proc.reap()
 
 
 @pytest.fixture

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -20,6 +17,7 @@ from evigate.server.agents.base import AgentBackend, Skill, StageOutput
 from evigate.server.app import App, Components
 from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
+from tests.support.server_proc import ServerProc
 from tests.support.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,12 +25,6 @@ VENV_BIN = Path(sys.executable).parent
 HIGH_CPU_ZH = "payment-service 现在有 HighCPUUsage 告警吗？"
 HIGH_CPU_EN = "Does payment-service have a HighCPUUsage alert right now?"
 SHARED_TOKEN = "shared-test-token"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
@@ -112,60 +104,33 @@ async def channel(app: App) -> AsyncIterator[grpc.aio.Channel]:
         yield ch
 
 
-class ServerProcess:
-    """`evigate serve` in a subprocess; `address` once it printed its banner."""
-
-    def __init__(self, args: Sequence[str], env: Mapping[str, str], cwd: Path) -> None:
-        self.log = cwd / "server.log"
-        self._log_file = self.log.open("w")
-        self.proc = subprocess.Popen(
-            [str(VENV_BIN / "evigate"), "serve", *args],
-            cwd=cwd,
-            env={**os.environ, **env},
-            stdout=subprocess.PIPE,
-            stderr=self._log_file,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if "serving on" not in line:
-            self.stop()
-            raise RuntimeError(f"server did not start: {line!r}\n{self.log.read_text()}")
-        self.address = line.strip().rsplit("://", 1)[1]
-
-    def stop(self, sig: int = 15, timeout: float = 20) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            code = self.proc.wait(timeout)
-        finally:
-            self._log_file.close()
-        return code
+# The one server-process harness (tests/support/server_proc.py); the old name stays for the tests.
+ServerProcess = ServerProc
 
 
-def _server_processes(directory: Path) -> Iterator[Callable[..., ServerProcess]]:
-    started: list[ServerProcess] = []
+def _server_processes(directory: Path) -> Iterator[Callable[..., ServerProc]]:
+    """Starts `evigate serve` processes on the service's own defaults (embedded SQLite under
+    `directory`), each returned once it printed its banner; any still running is killed at teardown."""
+    started: list[ServerProc] = []
 
-    def start(*args: str, env: Mapping[str, str] | None = None) -> ServerProcess:
-        process = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", *args], env or {}, directory)
+    def start(*args: str, env: Mapping[str, str] | None = None) -> ServerProc:
+        process = ServerProc(directory, name=f"server{len(started) + 1}", args=args, env=env, base_args=())
         started.append(process)
-        return process
+        return process.start().wait_serving()
 
     yield start
     for process in started:
-        if process.proc.poll() is None:
-            process.proc.kill()
-            process.proc.wait(10)
+        process.reap()
 
 
 @pytest.fixture
-def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProc]]:
     """`evigate serve` subprocesses in this test's tmp_path (killed at teardown if still up)."""
     yield from _server_processes(tmp_path)
 
 
 @pytest.fixture(scope="module")
-def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
     """One `evigate serve` on embedded defaults (plus a token) for a module of client tests."""
     directory = tmp_path_factory.mktemp("served")
     for start in _server_processes(directory):

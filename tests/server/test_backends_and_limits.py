@@ -175,7 +175,7 @@ def test_sigterm_lets_the_in_flight_call_finish(
         stub = chat_service_pb2_grpc.ChatServiceStub(channel)
         future = stub.Chat.future(chat_service_pb2.ChatRequest(query=HIGH_CPU_ZH), timeout=60)
         assert fake.wait_for_requests(1, 10)  # the planner's request is in flight
-        server.proc.send_signal(signal.SIGTERM)
+        server.send_signal(signal.SIGTERM)
         refused: list[grpc.StatusCode] = []
 
         def new_calls_refused() -> bool:

@@ -10,7 +10,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.server.conftest import HIGH_CPU_ZH, ROOT, SHARED_TOKEN, VENV_BIN, ServerProcess, free_port
+from tests.server.conftest import HIGH_CPU_ZH, ROOT, SHARED_TOKEN, VENV_BIN, ServerProcess
+from tests.support.server_proc import free_port
 
 
 def evigate(

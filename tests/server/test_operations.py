@@ -141,7 +141,7 @@ async def test_metrics_endpoint(app_factory: AppFactory) -> None:
 
 
 def _free_port() -> int:
-    from tests.server.conftest import free_port
+    from tests.support.server_proc import free_port
 
     return free_port()
 

@@ -12,7 +12,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from evigate.server.config import load_settings
 from evigate.v1 import trace_service_pb2, trace_service_pb2_grpc
 from tests.server.certs import Certs, make_certs
-from tests.server.conftest import VENV_BIN, AppFactory, free_port, slow_agents
+from tests.server.conftest import VENV_BIN, AppFactory, slow_agents
+from tests.support.server_proc import free_port
 
 TOKENS = ("tok-alpha", "tok-beta")
 LIST = trace_service_pb2.ListSessionsRequest()

@@ -17,7 +17,7 @@ from evigate.server.app import App, Components
 from evigate.server.sources.alertmanager import Alertmanager
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.signals import load_catalog, resolve
-from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, session_pb2, verdict_pb2
+from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, evidence_pb2, session_pb2, verdict_pb2
 from tests.server.conftest import make_settings
 
 from .conftest import Servers, eventually, settings
@@ -100,6 +100,14 @@ async def test_a_metric_value_question_is_answered_from_prometheus(
     assert "3GiB" in reply.answer and live_service in reply.answer
     binding = reply.evidence.claims[0].evidence_bindings[0]
     assert (binding.tool_name, binding.raw_path) == ("query_promql", "$.series[0]")
+
+    # A signal with no series for the service: a scoped negative observation, not a guess.
+    nothing = await _chat(live_app, f"{live_service} 的消息堆积现在多少？")
+    assert nothing.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS, nothing.answer
+    (claim,) = nothing.evidence.claims
+    assert claim.claim_type == evidence_pb2.CLAIM_TYPE_NEGATIVE_OBSERVATION
+    assert claim.evidence_bindings[0].raw_path == "$.no_evidence"
+    assert f"当前查询未检索到 {live_service} 的 consumer_lag 指标序列" in nothing.answer
 
 
 async def _series(prom: Prometheus, expr: str) -> bool:

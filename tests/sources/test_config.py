@@ -71,3 +71,29 @@ def test_prometheus_query_limits_come_from_its_section() -> None:
     assert config.prometheus_limits.max_points == 1100  # untouched keys keep their defaults
     with pytest.raises(SourceConfigError, match="must be positive"):
         sources_config(file_sections={"prometheus": {"url": "http://p", "max_series": 0}})
+
+
+def test_the_service_settings_carry_the_sources_from_flags_environment_and_file(tmp_path: Path) -> None:
+    """`evigate serve` flags / EVIGATE_* variables / --sources-file, as the composition root reads them."""
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.live_sources import build_sources
+
+    sources = tmp_path / "sources.yml"
+    sources.write_text("sources:\n  prometheus: {url: 'http://file:9090', timeout_s: 4, max_series: 7}\n")
+    env = {
+        "EVIGATE_PROMETHEUS_URL": "http://env:9090",
+        "EVIGATE_ALERTMANAGER_URL": "http://env:9093",
+        "EVIGATE_PROMETHEUS_BEARER_TOKEN": "tok",
+        "EVIGATE_SOURCES_FILE": str(sources),
+    }
+    settings = load_settings({"prometheus_url": "http://flag:9090"}, env)
+    config = build_sources(settings)
+    assert config.prometheus is not None and config.alertmanager is not None
+    assert (config.prometheus.url, config.prometheus.read_timeout_s) == ("http://flag:9090", 4)
+    assert config.prometheus.bearer_token == "tok" and config.prometheus_limits.max_series == 7
+    assert config.alertmanager.url == "http://env:9093"
+    assert settings.describe()["prometheus_bearer_token"] == "***"  # secrets never logged
+
+    sources.write_text("sources:\n  prometheus: {url: 'ftp://nope'}\n")
+    with pytest.raises(ConfigError, match="sources: prometheus: url must start with http"):
+        build_sources(load_settings({}, {"EVIGATE_SOURCES_FILE": str(sources)}))

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from evigate.server.agents.base import ToolCallResult
-from evigate.server.app import build_sources, build_tools
 from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
+from evigate.server.live_sources import build_sources, build_tools
 from evigate.server.sources.config import QueryLimits, SourcesConfig
 from evigate.server.sources.live_backend import live_backend
 from evigate.server.sources.signals import load_catalog

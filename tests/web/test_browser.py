@@ -25,6 +25,7 @@ FAILING = "order-service 有 HighLatency 告警吗？"
 XSS_QUESTION = "user-service 有 OutOfMemoryError 日志吗？"
 MANY_CALLS = "Any ERROR logs with OutOfMemoryError on user-service?"
 FEEDBACK_QUESTION = "gateway 有 502 错误日志吗？"
+LYING = "Does gateway have a HighErrorRate alert?"
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,7 @@ def sessions(world: ViewerWorld) -> dict[str, str]:
     world.executor.forged_rounds[REJECTED] = {1, 2}
     world.executor.failing.add(FAILING)
     world.executor.extra_calls[MANY_CALLS] = 300
+    world.composer.lying.add(LYING)
     ids = {
         "reference": ("ref", HIGH_CPU_ZH, "zh"),
         "english": ("ref-en", HIGH_CPU_EN, "en"),
@@ -41,6 +43,7 @@ def sessions(world: ViewerWorld) -> dict[str, str]:
         "xss": ("xss", XSS_QUESTION, "zh"),
         "many": ("many", MANY_CALLS, "en"),
         "feedback": ("feedback", FEEDBACK_QUESTION, "zh"),
+        "refused": ("refused", LYING, "en"),
     }
     for session_id, question, language in ids.values():
         world.ask(question, session_id, language)
@@ -153,6 +156,11 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     sentence_link = page.find_element(By.CSS_SELECTOR, "li.sentence a.claim-link")
     claim = trace.rounds[-1].executor_output["claims"][0]  # type: ignore[index]
     assert sentence_link.text == claim["claim_id"]
+    sentence_citation = sentence_link.find_element(By.XPATH, "..").find_element(
+        By.CSS_SELECTOR, "a.sentence-citation"
+    )
+    binding = claim["evidence_bindings"][0]
+    assert sentence_citation.text == f"#{binding['source_invocation_id']} {binding['raw_path']}"
     sentence_link.click()
     target = page.find_element(By.ID, urlparse(page.current_url).fragment)
     assert claim["claim_text"] in target.text
@@ -161,7 +169,7 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     ref = page.find_element(By.ID, urlparse(page.current_url).fragment)
     _wait(ref.is_displayed, "cited ref shown (its collapsed call opened)")
     marked = " ".join(m.text for m in ref.find_elements(By.TAG_NAME, "mark"))
-    binding = claim["evidence_bindings"][0]
+    assert sentence_citation.get_attribute("href").endswith(f"#{ref.get_attribute('id')}")  # type: ignore[union-attr]
     assert binding["raw_path"] in ref.text and marked == binding["evidence_excerpt"]
     # Gatekeeper, verifier and the evidence score with each rule's contribution.
     gate = trace.rounds[-1].gatekeeper_result or {}
@@ -227,6 +235,10 @@ def test_feedback_from_the_page_records_it_and_the_case_appears(
     assert urlparse(page.current_url).path == "/cases"
     links = [a for a in page.find_elements(By.CSS_SELECTOR, "a.case-session") if a.text == session_id]
     assert len(links) == 1 and case_id in _row_of(links[0]).text
+    (case,) = [c for c in world.run(world.app.database.repo.list_cases()) if c.case_id == case_id]  # type: ignore[union-attr]
+    row = _row_of(links[0])
+    assert row.find_element(By.CSS_SELECTOR, ".fault-category").text == case.fault_category
+    assert row.find_element(By.CSS_SELECTOR, ".services").text == ", ".join(case.services)
     links[0].click()
     _wait(lambda: urlparse(page.current_url).path == f"/sessions/{session_id}", "back at the session")
     _open(page, world, "/sessions?feedback=useful")
@@ -289,3 +301,20 @@ def test_a_session_with_300_tool_calls_stays_collapsed_and_readable(
     opened = page.find_element(By.ID, f"call-{last.id}")
     _wait(lambda: opened.get_attribute("open") is not None, "the bar's call opened")
     assert last.tool_name in opened.text
+
+
+def test_answer_check_refusals_are_shown_apart_from_the_answer(
+    world: ViewerWorld, page: webdriver.Chrome, sessions: dict[str, str]
+) -> None:
+    check = (world.trace(sessions["refused"]).session.extras or {})["answer_check"]
+    assert check["rejections"]  # the pipeline refused the invented text
+    _open(page, world, f"/sessions/{sessions['refused']}")
+    answer = " ".join(s.text for s in page.find_elements(By.CSS_SELECTOR, "li.sentence"))
+    assert "OPS-4711" not in answer and "99%" not in answer
+    refusals = page.find_elements(By.CSS_SELECTOR, "#answer-check details.rejection")
+    assert len(refusals) == len(check["rejections"])
+    refusals[0].find_element(By.TAG_NAME, "summary").click()
+    assert world.composer.lie.strip() in refusals[0].text
+    for violation in check["rejections"][0]["violations"]:
+        assert violation["rule_id"] in refusals[0].text
+    assert check["answer_source"] in page.find_element(By.ID, "answer-check").text

@@ -11,8 +11,12 @@ import httpx
 import pytest
 
 from evigate.server.config import ConfigError, load_settings, web_address
+from evigate.server.usecases.trace import TraceUseCase
+from evigate.server.web import listing
 from evigate.server.web.auth import CSRF_COOKIE, SESSION_COOKIE
-from tests.server.conftest import HIGH_CPU_ZH, ServerProcess, free_port
+from tests.server.conftest import HIGH_CPU_ZH
+from tests.support.server_proc import ServerProc
+from tests.support.waiting import until
 from tests.web.conftest import TOKEN
 from tests.web.world import ViewerWorld
 
@@ -167,13 +171,92 @@ def test_the_served_viewer_listens_on_loopback(world: ViewerWorld) -> None:
 
 def test_evigate_serve_with_web_prints_the_viewer_url_and_serves_it(tmp_path: Path) -> None:
     """The command as users run it: `evigate serve --web`, one process for gRPC and the viewer."""
-    server = ServerProcess(["--listen", f"127.0.0.1:{free_port()}", "--web", "127.0.0.1:0"], {}, tmp_path)
+    server = ServerProc(tmp_path, args=["--web", "127.0.0.1:0"]).start()
+    prefix = "evigate web viewer on http://127.0.0.1:"
+
+    def viewer_line() -> str | None:
+        return next((line for line in server.log_text().splitlines() if line.startswith(prefix)), None)
+
     try:
-        assert server.proc.stdout is not None
-        line = server.proc.stdout.readline()
-        assert line.startswith("evigate web viewer on http://127.0.0.1:"), line
-        url = line.split(" on ", 1)[1].strip()
+        server.wait_serving()
+        until(lambda: viewer_line() is not None, within=30, what="the viewer URL printed")
+        url = (viewer_line() or "").split(" on ", 1)[1].strip()
         listing = httpx.get(f"{url}sessions", timeout=30)
         assert listing.status_code == 200 and "<h1>Sessions</h1>" in listing.text
     finally:
         assert server.stop() == 0
+
+
+def test_a_web_port_in_use_stops_serve_naming_it(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = ServerProc(tmp_path, args=["--web", f"127.0.0.1:{port}"]).start()
+        try:
+            with pytest.raises(AssertionError, match=rf"cannot listen on 127.0.0.1:{port} \(web\)"):
+                server.wait_serving()
+            assert server.proc is not None and server.proc.wait(timeout=30) != 0
+        finally:
+            server.reap()
+
+
+def test_filtered_pages_cover_the_matching_sessions_once_newest_first(world: ViewerWorld) -> None:
+    """Verdict and text are filtered on the store's pages; following the next tokens reads each
+    matching session exactly once, in the store's order."""
+    questions = [
+        ("page-a", HIGH_CPU_ZH),
+        ("page-b", "gateway 有 HighCPUUsage 告警吗？"),
+        ("page-c", HIGH_CPU_ZH),
+    ]
+    for session_id, question in questions:
+        world.ask(question, session_id)
+    assert world.app.database is not None
+    traces = TraceUseCase(world.app.database.repo)
+    filters = listing.Filters.parse({"q": "HighCPUUsage", "verdict": "PASS"})
+
+    async def every_page() -> list[list[str]]:
+        pages, token = [], None
+        while True:
+            page = await listing.find_sessions(traces, filters, token, page_size=1)
+            pages.append([s.session_id for s in page.sessions])
+            if page.next_token is None:
+                return pages
+            token = page.next_token
+
+    async def everything() -> list[str]:
+        sessions, _ = await traces.list_sessions(None, None, 1000, None)
+        return [s.session_id for s in sessions if filters.keeps(s)]
+
+    pages = world.run(every_page())
+    assert [s for page in pages for s in page] == world.run(everything())
+    assert {"page-a", "page-b", "page-c"} <= {s for page in pages for s in page}
+    assert all(len(page) <= 1 for page in pages)
+
+
+def test_web_and_other_settings_come_from_a_config_file_below_env_and_flags(tmp_path: Path) -> None:
+    config = tmp_path / "evigate.toml"
+    config.write_text(
+        'web = "127.0.0.1:8081"\nmax_rounds = 3\nauth_tokens = ["a", "b"]\n'
+        '[logs]\ndefault_tz = "Asia/Shanghai"\n',  # a section another reader takes
+        encoding="utf-8",
+    )
+    from_file = load_settings({"config_file": str(config)}, {})
+    assert (from_file.web, from_file.max_rounds, from_file.auth_tokens) == ("127.0.0.1:8081", 3, ("a", "b"))
+    by_env = load_settings({}, {"EVIGATE_CONFIG_FILE": str(config), "EVIGATE_WEB": "127.0.0.1:9090"})
+    assert by_env.web == "127.0.0.1:9090" and by_env.max_rounds == 3
+    flag = load_settings(
+        {"config_file": str(config), "web": "127.0.0.1:9191"}, {"EVIGATE_WEB": "127.0.0.1:9090"}
+    )
+    assert flag.web == "127.0.0.1:9191"
+    as_json = tmp_path / "evigate.json"
+    as_json.write_text('{"web": 8082}', encoding="utf-8")
+    assert web_address(load_settings({"config_file": str(as_json)}, {}).web) == ("127.0.0.1", 8082)
+    config.write_text('webb = "127.0.0.1:8081"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unknown setting.*webb"):
+        load_settings({"config_file": str(config)}, {})
+    config.write_text('max_rounds = "many"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="max_rounds"):
+        load_settings({"config_file": str(config)}, {})

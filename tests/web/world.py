@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evigate.server.agents.base import ExecutorOutput, ExecutorTask
+from evigate.server.agents.base import ExecutorOutput, ExecutorTask, StageOutput
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.app import App, Components
 from evigate.server.deadline import Deadline
@@ -33,6 +33,7 @@ XSS_MESSAGE = (
     'java.lang.OutOfMemoryError: <script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
 )
 T = TypeVar("T")
+JSON = dict[str, Any]
 
 
 def world_with_payload(directory: Path) -> Path:
@@ -77,10 +78,31 @@ class ScriptedExecutor:
         return output
 
 
+class ScriptedComposer:
+    """The offline Composer, except that its first text for a question in `lying` adds an invented
+    number and ticket: the answer check refuses it and the Composer is asked again."""
+
+    def __init__(self) -> None:
+        self._inner = build_offline_backend().composer
+        self.lying: set[str] = set()
+        self.lie = " CPU is at 99%, see ticket OPS-4711."
+
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        output = await self._inner.compose(composer_input, deadline)
+        query = composer_input.get("original_query")
+        if query not in self.lying:
+            return output
+        self.lying.discard(query)  # only the first attempt lies
+        data = dict(output.data)
+        data["user_facing_answer"] = str(data.get("user_facing_answer", "")) + self.lie
+        return dataclasses.replace(output, data=data)
+
+
 class ViewerWorld:
     def __init__(self, directory: Path, tokens: tuple[str, ...] = ()) -> None:
         self.executor = ScriptedExecutor()
-        agents = dataclasses.replace(build_offline_backend(), executor=self.executor)
+        self.composer = ScriptedComposer()
+        agents = dataclasses.replace(build_offline_backend(), executor=self.executor, composer=self.composer)
         settings = make_settings(
             directory,
             web="127.0.0.1:0",

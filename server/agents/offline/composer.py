@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evigate.rules.enums import ClaimType, Verdict
 from evigate.server.agents.base import JSON, StageOutput
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
 from evigate.server.deadline import Deadline
@@ -37,9 +38,9 @@ _REMEDIATION = (
 
 _TEXT = {
     "zh": {
-        "PASS": "",
-        "LOW_CONFID": "证据不足，以下结论置信度较低。",
-        "REJECT": "没有通过校验的证据，无法给出可靠结论。",
+        Verdict.PASS: "",
+        Verdict.LOW_CONFID: "证据不足，以下结论置信度较低。",
+        Verdict.REJECT: "没有通过校验的证据，无法给出可靠结论。",
         "intro": "根据本次查询返回的证据：",
         "missing": "缺少的信息：",
         "actions": "建议的下一步（仅限继续收集证据）：",
@@ -50,9 +51,9 @@ _TEXT = {
         "sep": "",  # each claim text ends with its own full stop
     },
     "en": {
-        "PASS": "",
-        "LOW_CONFID": "The evidence is insufficient; the following has low confidence.",
-        "REJECT": "The evidence did not pass verification; no reliable conclusion can be given.",
+        Verdict.PASS: "",
+        Verdict.LOW_CONFID: "The evidence is insufficient; the following has low confidence.",
+        Verdict.REJECT: "The evidence did not pass verification; no reliable conclusion can be given.",
         "intro": "Based on the evidence this query returned:",
         "missing": "Missing information:",
         "actions": "Suggested next steps (evidence collection only):",
@@ -79,7 +80,7 @@ def _claim_sentence(claim: Mapping[str, Any], texts: Mapping[str, str]) -> str |
     text = claim.get("claim_text")
     if not isinstance(text, str) or not text.strip():
         return None
-    if claim.get("claim_type") == "negative_observation":
+    if claim.get("claim_type") == ClaimType.NEGATIVE_OBSERVATION:
         # Only the scoped phrasing may reach the user, whoever wrote the claim.
         if not has_scoped_negative_phrase(text) or is_overstatement(text):
             return texts["negative_generic"]
@@ -99,7 +100,7 @@ def _is_collection_action(action: Mapping[str, Any]) -> bool:
 def compose(composer_input: Mapping[str, Any]) -> JSON:
     language = "en" if composer_input.get("language") == "en" else "zh"
     texts = _TEXT[language]
-    verdict = str(composer_input.get("verdict", "REJECT")).upper()
+    verdict = str(composer_input.get("verdict", Verdict.REJECT)).upper()
     claims = _maps(composer_input.get("allowed_claims"))
     hypotheses = _maps(composer_input.get("allowed_hypotheses"))
     missing = _strings(composer_input.get("missing_info"))
@@ -115,10 +116,10 @@ def compose(composer_input: Mapping[str, Any]) -> JSON:
         for h in hypotheses
         if isinstance(h.get("hypothesis_text"), str) and not is_overstatement(str(h["hypothesis_text"]))
     ]
-    has_negative = any(claim.get("claim_type") == "negative_observation" for claim in claims)
+    has_negative = any(claim.get("claim_type") == ClaimType.NEGATIVE_OBSERVATION for claim in claims)
 
     lines: list[str] = []
-    header = texts.get(verdict, texts["REJECT"])
+    header = texts.get(verdict, texts[Verdict.REJECT])
     if header:
         lines.append(header)
     if sentences:

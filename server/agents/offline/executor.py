@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
+from evigate.rules.enums import CallStatus, CheckStatus, ClaimType, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline import signal_calls
@@ -147,13 +147,13 @@ def build_evidence(
             text = c.observation_text(call, result, positive, language)
             text = c.safe_text(text, [ref.text for ref in positive], negative=False, language=language)
             claims.append(
-                c.claim(claim_id, "observation", text, [c.binding(result, ref) for ref in positive])
+                c.claim(claim_id, ClaimType.OBSERVATION, text, [c.binding(result, ref) for ref in positive])
             )
         elif state == EvidenceStatus.NO_EVIDENCE:
             ref = next(ref for ref in refs if ref.raw_path == "$.no_evidence")
             text = c.negative_text(call, ref.text, language)
             text = c.safe_text(text, [ref.text], negative=True, language=language)
-            claims.append(c.claim(claim_id, "negative_observation", text, [c.binding(result, ref)]))
+            claims.append(c.claim(claim_id, ClaimType.NEGATIVE_OBSERVATION, text, [c.binding(result, ref)]))
         else:
             missing.append(c.missing_text(call, result, language))
             actions.append(
@@ -218,7 +218,7 @@ def _result_from_json(item: Mapping[str, Any]) -> ToolCallResult | None:
         invocation_id=invocation_id,
         tool_name=tool_name,
         arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
-        status=str(item.get("status", "success")),
+        status=str(item.get("status", CallStatus.SUCCESS)),
         error=item.get("error") if isinstance(item.get("error"), str) else None,
         raw_result=None,
         retrieval_details=dict(details) if isinstance(details, Mapping) else {},
@@ -243,7 +243,7 @@ def _invalid_citations(retry_context: JSON | None) -> frozenset[tuple[int, str]]
         if not isinstance(items, list):
             continue
         for item in items:
-            if not isinstance(item, Mapping) or item.get("status", "fail") == "pass":
+            if not isinstance(item, Mapping) or item.get("status", CheckStatus.FAIL) == CheckStatus.PASS:
                 continue
             invocation_id, raw_path = item.get("source_invocation_id"), item.get("raw_path")
             if isinstance(invocation_id, int) and isinstance(raw_path, str):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evigate.rules.enums import Severity, ToolName, Verdict
+from evigate.rules.enums import CheckStatus, ClaimType, Severity, ToolName, Verdict
 from evigate.server.agents.base import JSON, StageOutput
 from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.facts import (
@@ -30,7 +30,7 @@ from evigate.server.deadline import Deadline
 from evigate.server.tools.services import CatalogView, ServiceCatalog
 
 PROMPT_VERSION = "offline-verifier-v2"
-_NARROW_TYPES = ("observation", "negative_observation")
+_NARROW_TYPES = (ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -51,7 +51,7 @@ def verified_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any])
         if (
             not isinstance(checked, Mapping)
             or checked.get("claim_id") != claim_id
-            or checked.get("status") != "pass"
+            or checked.get("status") != CheckStatus.PASS
         ):
             continue
         found: Mapping[str, Any] | None = None
@@ -112,7 +112,7 @@ def check_claim(
     claim_type = claim.get("claim_type")
     text = claim.get("claim_text") if isinstance(claim.get("claim_text"), str) else ""
     assert isinstance(text, str)
-    negative = claim_type == "negative_observation"
+    negative = claim_type == ClaimType.NEGATIVE_OBSERVATION
     facts = critical_facts(text)
     missing = unsupported(facts, excerpts, negative_claim=negative)
     rows = [
@@ -148,7 +148,7 @@ def check_claim(
             if zh
             else "a negative_observation needs $.no_evidence"
         )
-    elif claim_type == "observation" and off_subject(*scope):
+    elif claim_type == ClaimType.OBSERVATION and off_subject(*scope):
         names = ", ".join(term.name for term in scope[1])
         reason = (
             f"范围不符：引用的日志行不包含所查询的主题（{names}）"

@@ -1,0 +1,44 @@
+"""The live sources from the settings: which Prometheus / Alertmanager, and the tool backend that
+serves alerts and metrics from them (docs/design.md §6.6). Used by the composition root
+(`server/app.py`) and `evigate sources`."""
+
+from __future__ import annotations
+
+from evigate.server.config import ConfigError, Settings
+from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
+from evigate.server.sources.live_backend import live_backend
+from evigate.server.sources.signals import SignalCatalogError, load_catalog
+from evigate.server.tools import ToolBackend
+
+
+def build_sources(settings: Settings) -> SourcesConfig:
+    """The live sources: the URL from the flag / environment (Settings), then the sources file."""
+    try:
+        sections = read_sources_file(settings.sources_file) if settings.sources_file else {}
+        env = {
+            key: value
+            for key, value in (
+                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.prometheus_bearer_token),
+                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.alertmanager_bearer_token),
+            )
+            if value
+        }
+        return sources_config(
+            prometheus_url=settings.prometheus_url or None,
+            alertmanager_url=settings.alertmanager_url or None,
+            env=env,
+            file_sections=sections,
+        )
+    except SourceConfigError as error:
+        raise ConfigError(f"sources: {error}") from None
+
+
+def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) -> ToolBackend:
+    """The file backend, with alerts and metrics served by the live sources when configured."""
+    if not sources.configured():
+        return files
+    try:
+        catalog = load_catalog(settings.signals_file)
+    except SignalCatalogError as error:
+        raise ConfigError(f"signals_file: {error}") from None
+    return live_backend(files, sources, catalog)

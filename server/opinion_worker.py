@@ -1,0 +1,47 @@
+"""The LLM-opinion worker (docs/design.md §8.10): built from the settings when
+`evaluation_llm_model` is set, by the service (server.app) and by `evigate worker`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from evigate.server.config import Settings
+from evigate.server.usecases.opinion import OpinionJob
+from evigate.server.worker import EvaluationWorker, worker_settings
+from evigate.storage import Repository
+from evigate.storage.opinions import LLM_OPINION
+
+
+def opinion_worker(
+    settings: Settings,
+    repo: Repository,
+    on_written: Callable[[str], None] | None = None,
+    on_disagreement: Callable[[str], None] | None = None,
+    *,
+    name: str,
+) -> EvaluationWorker | None:
+    """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
+    its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
+    if not settings.evaluation_llm_model:
+        return None
+    from evigate.server.agents.llm.opinion import LLMOpinionAgent
+
+    agent = LLMOpinionAgent.from_settings(
+        settings.evaluation_llm_base_url or settings.llm_base_url,
+        settings.evaluation_llm_api_key or settings.llm_api_key,
+        settings.evaluation_llm_model,
+        settings.evaluation_llm_timeout_s,
+        settings.llm_json_mode,
+        max_retries=settings.llm_max_retries,
+    )
+    job = OpinionJob(repo, agent, on_disagreement)
+    repo.opinion_jobs = True
+    # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
+    # deadline): a slow model must not let another replica claim the job the call still runs for.
+    base = worker_settings(settings)
+    budget = 2 * settings.evaluation_llm_timeout_s + 10
+    opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
+    return EvaluationWorker(
+        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
+    )
