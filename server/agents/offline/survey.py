@@ -68,7 +68,9 @@ def survey_gaps(entities: Entities, available: Collection[str], prometheus: bool
     """The survey's checks that could not run, each named (never "nothing found")."""
     zh = language == "zh"
     out: list[str] = []
-    services = ", ".join(entities.services) or "-"
+    if not entities.services:
+        return out  # only names no source knows: nothing was surveyed
+    services = ", ".join(entities.services)
     # No tool names or level words here: the answer check holds missing-information items to the
     # session's facts, and these name checks that did not run.
     if SUMMARIZE_LOGS not in available:

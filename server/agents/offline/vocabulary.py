@@ -165,7 +165,7 @@ _CURRENT_MARKERS = (
     "firing",
 )
 _RESOLVED_MARKERS = ("已恢复", "已解决", "resolved")
-_ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alarm", "firing")
+_ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alerts", "alarm", "alarms", "firing")
 _LOG_MARKERS = ("日志", "报错", "异常", "log", "logs", "logged", "exception", "stack trace", "堆栈")
 _GUIDANCE_MARKERS = (
     "怎么办",
@@ -186,6 +186,18 @@ _GUIDANCE_MARKERS = (
     "guidance",
     "steps to",
     "steps for",
+    "remediation",
+    "remediate",
+    "mitigation",
+    "mitigate",
+    "what to do",
+    "what do i do",
+    "处置",
+    "怎么解决",
+    "如何解决",
+    "解决办法",
+    "解决方法",
+    "应对",
     "the steps",
     "which commands",
     "what commands",
@@ -248,6 +260,13 @@ _STEPS_MARKERS = (
     "commands",
     "command",
     "procedure",
+    "remediation",
+    "remediate",
+    "mitigation",
+    "mitigate",
+    "what to do",
+    "处置",
+    "解决",
     "runbook",
     "手册",
     "playbook",
