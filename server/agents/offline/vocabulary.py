@@ -67,8 +67,13 @@ LOG_TERMS: tuple[_TermEntry, ...] = (
     ),
     _TermEntry(
         ("outofmemoryerror", "内存溢出", "oom", "out of memory"),
+        # "OOM" is a JVM's OutOfMemoryError, a container's OOMKilled or a runtime's "out of memory".
         LogTerm(
-            "OutOfMemoryError", "OutOfMemoryError", None, "OutOfMemoryError 内存溢出", "OutOfMemoryError"
+            "OutOfMemoryError",
+            None,
+            r"(?i)OutOfMemoryError|OOMKilled|out of memory|(?<![a-z])oom(?![a-z])|内存溢出",
+            "OutOfMemoryError 内存溢出",
+            "OutOfMemoryError",
         ),
     ),
     _TermEntry(

@@ -43,7 +43,15 @@ SUBJECTS: list[tuple[str, list[tuple[str, dict[str, str]]]]] = [
     # Mapped by the vocabulary or by literals: no subject of their own.
     ("Does order-service have HikariCP pool-exhaustion logs?", [("HikariCP", HIKARI)]),
     ("inventory-service 有没有 HikariCP 连接池耗尽的日志？", [("HikariCP", HIKARI)]),
-    ("Does user-service log OOM errors?", [("OutOfMemoryError", {"keyword": "OutOfMemoryError"})]),
+    (
+        "Does user-service log OOM errors?",
+        [
+            (
+                "OutOfMemoryError",
+                {"pattern": r"(?i)OutOfMemoryError|OOMKilled|out of memory|(?<![a-z])oom(?![a-z])|内存溢出"},
+            )
+        ],
+    ),
     (
         "Any 502 Bad Gateway errors on gateway in the last 30 minutes?",
         [("502", {"pattern": "(?<![0-9])502(?![0-9])"})],
