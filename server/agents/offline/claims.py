@@ -219,7 +219,7 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
             what = f" {alert} 告警" if alert else "匹配的告警"
             return f"当前查询未检索到{owner}{what}{_bracket(state_text or '', zh)}。"
         owner = f" for {service}" if service else ""
-        what = f" of a {alert} alert" if alert else ""
+        what = f" of a {alert} alert" if alert else " of alerts"
         return f"This query found no matching evidence{what}{owner}{_bracket(state_text or '', zh)}."
     if call.tool_name == ToolName.LIST_SERVICES:
         closest = re.search(r"closest=([^;]+)", excerpt)

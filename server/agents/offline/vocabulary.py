@@ -171,7 +171,10 @@ _CURRENT_MARKERS = (
 )
 _RESOLVED_MARKERS = ("已恢复", "已解决", "resolved")
 _ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alerts", "alarm", "alarms", "firing")
-_LOG_MARKERS = ("日志", "报错", "异常", "log", "logs", "logged", "exception", "stack trace", "堆栈")
+_LOG_MARKERS = (
+    *("日志", "报错", "异常", "log", "logs", "logged", "exception", "exceptions", "stack trace", "堆栈"),
+    *("warnings", "errors"),
+)
 _GUIDANCE_MARKERS = (
     "怎么办",
     "怎么处理",
@@ -211,7 +214,7 @@ _GUIDANCE_MARKERS = (
     "playbook",
 )
 _ERROR_MARKERS = ("错误日志", "error日志", "error log", "errors", "error-level", "error level", "报错")
-_WARN_MARKERS = ("警告日志", "warn日志", "warning", "warn log", "warn-level", "warn level")
+_WARN_MARKERS = ("警告日志", "warn日志", "warning", "warnings", "warn log", "warn-level", "warn level")
 # Broad questions: a survey of the service rather than one exact query.
 _BROAD_MARKERS = (
     "what's wrong",
