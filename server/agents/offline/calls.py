@@ -171,4 +171,7 @@ def with_signal_calls(
         return calls
     if entities.paraphrased:
         calls = [call for call in calls if call.tool_name != ToolName.QUERY_METRICS]
+    if not entities.asks_log:
+        # "X 的消息堆积现在多少？" asks for the value: its symptom's log lines are not asked for.
+        calls = [call for call in calls if call.tool_name != ToolName.QUERY_LOGS]
     return [*signal, *calls]

@@ -61,6 +61,7 @@ class Entities:
     symptoms: tuple[Symptom, ...] = ()
     paraphrased: bool = False  # alert names found from the question's words, not written out
     wants_steps: bool = False  # asks for a runbook's steps or commands
+    asks_log: bool = False  # names logs (日志, logs, errors), not only a symptom
 
     @property
     def intent(self) -> str:
@@ -272,6 +273,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         symptoms=tuple(symptoms),
         paraphrased=paraphrased,
         wants_steps=_contains_any(lowered, _STEPS_MARKERS),
+        asks_log=asks_log or level is not None,
     )
 
 
