@@ -10,5 +10,7 @@ imports server, storage or the generated contract.
 - `rules.guard.scan(text, negative_claims) -> list[GuardFinding]`
 - `rules.guard.rewrite(text, findings, language=None) -> str`
 - `rules.text.tokenize(text)`, `rules.text.critical_tokens(text)`
+- `rules.case_facts.extract(evidence, catalog=None) -> CaseFacts` (rules/fault-categories.json)
+- `rules.opinion.parse_items(data)`, `code_marks(...)`, `disagreements(items, marks)`, `factors(...)`
 Inputs and results are the frozen dataclasses of `rules.types`; every result has `to_seed()`.
 """

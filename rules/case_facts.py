@@ -19,6 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from evigate.rules.enums import ClaimType, Severity
+from evigate.rules.errors import EvigateError
+
 DEFAULT_PATH = Path(__file__).with_name("fault-categories.json")
 SIGNALS = ("alert", "skill", "exception", "pattern")
 
@@ -50,7 +53,7 @@ _ALERT_FIELD = re.compile(r"\balert(?:_?name)?=([A-Za-z][A-Za-z0-9_]+)", re.IGNO
 _LEADING_ALERT = re.compile(r"^([A-Z][A-Za-z0-9_]*[A-Z][A-Za-z0-9_]*)\s*,")
 
 
-class FaultCatalogError(ValueError):
+class FaultCatalogError(EvigateError, ValueError):
     """The fault-category catalog cannot be used; the message names the file and the problem."""
 
 
@@ -278,7 +281,7 @@ def verified_evidence(
     evaluation = verifier_evaluation or {}
     gatekeeper = evaluation.get("gatekeeper_result") or {}
     excerpts: list[VerifiedExcerpt] = []
-    if isinstance(gatekeeper, dict) and gatekeeper.get("severity") != "reject":
+    if isinstance(gatekeeper, dict) and gatekeeper.get("severity") != Severity.REJECT:
         supported = {
             c.get("claim_id")
             for c in evaluation.get("claim_checks") or []
@@ -288,7 +291,7 @@ def verified_evidence(
         for claim in output.get("claims") or [] if isinstance(output, dict) else []:
             if not isinstance(claim, dict) or claim.get("claim_id") not in supported:
                 continue
-            if claim.get("claim_type") == "negative_observation":
+            if claim.get("claim_type") == ClaimType.NEGATIVE_OBSERVATION:
                 continue  # it verified an absence: nothing in it describes the fault
             for binding in claim.get("evidence_bindings") or []:
                 if isinstance(binding, dict) and isinstance(binding.get("evidence_excerpt"), str):

@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evigate.rules.enums import Verdict
+from evigate.rules.errors import EvigateError
+
 ITEMS = ("has_root_cause", "has_solution", "answers_the_question", "states_only_verified_facts")
 VERIFIED_ONLY = "states_only_verified_facts"
 MAX_REASON_CHARS = 300
 
 
-class OpinionFormatError(ValueError):
+class OpinionFormatError(EvigateError, ValueError):
     """The model's opinion is not four booleans with reasons."""
 
 
@@ -70,7 +73,7 @@ def code_marks(
     if isinstance(gatekeeper, Mapping) and gatekeeper.get("severity") not in (None, "none"):
         marks.append(f"gatekeeper severity={gatekeeper.get('severity')}")
     verdict = evaluation.get("verdict")
-    if verdict is not None and verdict != "PASS":
+    if verdict is not None and verdict != Verdict.PASS:
         marks.append(f"final verdict={verdict}")
     unsupported = [
         str(c.get("claim_id"))

@@ -43,10 +43,17 @@ from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
+from evigate.server.sources.logs.configfile import LogConfigError
+from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
+from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.tools import ToolBackend, build_backend, default_registry, demo_data_dir
+from evigate.server.tool_sources import build_knowledge_search, logs_settings
+from evigate.server.tools import (
+    ToolBackend,
+    ToolError,
+    build_backend,
+    default_registry,
+)
 from evigate.server.tools.catalog_setup import open_service_catalog
 from evigate.server.tools.services import ServiceCatalog
 from evigate.server.usecases.cases import CaseUseCase
@@ -108,13 +115,6 @@ def build_agents(
     return build_offline_backend(catalog=services, signals=signals)
 
 
-def logs_settings(settings: Settings) -> LogConfig:
-    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
-    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
-    data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
-    return log_config(settings.logs_dir, section, data_dir / "logs")
-
-
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
@@ -154,6 +154,8 @@ class App:
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
         self.tools: ToolBackend | None = None
+        self.knowledge: SemanticKnowledge | None = None
+        self._vector_cache: SqliteVectorStore | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
         self.metrics_port = 0
@@ -185,7 +187,9 @@ class App:
         )
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
-        self.tools = tools = self._tools(repo)
+        self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
+        self.tools = tools = self._tools(repo, self.knowledge)
+        await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.catalog if isinstance(tools, LiveBackend) else None
         self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
@@ -244,11 +248,13 @@ class App:
             },
         )
 
-    def _tools(self, repo: Repository) -> ToolBackend:
+    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> ToolBackend:
         """The file backend (logs, knowledge, cases) with the live sources where configured."""
         s = self.settings
         try:
-            files = build_backend(s.tool_backend, s.data_dir, repo, logs=logs_settings(s))
+            files = build_backend(
+                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge
+            )
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None
         except ValueError as error:
@@ -280,6 +286,16 @@ class App:
 
     def cases(self, repo: Repository) -> CaseUseCase:
         return CaseUseCase(repo, load_fault_catalog(self.settings.case_categories_file))
+
+    @staticmethod
+    async def _index_knowledge(knowledge: SemanticKnowledge) -> None:
+        """Index the knowledge files before serving: only texts the vector cache lacks are embedded
+        (all of them once per cache, none on a restart). A missing or corrupt knowledge directory is
+        the tool's failure to report per call, not a reason not to start."""
+        try:
+            await knowledge.refresh_files()
+        except ToolError as error:
+            log.warning("knowledge not indexed", extra={"error": str(error)})
 
     def _grpc_server(
         self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
@@ -337,6 +353,8 @@ class App:
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()
+        if self._vector_cache is not None:
+            self._vector_cache.close()
         if self.database is not None:
             await self.database.close()
         log.info("stopped")

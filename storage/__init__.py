@@ -1,5 +1,6 @@
 """evigate storage: SQLAlchemy models, repositories, alembic migrations, the durable job queue."""
 
+from evigate.storage.case_vectors import CaseVectors
 from evigate.storage.db import Database, default_sqlite_url, migrate
 from evigate.storage.errors import (
     DatabaseUnavailable,
@@ -24,6 +25,7 @@ from evigate.storage.repository import Repository
 
 __all__ = [
     "CaseRecord",
+    "CaseVectors",
     "Database",
     "DatabaseUnavailable",
     "FeedbackOutcome",

@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from evigate.storage.case_vectors import CaseVectors
 from evigate.storage.driver_reads import DriverReads
 from evigate.storage.errors import SchemaOutOfDate
 from evigate.storage.migration import current_revision_sync, head_revision, migrate
@@ -191,6 +192,7 @@ class Database:
             engine, engine.execution_options(evigate_write=True), driver_reads, timeout_s=timeout_s
         )
         self._repo = Repository(self._runner)
+        self._case_vectors = CaseVectors(self._runner)
 
     @classmethod
     async def open(
@@ -234,6 +236,11 @@ class Database:
     @property
     def repo(self) -> Repository:
         return self._repo
+
+    @property
+    def case_vectors(self) -> CaseVectors:
+        """The case library's embedding vectors (semantic lookup_knowledge)."""
+        return self._case_vectors
 
     async def close(self) -> None:
         if self._driver_reads is not None:

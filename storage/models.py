@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, MetaData, String, Text, text
+from sqlalchemy import ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from evigate.storage.types import BigIntPk, Float64, Json, LongText, UtcDateTime
@@ -155,3 +155,23 @@ class Job(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class CaseVector(Base):
+    """Embedding vectors of case-library entries, keyed by the vector space and the exact text
+    embedded (SHA-256): every replica finds a case's vector here instead of embedding it again, and
+    an edited case simply gets a row for its new text."""
+
+    __tablename__ = "case_vector"
+    __table_args__ = (
+        UniqueConstraint("model_id", "content_hash", name="uq_case_vector_model_id_content_hash"),
+        MYSQL_TABLE_ARGS,
+    )
+
+    id: Mapped[int] = mapped_column(BigIntPk, primary_key=True, autoincrement=True)
+    model_id: Mapped[str] = mapped_column(String(128))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    dimension: Mapped[int] = mapped_column(Integer)
+    # Base64 text, not a BLOB: aiomysql cannot bind bytes parameters with PyMySQL 1.1.
+    vector: Mapped[str] = mapped_column(Text, comment="base64 of little-endian float32, dimension values")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)

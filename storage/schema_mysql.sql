@@ -1,6 +1,7 @@
 -- evigate reference DDL for MySQL 8 / MariaDB 10.6+: the head schema (alembic revision v014).
 -- V001–V008 mirror the original Java schema (V008 added diagnosis_session.answer); v009–v014 add
--- what the trace replay, the durable job queue and case retirement and structured cases need. Column names and types are a contract:
+-- what the trace replay, the durable job queue, case retirement,
+-- semantic retrieval and structured cases need. Column names and types are a contract:
 -- the Java side and existing reports read these tables.
 -- tests/storage/test_schema.py checks that a database migrated from empty matches this file in
 -- information_schema (columns, types, nullability, defaults, keys, indexes, foreign keys).
@@ -104,6 +105,17 @@ CREATE TABLE job (
   KEY ix_job_claim (kind, status, available_at),
   KEY ix_job_status_created (status, created_at),
   KEY ix_job_session_id (session_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+
+CREATE TABLE case_vector (
+  id           BIGINT       NOT NULL AUTO_INCREMENT,
+  model_id     VARCHAR(128) NOT NULL,
+  content_hash VARCHAR(64)  NOT NULL,
+  dimension    INT          NOT NULL,
+  vector       TEXT         NOT NULL COMMENT 'base64 of little-endian float32, dimension values',
+  created_at   DATETIME(6)  NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY uq_case_vector_model_id_content_hash (model_id, content_hash)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
 CREATE TABLE alembic_version (

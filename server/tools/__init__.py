@@ -20,6 +20,7 @@ from evigate.server.tools.backend import (
     InvocationRecorder,
     KnowledgeHits,
     KnowledgeQuery,
+    KnowledgeSearch,
     LogsQuery,
     MetricsQuery,
     Page,
@@ -56,15 +57,22 @@ def build_backend(
     l1_threshold: float = DEFAULT_L1_THRESHOLD,
     l1_margin: float = DEFAULT_L1_MARGIN,
     logs: LogConfig | None = None,
+    knowledge: KnowledgeSearch | None = None,
 ) -> ToolBackend:
     """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
-    the log files from `logs` (None: data_dir/logs read with the default field names and formats)."""
+    the log files from `logs` (None: data_dir/logs read with the default field names and formats);
+    `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir)."""
     if kind != "fixture":
         raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    return FixtureBackend(directory, cases, l1_threshold, l1_margin, logs)
+    return FixtureBackend(directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge)
+
+
+def knowledge_dir(data_dir: Path | None) -> Path:
+    """Where the fixture backend reads its knowledge files."""
+    return (data_dir if data_dir is not None else demo_data_dir()) / "knowledge"
 
 
 __all__ = [
@@ -80,6 +88,7 @@ __all__ = [
     "InvocationRecorder",
     "KnowledgeHits",
     "KnowledgeQuery",
+    "KnowledgeSearch",
     "LogsQuery",
     "MetricsQuery",
     "Page",
@@ -93,5 +102,6 @@ __all__ = [
     "build_backend",
     "default_registry",
     "demo_data_dir",
+    "knowledge_dir",
     "openai_schemas",
 ]

@@ -9,7 +9,7 @@ tool_invocation rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -115,6 +115,9 @@ class Page:
 class KnowledgeHits:
     blocks: list[JSON]
     match_level: str  # a MatchLevel: L0 | L1 | none (then blocks is empty)
+    # How the match was made, for retrieval_details["retrieval"]: method (hybrid | bm25), model,
+    # degraded (why dense scores are missing), threshold and the scores of the best documents.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ToolBackend(Protocol):
@@ -171,6 +174,13 @@ class CaseLike(Protocol):
     def solution(self) -> str: ...
     @property
     def fault_category(self) -> str: ...
+
+
+class KnowledgeSearch(Protocol):
+    """How lookup_knowledge searches the knowledge files and the case library: the lexical
+    `tools.knowledge.KnowledgeBase` or the hybrid `sources.retrieval.knowledge.SemanticKnowledge`."""
+
+    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits: ...
 
 
 class CaseSource(Protocol):

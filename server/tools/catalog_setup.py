@@ -1,4 +1,4 @@
-"""The service catalog the service runs with (docs/design.md §6.7): the file backend's own (alerts,
+"""The service catalog the service runs with (docs/design.md §6.8): the file backend's own (alerts,
 logs, knowledge, the data's service-aliases.json), with the live sources' names when they are
 configured (their alerts, Prometheus's service / job / app label values) and the configured aliases;
 built once at start and refreshed in the background."""

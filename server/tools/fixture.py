@@ -6,8 +6,9 @@
                         world: NDJSON with timestamp, level, service, message, extra fields); another
                         root, field names, patterns and time zone come from a LogConfig
     knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
-The case library comes from a CaseSource (the database). File work runs in a worker thread, so the
-event loop never waits on a disk.
+The case library comes from a CaseSource (the database). Knowledge is searched by a KnowledgeSearch:
+the composition root gives the hybrid one (server/sources/retrieval/knowledge.py); without one, the
+lexical KnowledgeBase of knowledge.py. File work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import contextlib
 import json
 import re
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,11 @@ from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.times import display_time
 from evigate.server.tools.backend import (
     JSON,
+    CaseLike,
     CaseSource,
     KnowledgeHits,
     KnowledgeQuery,
+    KnowledgeSearch,
     LogsQuery,
     MetricsQuery,
     Page,
@@ -46,6 +50,21 @@ _POD_SUFFIX = re.compile(r"-[a-z0-9]{5,10}(?:-[a-z0-9]{5})?$")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
 
 
+class LexicalKnowledge:
+    """The BM25-only KnowledgeBase as a KnowledgeSearch: one search at a time, in a worker thread."""
+
+    def __init__(self, knowledge_dir: Path, l1_threshold: float, l1_margin: float) -> None:
+        self._knowledge = KnowledgeBase(knowledge_dir, l1_threshold, l1_margin)
+        self._lock = threading.Lock()
+
+    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        return await asyncio.to_thread(self._search, query, cases)
+
+    def _search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        with self._lock:
+            return self._knowledge.search(query, cases)
+
+
 class FixtureBackend:
     def __init__(
         self,
@@ -53,16 +72,20 @@ class FixtureBackend:
         cases: CaseSource,
         l1_threshold: float,
         l1_margin: float,
+        *,
         logs: LogConfig | None = None,
+        knowledge: KnowledgeSearch | None = None,
     ) -> None:
         self.data_dir = data_dir
         self._cases = cases
         self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
-        self._knowledge = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
-        self._knowledge_lock = threading.Lock()
+        self._knowledge = knowledge or LexicalKnowledge(data_dir / "knowledge", l1_threshold, l1_margin)
         self._alerts_stamp: tuple[int, int] | None = None
         self._alerts: list[JSON] = []
         self._now = _world_now(data_dir / "world.json")
+        # The documents' front matter (`services:`, keys) for the catalog, whichever search is used.
+        self._front_matter = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
+        self._front_lock = threading.Lock()
         self.services = ServiceCatalog([self.sightings], load_aliases(data_dir / ALIASES_FILE))
 
     async def sightings(self) -> Sightings:
@@ -88,8 +111,8 @@ class FixtureBackend:
                     found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
         with contextlib.suppress(ToolError):
             found.extend(Sighting(name, "log") for name in self.logs.services())
-        with contextlib.suppress(ToolError), self._knowledge_lock:
-            services, keys = self._knowledge.front_matter()
+        with contextlib.suppress(ToolError), self._front_lock:
+            services, keys = self._front_matter.front_matter()
             found.extend(Sighting(name, "knowledge") for name in services)
         return Sightings(tuple(found), tuple(dict.fromkeys(alert_names)), keys)
 
@@ -110,11 +133,7 @@ class FixtureBackend:
             cases = await self._cases.list_cases()
         except Exception as exc:  # the database is a dependency: say the tool could not check
             raise ToolError(f"case library unavailable: {exc}") from exc
-        return await asyncio.to_thread(self._search_knowledge, query, cases)
-
-    def _search_knowledge(self, query: KnowledgeQuery, cases: Any) -> KnowledgeHits:
-        with self._knowledge_lock:
-            return self._knowledge.search(query, cases)
+        return await self._knowledge.search(query, cases)
 
     def _query_metrics(self, q: MetricsQuery) -> Page:
         matched = []

@@ -21,7 +21,7 @@ import yaml
 from evigate.rules.enums import MatchLevel
 from evigate.server.tools import case_structure as structure
 from evigate.server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
-from evigate.server.tools.text import tokenize
+from evigate.server.tools.text import case_keys, tokenize
 
 DEFAULT_L1_THRESHOLD = 3.0
 DEFAULT_L1_MARGIN = 0.2
@@ -29,13 +29,6 @@ MAX_BLOCK_CHARS = 600
 _RELATED = 0.6  # an L1 result of another topic must score this share of the best one
 _K1 = 1.2
 _B = 0.75
-_CASE_KEYS = re.compile(
-    r"\b(?:[a-z]+\.)+[A-Z]\w*(?:Exception|Error)\b"  # java.sql.SQLTransientConnectionException
-    r"|\b(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z])[A-Za-z][A-Za-z0-9]{3,}\b"  # HighCPUUsage
-    r"|\b[A-Za-z]+Pool-\d+\b"  # HikariPool-1
-    r"|\b[A-Z]{2,}[-_]\d{2,}\b|\bHTTP \d{3}\b"  # ORA-00060, HTTP 502
-    r"|\bdiagnose-[a-z][a-z-]*[a-z]\b"  # skill names
-)
 
 
 @dataclass
@@ -116,7 +109,7 @@ def _parse_markdown(path: Path, rel: str) -> _Doc:
 def _case_doc(case: CaseLike) -> _Doc:
     text = case.root_cause if case.solution == case.root_cause else f"{case.root_cause} {case.solution}"
     text = _one_line(text)
-    found = [m.group(0) for m in _CASE_KEYS.finditer(f"{case.title} {text}")]
+    found = case_keys(f"{case.title} {text}")
     keys = tuple(dict.fromkeys([*structure.structured_keys(case), *found]))
     extra = {
         "case_id": case.case_id,

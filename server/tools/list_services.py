@@ -1,4 +1,4 @@
-"""list_services: the service catalog (docs/design.md §6.7): every service the sources know, or the
+"""list_services: the service catalog (docs/design.md §6.8): every service the sources know, or the
 service a name means (exact, alias or partial match); a name no source knows is no evidence that
 names the closest known services."""
 

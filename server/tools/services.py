@@ -1,6 +1,6 @@
 """The service catalog: which services the sources know, and which one a name in a question means.
 
-Names come from the sources themselves (docs/design.md §6.7): alert labels (service / app / job),
+Names come from the sources themselves (docs/design.md §6.8): alert labels (service / app / job),
 log services, knowledge front matter (`services:`), and any other source that offers sightings
 (Prometheus label values where configured). Aliases (Chinese names, team names) come from config.
 Matching tolerates case, separators and partial names; a name that matches nothing is reported

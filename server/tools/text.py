@@ -35,3 +35,18 @@ def tokenize(text: str) -> list[str]:
             else:
                 piece += char
     return out
+
+
+# Identifiers in a case's text that work as exact (L0) keys: they name one fault.
+_CASE_KEYS = re.compile(
+    r"\b(?:[a-z]+\.)+[A-Z]\w*(?:Exception|Error)\b"  # java.sql.SQLTransientConnectionException
+    r"|\b(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z])[A-Za-z][A-Za-z0-9]{3,}\b"  # HighCPUUsage
+    r"|\b[A-Za-z]+Pool-\d+\b"  # HikariPool-1
+    r"|\b[A-Z]{2,}[-_]\d{2,}\b|\bHTTP \d{3}\b"  # ORA-00060, HTTP 502
+    r"|\bdiagnose-[a-z][a-z-]*[a-z]\b"  # skill names
+)
+
+
+def case_keys(text: str) -> tuple[str, ...]:
+    """A case's exact key terms: alert names, exception classes, error codes, pool and skill names."""
+    return tuple(dict.fromkeys(m.group(0) for m in _CASE_KEYS.finditer(text)))

@@ -41,6 +41,9 @@ class Answer:
     # window and unit, which no single item holds); None: item_text of each item.
     texts: Sequence[str] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # more raw-result keys beside the items
+    # More retrieval_details entries (lookup_knowledge's "retrieval": method, model, scores); they
+    # never replace the entries every tool writes.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _unchanged(key: str, text: str) -> str:
@@ -93,6 +96,7 @@ class Tool:
             raise ValueError(f"{self.name}: {len(texts)} ref texts for {len(answer.items)} items")
         ref_list = [{"raw_path": f"$.{self.item_array}[{i}]", "text": text} for i, text in enumerate(texts)]
         details = {
+            **answer.details,
             "evidence_status": EvidenceStatus.SUPPORTED,
             "match_level": answer.match_level,
             "evidence_refs": ref_list,
@@ -110,6 +114,7 @@ class Tool:
         query = " ".join(refs.text(args[k]) for k in self.query_keys if k in args) or "*"
         raw, ref = refs.no_evidence(self.name, self.no_evidence_message, query, filters)
         details = {
+            **answer.details,
             "evidence_status": EvidenceStatus.NO_EVIDENCE,
             "match_level": MatchLevel.NONE,
             "evidence_refs": [ref],

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any, Protocol
 
 from evigate.rules import opinion as rules
+from evigate.rules.enums import SessionStatus
 from evigate.storage.records import TraceRecord
 
 log = logging.getLogger("evigate.opinion")
@@ -74,7 +75,7 @@ class OpinionJob:
         """The stored opinion; None when there is none to give (session gone or not a SUCCESS).
         A session that already has one keeps it: one opinion per session."""
         trace = await self._store.get_trace(session_id)
-        if trace is None or trace.session.status != "SUCCESS" or not trace.session.answer:
+        if trace is None or trace.session.status != SessionStatus.SUCCESS or not trace.session.answer:
             return None
         evaluation_root = trace.session.self_evaluation or {}
         existing = evaluation_root.get("llm_opinion")

@@ -114,12 +114,14 @@ async def test_a_useful_answer_becomes_a_case_that_later_sessions_find(
         "SELECT case_id, diagnosis_id, source_type, fault_category, title, root_cause, solution,"
         " created_by FROM case_library",
     )
+    # Structured from the verified excerpt (§7): "… OrderLockTimeoutException: lock wait timeout …".
+    assert db_rows(any_url, "SELECT error_code FROM case_library") == [("OrderLockTimeoutException",)]
     assert cases == [
         (
             first.case_id,
             reply.session_id,
             "AUTO",
-            "GENERAL",
+            "timeout",
             ASK_WITH_LOGS[:100],
             reply.answer,
             reply.answer,

@@ -167,6 +167,9 @@ def test_flags_win_over_environment_and_defaults_are_embedded(tmp_path: Path) ->
         {"EVIGATE_TLS_CERT": "/x.pem"},
         {"EVIGATE_MAX_CLAIMS": "many"},
         {"EVIGATE_METRICS_PORT": "70000"},
+        {"EVIGATE_EMBEDDING_BACKEND": "word2vec"},
+        {"EVIGATE_EMBEDDING_BACKEND": "openai", "EVIGATE_EMBEDDING_BASE_URL": "http://127.0.0.1:1/v1"},
+        {"EVIGATE_EMBEDDING_TIMEOUT_S": "0"},
     ],
 )
 def test_bad_settings_are_named(env: dict[str, str]) -> None:

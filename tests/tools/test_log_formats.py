@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.app import logs_settings
 from evigate.server.config import load_settings
 from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
+from evigate.server.tool_sources import logs_settings
 from tests.tools.conftest import make_harness, write_world
 
 SAME = Path(__file__).resolve().parents[1] / "sources" / "logs" / "samples" / "same"

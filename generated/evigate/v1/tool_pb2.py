@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x65vigate/v1/tool.proto\x12\nevigate.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"-\n\x0b\x45videnceRef\x12\x10\n\x08raw_path\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\xd0\x01\n\x10RetrievalDetails\x12\x33\n\x0f\x65vidence_status\x18\x01 \x01(\x0e\x32\x1a.evigate.v1.EvidenceStatus\x12+\n\x0bmatch_level\x18\x02 \x01(\x0e\x32\x16.evigate.v1.MatchLevel\x12.\n\revidence_refs\x18\x03 \x03(\x0b\x32\x17.evigate.v1.EvidenceRef\x12\x19\n\x0c\x64\x65\x64uped_from\x18\x04 \x01(\x03H\x00\x88\x01\x01\x42\x0f\n\r_deduped_from\"\xd5\x02\n\x0eToolInvocation\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\ttool_name\x18\x03 \x01(\t\x12*\n\targuments\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12*\n\x06status\x18\x05 \x01(\x0e\x32\x1a.evigate.v1.ToolCallStatus\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12+\n\nraw_result\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x37\n\x11retrieval_details\x18\x08 \x01(\x0b\x32\x1c.evigate.v1.RetrievalDetails\x12\x12\n\nlatency_ms\x18\t \x01(\x01\x12/\n\x0b\x63reate_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xbb\x01\n\x14ToolTraceSummaryItem\x12\x1c\n\x14source_invocation_id\x18\x01 \x01(\x03\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12*\n\x06status\x18\x03 \x01(\x0e\x32\x1a.evigate.v1.ToolCallStatus\x12\x33\n\x0f\x65vidence_status\x18\x04 \x01(\x0e\x32\x1a.evigate.v1.EvidenceStatus\x12\x11\n\traw_paths\x18\x05 \x03(\t*\xaa\x01\n\x0e\x45videnceStatus\x12\x1f\n\x1b\x45VIDENCE_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45VIDENCE_STATUS_SUPPORTED\x10\x01\x12\x1f\n\x1b\x45VIDENCE_STATUS_NO_EVIDENCE\x10\x02\x12\x1b\n\x17\x45VIDENCE_STATUS_DEDUPED\x10\x03\x12\x1a\n\x16\x45VIDENCE_STATUS_FAILED\x10\x04*g\n\nMatchLevel\x12\x1b\n\x17MATCH_LEVEL_UNSPECIFIED\x10\x00\x12\x12\n\x0eMATCH_LEVEL_L0\x10\x01\x12\x12\n\x0eMATCH_LEVEL_L1\x10\x02\x12\x14\n\x10MATCH_LEVEL_NONE\x10\x03*m\n\x0eToolCallStatus\x12 \n\x1cTOOL_CALL_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n\x18TOOL_CALL_STATUS_SUCCESS\x10\x01\x12\x1b\n\x17TOOL_CALL_STATUS_FAILED\x10\x02\x42\x1c\n\rio.evigate.v1B\tToolProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x65vigate/v1/tool.proto\x12\nevigate.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"-\n\x0b\x45videnceRef\x12\x10\n\x08raw_path\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\xfc\x01\n\x10RetrievalDetails\x12\x33\n\x0f\x65vidence_status\x18\x01 \x01(\x0e\x32\x1a.evigate.v1.EvidenceStatus\x12+\n\x0bmatch_level\x18\x02 \x01(\x0e\x32\x16.evigate.v1.MatchLevel\x12.\n\revidence_refs\x18\x03 \x03(\x0b\x32\x17.evigate.v1.EvidenceRef\x12\x19\n\x0c\x64\x65\x64uped_from\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12*\n\tretrieval\x18\x05 \x01(\x0b\x32\x17.google.protobuf.StructB\x0f\n\r_deduped_from\"\xd5\x02\n\x0eToolInvocation\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\ttool_name\x18\x03 \x01(\t\x12*\n\targuments\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12*\n\x06status\x18\x05 \x01(\x0e\x32\x1a.evigate.v1.ToolCallStatus\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12+\n\nraw_result\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x37\n\x11retrieval_details\x18\x08 \x01(\x0b\x32\x1c.evigate.v1.RetrievalDetails\x12\x12\n\nlatency_ms\x18\t \x01(\x01\x12/\n\x0b\x63reate_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xbb\x01\n\x14ToolTraceSummaryItem\x12\x1c\n\x14source_invocation_id\x18\x01 \x01(\x03\x12\x11\n\ttool_name\x18\x02 \x01(\t\x12*\n\x06status\x18\x03 \x01(\x0e\x32\x1a.evigate.v1.ToolCallStatus\x12\x33\n\x0f\x65vidence_status\x18\x04 \x01(\x0e\x32\x1a.evigate.v1.EvidenceStatus\x12\x11\n\traw_paths\x18\x05 \x03(\t*\xaa\x01\n\x0e\x45videnceStatus\x12\x1f\n\x1b\x45VIDENCE_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45VIDENCE_STATUS_SUPPORTED\x10\x01\x12\x1f\n\x1b\x45VIDENCE_STATUS_NO_EVIDENCE\x10\x02\x12\x1b\n\x17\x45VIDENCE_STATUS_DEDUPED\x10\x03\x12\x1a\n\x16\x45VIDENCE_STATUS_FAILED\x10\x04*g\n\nMatchLevel\x12\x1b\n\x17MATCH_LEVEL_UNSPECIFIED\x10\x00\x12\x12\n\x0eMATCH_LEVEL_L0\x10\x01\x12\x12\n\x0eMATCH_LEVEL_L1\x10\x02\x12\x14\n\x10MATCH_LEVEL_NONE\x10\x03*m\n\x0eToolCallStatus\x12 \n\x1cTOOL_CALL_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n\x18TOOL_CALL_STATUS_SUCCESS\x10\x01\x12\x1b\n\x17TOOL_CALL_STATUS_FAILED\x10\x02\x42\x1c\n\rio.evigate.v1B\tToolProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,18 +34,18 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'evigate.v1.tool_pb2', _glob
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\rio.evigate.v1B\tToolProtoP\001'
-  _globals['_EVIDENCESTATUS']._serialized_start=893
-  _globals['_EVIDENCESTATUS']._serialized_end=1063
-  _globals['_MATCHLEVEL']._serialized_start=1065
-  _globals['_MATCHLEVEL']._serialized_end=1168
-  _globals['_TOOLCALLSTATUS']._serialized_start=1170
-  _globals['_TOOLCALLSTATUS']._serialized_end=1279
+  _globals['_EVIDENCESTATUS']._serialized_start=937
+  _globals['_EVIDENCESTATUS']._serialized_end=1107
+  _globals['_MATCHLEVEL']._serialized_start=1109
+  _globals['_MATCHLEVEL']._serialized_end=1212
+  _globals['_TOOLCALLSTATUS']._serialized_start=1214
+  _globals['_TOOLCALLSTATUS']._serialized_end=1323
   _globals['_EVIDENCEREF']._serialized_start=100
   _globals['_EVIDENCEREF']._serialized_end=145
   _globals['_RETRIEVALDETAILS']._serialized_start=148
-  _globals['_RETRIEVALDETAILS']._serialized_end=356
-  _globals['_TOOLINVOCATION']._serialized_start=359
-  _globals['_TOOLINVOCATION']._serialized_end=700
-  _globals['_TOOLTRACESUMMARYITEM']._serialized_start=703
-  _globals['_TOOLTRACESUMMARYITEM']._serialized_end=890
+  _globals['_RETRIEVALDETAILS']._serialized_end=400
+  _globals['_TOOLINVOCATION']._serialized_start=403
+  _globals['_TOOLINVOCATION']._serialized_end=744
+  _globals['_TOOLTRACESUMMARYITEM']._serialized_start=747
+  _globals['_TOOLTRACESUMMARYITEM']._serialized_end=934
 # @@protoc_insertion_point(module_scope)

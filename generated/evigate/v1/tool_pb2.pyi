@@ -141,6 +141,7 @@ class RetrievalDetails(_message.Message):
     MATCH_LEVEL_FIELD_NUMBER: _builtins.int
     EVIDENCE_REFS_FIELD_NUMBER: _builtins.int
     DEDUPED_FROM_FIELD_NUMBER: _builtins.int
+    RETRIEVAL_FIELD_NUMBER: _builtins.int
     evidence_status: Global___EvidenceStatus.ValueType
     """What the call found."""
     match_level: Global___MatchLevel.ValueType
@@ -151,6 +152,12 @@ class RetrievalDetails(_message.Message):
     def evidence_refs(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvidenceRef]:
         """One ref per returned item, or the single $.no_evidence ref. Empty when the call failed."""
 
+    @_builtins.property
+    def retrieval(self) -> _struct_pb2.Struct:
+        """How a knowledge lookup ranked (lookup_knowledge only): method (hybrid or bm25), model, degraded
+        (why dense scores are missing), l1_threshold and the scores of the best documents.
+        """
+
     def __init__(
         self,
         *,
@@ -158,10 +165,11 @@ class RetrievalDetails(_message.Message):
         match_level: Global___MatchLevel.ValueType = ...,
         evidence_refs: _abc.Iterable[Global___EvidenceRef] | None = ...,
         deduped_from: _builtins.int | None = ...,
+        retrieval: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deduped_from", b"_deduped_from", "deduped_from", b"deduped_from"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deduped_from", b"_deduped_from", "deduped_from", b"deduped_from", "retrieval", b"retrieval"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deduped_from", b"_deduped_from", "deduped_from", b"deduped_from", "evidence_refs", b"evidence_refs", "evidence_status", b"evidence_status", "match_level", b"match_level"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deduped_from", b"_deduped_from", "deduped_from", b"deduped_from", "evidence_refs", b"evidence_refs", "evidence_status", b"evidence_status", "match_level", b"match_level", "retrieval", b"retrieval"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deduped_from: _TypeAlias = _typing.Literal["deduped_from"]  # noqa: Y015
     _WhichOneofArgType__deduped_from: _TypeAlias = _typing.Literal["_deduped_from", b"_deduped_from"]  # noqa: Y015

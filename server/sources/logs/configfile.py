@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from evigate.rules.errors import EvigateError
+
 from .config import FieldNames, LogConfig, UserPattern
 from .events import LEVELS, normalize_level
 
@@ -36,7 +38,7 @@ _KEYS = frozenset({"root", "default_tz", "default_level", "fields", "patterns"})
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d\d):?(\d\d)$")
 
 
-class LogConfigError(ValueError):
+class LogConfigError(EvigateError, ValueError):
     """The logs section cannot be used; the message names the key."""
 
 

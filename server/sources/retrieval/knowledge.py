@@ -1,0 +1,109 @@
+"""lookup_knowledge on the retrieval index: the knowledge directory and the case library.
+
+Two groups of one `RetrievalIndex`: "files" (every `*.md` block of the knowledge directory, re-read
+when a file's size or mtime changes) and "cases" (the active cases the tool is handed on each call,
+re-indexed when that list changes: a new case from useful feedback, a retired one). Only texts whose
+vector is in neither memory nor the store are embedded, so a changed file or one new case costs one
+or two embeddings, and a restart costs none.
+
+What a hit looks like is the lookup_knowledge item of `ScoredBlock.item` (its `match` field puts the
+level and the scores into the ref text); `retrieval_details["retrieval"]` gets the method (hybrid, or
+bm25 when embeddings are off or failing), the model, why it degraded, the L1 threshold and the scores
+of the best documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from evigate.server.tools.backend import CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
+from evigate.server.tools.text import case_keys
+
+from .documents import Block, DocumentError, case_block, directory_blocks
+from .index import RetrievalIndex, RetrievalResult, SyncReport
+
+log = logging.getLogger(__name__)
+
+FILES, CASES = "files", "cases"
+
+
+def case_blocks(cases: Sequence[CaseLike]) -> list[Block]:
+    """One block per case; its identifiers (alert names, exception classes, ...) are its L0 keys."""
+    blocks = [case_block(case) for case in cases]
+    return [replace(b, keys=case_keys(f"{b.title} {b.text}")) for b in blocks]
+
+
+def _stamp(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    if not directory.is_dir():
+        raise ToolError(f"knowledge data unavailable: {directory} is not a directory")
+    try:
+        stats = [(p.name, p.stat()) for p in sorted(directory.glob("*.md"))]
+        return tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
+    except OSError as exc:
+        raise ToolError(f"knowledge data unreadable: {exc}") from exc
+
+
+class SemanticKnowledge:
+    """A `KnowledgeSearch` (server/tools/backend.py) over a RetrievalIndex."""
+
+    def __init__(self, directory: Path, index: RetrievalIndex, prefix: str = "knowledge") -> None:
+        self.directory = directory
+        self.index = index
+        self._prefix = prefix
+        self._file_stamp: tuple[tuple[str, int, int], ...] | None = None
+        self._case_stamp: tuple[tuple[str, str], ...] | None = None
+        self._lock = asyncio.Lock()  # one refresh at a time; searches run concurrently
+
+    async def refresh_files(self) -> SyncReport | None:
+        """Re-index the knowledge files if any changed since the last call (None: unchanged)."""
+        stamp = await asyncio.to_thread(_stamp, self.directory)
+        if stamp == self._file_stamp:
+            return None
+        async with self._lock:
+            if stamp == self._file_stamp:
+                return None
+            try:
+                blocks = await asyncio.to_thread(directory_blocks, self.directory, self._prefix)
+            except DocumentError as exc:
+                raise ToolError(str(exc)) from exc
+            report = await self.index.replace(FILES, blocks)
+            self._file_stamp = stamp
+            log.info(
+                "knowledge files indexed: %d blocks, %d embedded, %d from the store, %d pending",
+                report.blocks,
+                report.embedded,
+                report.from_store,
+                report.pending,
+            )
+            return report
+
+    async def refresh_cases(self, cases: Sequence[CaseLike]) -> SyncReport | None:
+        """The case group becomes exactly `cases` if that list changed (None: unchanged)."""
+        blocks = case_blocks(cases)
+        stamp = tuple((b.id, b.content_hash) for b in blocks)
+        if stamp == self._case_stamp:
+            return None
+        async with self._lock:
+            if stamp == self._case_stamp:
+                return None
+            report = await self.index.replace(CASES, blocks)
+            self._case_stamp = stamp
+            return report
+
+    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
+        await self.refresh_files()
+        await self.refresh_cases(cases)
+        result = await self.index.search(query.query, limit=query.limit)
+        return KnowledgeHits(
+            [hit.item(result.level) for hit in result.hits], result.level, details=self.details(result)
+        )
+
+    def details(self, result: RetrievalResult) -> dict[str, object]:
+        details = result.details()
+        details.pop("match_level", None)  # retrieval_details has its own
+        method = details.pop("retrieval")
+        return {"method": method, "l1_threshold": self.index.config.l1_threshold, **details}

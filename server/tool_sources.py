@@ -1,0 +1,48 @@
+"""What the file-backed tools read, from the settings: the log tree (query_logs, summarize_logs)
+and lookup_knowledge's semantic search. Used by the composition root (server.app); the live
+Prometheus / Alertmanager sources are built by server.live_sources."""
+
+from __future__ import annotations
+
+from evigate.server.config import Settings
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.configfile import log_config, read_section
+from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
+from evigate.server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.tools import demo_data_dir, knowledge_dir
+from evigate.storage import Database
+
+
+def logs_settings(settings: Settings) -> LogConfig:
+    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
+    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
+    data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
+    return log_config(settings.logs_dir, section, data_dir / "logs")
+
+
+def build_knowledge_search(
+    settings: Settings, database: Database
+) -> tuple[SemanticKnowledge, SqliteVectorStore]:
+    """lookup_knowledge's hybrid search: file vectors in the vector cache, case vectors in the
+    database (table case_vector), embeddings from the configured backend (none: BM25 alone)."""
+    from evigate.server.sources.retrieval.factory import build_embedder, build_knowledge
+    from evigate.server.sources.retrieval.ranking import RankingConfig
+    from evigate.server.sources.retrieval.store import RowVectorStore
+
+    cache = SqliteVectorStore(settings.resolved_vector_cache)
+    embedder = build_embedder(
+        settings.embedding_backend,
+        cache,
+        base_url=settings.embedding_base_url,
+        model=settings.embedding_model,
+        api_key=settings.embedding_api_key,
+        dimension=settings.embedding_dimension,
+        timeout_s=settings.embedding_timeout_s,
+    )
+    config = RankingConfig(l1_threshold=settings.embedding_l1_threshold or RankingConfig().l1_threshold)
+    directory = knowledge_dir(settings.data_dir)
+    cases = RowVectorStore(database.case_vectors)
+    # A failed embedding is retried after twice its timeout: a hung endpoint costs one timeout per
+    # period instead of one per lookup.
+    retry = 2 * settings.embedding_timeout_s
+    return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache
