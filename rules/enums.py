@@ -84,3 +84,4 @@ class ToolName(StrEnum):
     LOOKUP_KNOWLEDGE = "lookup_knowledge"
     QUERY_PROMQL = "query_promql"
     SUMMARIZE_LOGS = "summarize_logs"
+    LIST_SERVICES = "list_services"

@@ -54,6 +54,8 @@ from evigate.server.tools import (
     build_backend,
     default_registry,
 )
+from evigate.server.tools.catalog_setup import open_service_catalog
+from evigate.server.tools.services import ServiceCatalog
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
@@ -88,7 +90,9 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
-def build_agents(settings: Settings, signals: SignalCatalog | None = None) -> AgentBackend:
+def build_agents(
+    settings: Settings, services: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+) -> AgentBackend:
     if settings.agent_backend == "llm":
         from evigate.server.agents.llm import LLMSettings, build_llm_backend
 
@@ -108,7 +112,7 @@ def build_agents(settings: Settings, signals: SignalCatalog | None = None) -> Ag
         )
     from evigate.server.agents.offline import build_offline_backend
 
-    return build_offline_backend(signals=signals)
+    return build_offline_backend(catalog=services, signals=signals)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
@@ -148,6 +152,7 @@ class App:
             settings.trace_cache_ttl_s
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
+        self.services: ServiceCatalog | None = None
         self.tools: ToolBackend | None = None
         self.knowledge: SemanticKnowledge | None = None
         self._vector_cache: SqliteVectorStore | None = None
@@ -187,7 +192,8 @@ class App:
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.catalog if isinstance(tools, LiveBackend) else None
-        agents = self._components.agents or build_agents(s, signals)
+        self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
+        agents = self._components.agents or build_agents(s, self.services, signals)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -338,6 +344,8 @@ class App:
             await self.worker.stop()
         if self.opinions is not None:
             await self.opinions.stop()
+        if self.services is not None:
+            await self.services.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
         if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients

@@ -86,6 +86,8 @@ class Settings:
     data_dir: Path | None = None  # None: the bundled demo world
     logs_dir: Path | None = None  # None: the logs config file's root, else <data_dir>/logs
     logs_config: Path | None = None  # TOML or JSON file with a `logs` section (server/sources/logs)
+    service_aliases_file: Path | None = None  # {"name": ["别名", "team name"]}, on top of the data's own
+    service_catalog_refresh_s: float = 60.0  # how often the service catalog re-reads the sources
     max_rounds: int = 2
     # live sources (server/sources): with a URL set, alerts / metrics come from that server
     prometheus_url: str = ""

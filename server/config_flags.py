@@ -15,6 +15,8 @@ HELP = {
     "agent_backend": "offline (default) or llm",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
+    "service_aliases_file": "JSON of service name → aliases (Chinese names, team names)",
+    "service_catalog_refresh_s": "seconds between service catalog refreshes (0: built once)",
     "logs_dir": "root of the log files query_logs / summarize_logs read (default: DATA_DIR/logs)",
     "logs_config": "TOML or JSON file whose `logs` section sets field names, patterns, default_tz",
     "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",

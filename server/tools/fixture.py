@@ -14,7 +14,9 @@ lexical KnowledgeBase of knowledge.py. File work runs in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import re
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -38,8 +40,13 @@ from evigate.server.tools.backend import (
 )
 from evigate.server.tools.knowledge import KnowledgeBase
 from evigate.server.tools.logfiles import LogFiles
+from evigate.server.tools.services import ServiceCatalog, Sighting, Sightings, load_aliases
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
+ALIASES_FILE = "service-aliases.json"  # a world's own aliases (Chinese names, team names), optional
+# Alert labels that name a service (Prometheus conventions) besides the alert's own `service`.
+_SERVICE_LABELS = ("service", "app", "job", "app_kubernetes_io_name")
+_POD_SUFFIX = re.compile(r"-[a-z0-9]{5,10}(?:-[a-z0-9]{5})?$")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
 
 
@@ -76,6 +83,38 @@ class FixtureBackend:
         self._alerts_stamp: tuple[int, int] | None = None
         self._alerts: list[JSON] = []
         self._now = _world_now(data_dir / "world.json")
+        # The documents' front matter (`services:`, keys) for the catalog, whichever search is used.
+        self._front_matter = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
+        self._front_lock = threading.Lock()
+        self.services = ServiceCatalog([self.sightings], load_aliases(data_dir / ALIASES_FILE))
+
+    async def sightings(self) -> Sightings:
+        """The services, alert names and runbook keys this data directory holds."""
+        return await asyncio.to_thread(self._sightings)
+
+    def _sightings(self) -> Sightings:
+        # Each source on its own: one unreadable file keeps no one from the others' names.
+        found: list[Sighting] = []
+        alert_names: list[str] = []
+        keys: tuple[str, ...] = ()
+        with contextlib.suppress(ToolError):
+            for alert in self._load_alerts():
+                alert_names.append(str(alert["alert_name"]))
+                found.append(Sighting(str(alert["service"]), "alert"))
+                raw_labels = alert.get("labels")
+                labels: dict[str, Any] = raw_labels if isinstance(raw_labels, dict) else {}
+                found.extend(
+                    Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str)
+                )
+                pod = labels.get("pod")
+                if isinstance(pod, str) and _POD_SUFFIX.search(pod):
+                    found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
+        with contextlib.suppress(ToolError):
+            found.extend(Sighting(name, "log") for name in self.logs.services())
+        with contextlib.suppress(ToolError), self._front_lock:
+            services, keys = self._front_matter.front_matter()
+            found.extend(Sighting(name, "knowledge") for name in services)
+        return Sightings(tuple(found), tuple(dict.fromkeys(alert_names)), keys)
 
     def now(self) -> datetime:
         return self._now or datetime.now(UTC)

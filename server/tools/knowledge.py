@@ -40,6 +40,7 @@ class _Doc:
     keys: tuple[str, ...]
     extra: dict[str, str]
     sections: list[tuple[str, str]]  # (heading, one-line text)
+    services: tuple[str, ...] = ()  # front matter `services:` (or `service:`)
 
 
 @dataclass
@@ -100,7 +101,9 @@ def _parse_markdown(path: Path, rel: str) -> _Doc:
         sections.append((heading, title))
     extra = {"skill": skill} if skill else {}
     all_keys = tuple(dict.fromkeys([*keys, *([skill] if skill else [])]))
-    return _Doc(rel, kind, title, skill or rel, all_keys, extra, sections)
+    named = meta.get("services", meta.get("service")) or []
+    services = tuple(str(n) for n in ([named] if isinstance(named, str) else named) if isinstance(n, str))
+    return _Doc(rel, kind, title, skill or rel, all_keys, extra, sections, services)
 
 
 def _case_doc(case: CaseLike) -> _Doc:
@@ -130,7 +133,7 @@ class KnowledgeBase:
         self.margin = margin
         self._file_stamp: tuple[tuple[str, int, int], ...] | None = None
         self._file_docs: list[_Doc] = []
-        self._case_stamp: tuple[str, ...] | None = None
+        self._case_stamp: tuple[object, ...] | None = None  # (file stamp, case stamp) of the index
         self._index = _Index()
         self._key_patterns: dict[str, re.Pattern[str]] = {}
 
@@ -154,9 +157,17 @@ class KnowledgeBase:
                 matched[doc_no] = hits
         if matched:
             ranked = sorted(matched, key=lambda d: (-(ranks[d] or 0), -len(matched[d]), -doc_best[d][0], d))
+            # Of a document found by its key, the block the query's other words point to (its steps
+            # for "how do I handle X"); the key alone says only which document.
+            key_tokens = {t for d in matched for key in matched[d] for t in tokenize(key)}
+            rest = [t for t in q_tokens if t not in key_tokens]
+            rest_scores = self._bm25(index, rest)[0] if rest else [0.0] * len(index.blocks)
             blocks = []
             for doc_no in ranked[: query.limit]:
-                item = dict(index.blocks[doc_best[doc_no][1]].item)
+                own = [b for b, block in enumerate(index.blocks) if block.doc == doc_no]
+                by_rest = max(own, key=lambda b: (rest_scores[b], -b))
+                picked = by_rest if rest_scores[by_rest] > 0 else doc_best[doc_no][1]
+                item = dict(index.blocks[picked].item)
                 item["matched"] = ", ".join(matched[doc_no])
                 blocks.append(item)
             return KnowledgeHits(blocks, MatchLevel.L0)
@@ -183,6 +194,13 @@ class KnowledgeBase:
         return KnowledgeHits(
             [dict(index.blocks[doc_best[d][1]].item) for d in chosen[: query.limit]], MatchLevel.L1
         )
+
+    def front_matter(self) -> tuple[list[str], tuple[str, ...]]:
+        """(services named by the documents' `services:` front matter, every document key)."""
+        self._refresh_files()
+        services = [name for doc in self._file_docs for name in doc.services]
+        keys = tuple(dict.fromkeys(key for doc in self._file_docs for key in doc.keys))
+        return services, keys
 
     def best_scores(self, text: str, cases: Sequence[CaseLike] = ()) -> list[tuple[str, float]]:
         """Diagnostics for tuning the threshold: (source, best block score) per document, best first."""
@@ -218,6 +236,18 @@ class KnowledgeBase:
         return scores, terms
 
     def _refresh(self, cases: Sequence[CaseLike]) -> _Index:
+        self._refresh_files()
+        case_stamp = tuple(
+            f"{c.case_id}:{len(c.root_cause)}:{len(c.solution)}:{structure.stamp(c)}" for c in cases
+        )
+        if (self._file_stamp, case_stamp) == self._case_stamp:
+            return self._index
+        self._case_stamp = (self._file_stamp, case_stamp)
+        self._index = _build_index([*self._file_docs, *(_case_doc(c) for c in cases)])
+        return self._index
+
+    def _refresh_files(self) -> None:
+        """Re-reads the documents when a file changed."""
         if not self._dir.is_dir():
             raise ToolError(f"knowledge data unavailable: {self._dir} is not a directory")
         try:
@@ -226,17 +256,9 @@ class KnowledgeBase:
             file_stamp = tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
         except OSError as exc:
             raise ToolError(f"knowledge data unreadable: {exc}") from exc
-        case_stamp = tuple(
-            f"{c.case_id}:{len(c.root_cause)}:{len(c.solution)}:{structure.stamp(c)}" for c in cases
-        )
-        if file_stamp == self._file_stamp and case_stamp == self._case_stamp:
-            return self._index
         if file_stamp != self._file_stamp:
             self._file_docs = [_parse_markdown(p, f"knowledge/{p.name}") for p in files]
             self._file_stamp = file_stamp
-        self._case_stamp = case_stamp
-        self._index = _build_index([*self._file_docs, *(_case_doc(c) for c in cases)])
-        return self._index
 
 
 def _build_index(docs: list[_Doc]) -> _Index:

@@ -12,7 +12,14 @@ import functools
 from collections.abc import Iterable, Iterator
 
 from evigate.rules.catalog import Catalog, load_catalog
-from evigate.server.tools import lookup_knowledge, query_logs, query_metrics, query_promql, summarize_logs
+from evigate.server.tools import (
+    list_services,
+    lookup_knowledge,
+    query_logs,
+    query_metrics,
+    query_promql,
+    summarize_logs,
+)
 from evigate.server.tools.backend import JSON
 from evigate.server.tools.tool import Tool
 
@@ -22,6 +29,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     lookup_knowledge.TOOL,
     query_promql.TOOL,
     summarize_logs.TOOL,
+    list_services.TOOL,
 )
 
 

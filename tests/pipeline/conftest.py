@@ -31,10 +31,11 @@ def build_pipeline(db: Database) -> BuildPipeline:
     def build(
         agents: AgentBackend | None = None, data_dir: Path | None = None, max_rounds: int = 2
     ) -> Pipeline:
+        tools = build_backend("fixture", data_dir, db.repo)
         return Pipeline(
             db.repo,
-            build_backend("fixture", data_dir, db.repo),
-            agents or build_offline_backend(),
+            tools,
+            agents or build_offline_backend(catalog=tools.services),  # type: ignore[attr-defined]
             load_skills(),
             load_catalog(),
             PipelineSettings(max_rounds=max_rounds, owner="tests"),

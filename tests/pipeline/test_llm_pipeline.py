@@ -83,8 +83,8 @@ async def test_passing_session(
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"
     assert trace.session.extras is not None
     assert trace.session.extras["prompt_versions"] == {
-        "planner": "planner-v1",
-        "executor": "executor-v2",
+        "planner": "planner-v2",
+        "executor": "executor-v3",
         "verifier": "verifier-v1",
         "composer": "composer-v2",
     }

@@ -31,7 +31,14 @@ WORDS: dict[type[StrEnum], set[str]] = {
     Verdict: {"PASS", "LOW_CONFID", "REJECT"},
     SessionStatus: {"RUNNING", "SUCCESS", "FAILED"},
     ClaimType: {"observation", "negative_observation", "symptom", "root_cause"},
-    ToolName: {"query_metrics", "query_logs", "lookup_knowledge", "query_promql", "summarize_logs"},
+    ToolName: {
+        "query_metrics",
+        "query_logs",
+        "lookup_knowledge",
+        "query_promql",
+        "summarize_logs",
+        "list_services",
+    },
 }
 
 

@@ -65,6 +65,7 @@ def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
         "lookup_knowledge",
         "query_promql",
         "summarize_logs",
+        "list_services",
     }
     for schema in schemas:
         params = schema["function"]["parameters"]

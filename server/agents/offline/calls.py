@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,12 @@ from evigate.server.agents.offline.vocabulary import LogTerm
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
 MAX_SERVICES = 2
+MAX_TERMS = 3  # a compound question's log terms, each searched on its own
+SURVEY_WINDOW = "1h"  # a broad question looks at the last hour
+# Words that pull a runbook's procedure block (its steps, its commands) ahead of its other sections.
+STEPS_QUERY = "steps procedure resolution remediation mitigation commands 步骤 处理 处置 操作 命令"
+SUMMARIZE_LOGS = "summarize_logs"
+QUERY_PROMQL = "query_promql"
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,7 @@ class PlannedCall:
     term: LogTerm | None = None
     level: str | None = None
     window_minutes: int | None = None
+    purpose: str = ""  # "catalog" (is this service known?) | "survey" | "" (the question's own query)
 
 
 def _since(entities: Entities) -> str | None:
@@ -39,13 +47,59 @@ def _since(entities: Entities) -> str | None:
 
 
 def knowledge_query(entities: Entities, question: str) -> str:
-    """The lookup_knowledge query: the exact keys of the question, or the question itself."""
+    """The lookup_knowledge query: the exact keys of the question (and, for a question about what
+    to do, the words of a procedure section), or the question itself."""
     keys = [*entities.alert_names, *(term.name for term in entities.log_terms)]
-    return " ".join(keys) if keys else question.strip()
+    if not keys:
+        return question.strip()
+    if not entities.wants_steps:
+        return " ".join(keys)
+    # The alert names find the runbook; the procedure words pick its steps (a symptom's own words
+    # would pick the block that describes the symptom instead).
+    return " ".join([*(entities.alert_names or keys), STEPS_QUERY])
 
 
-def plan_calls(entities: Entities, question: str) -> list[PlannedCall]:
-    """Every call the question asks for, with arguments taken only from its entities."""
+def plan_calls(entities: Entities, question: str, available: Collection[str] = ()) -> list[PlannedCall]:
+    """Every call the question asks for, with arguments taken only from its entities.
+
+    A service no source knows is looked up in the catalog (list_services: the answer names the
+    closest known services) and queried no further; it is never replaced by another service and
+    never widened to all services. `available`: the registered tools (a survey uses what exists)."""
+    calls: list[PlannedCall] = [
+        PlannedCall(ToolName.LIST_SERVICES, {"name": name}, name, purpose="catalog")
+        for name in entities.unknown_services[:MAX_SERVICES]
+    ]
+    if entities.unknown_services and not entities.services:
+        return calls
+    if entities.survey:
+        return calls + survey_calls(entities, available)
+    calls.extend(_narrow_calls(entities, question))
+    return calls
+
+
+def survey_calls(entities: Entities, available: Collection[str]) -> list[PlannedCall]:
+    """A broad question's checks per service: its alerts in every state, its log patterns at WARN
+    and above (summarize_logs where registered, else its ERROR lines), its log lines for the
+    question's symptoms. Key signals (query_promql) and runbooks follow from what these find."""
+    calls: list[PlannedCall] = []
+    since = _since(entities) or SURVEY_WINDOW
+    for service in entities.services[:MAX_SERVICES]:
+        calls.append(PlannedCall(ToolName.QUERY_METRICS, {"service": service}, service, purpose="survey"))
+        if SUMMARIZE_LOGS in available:
+            arguments = {"service": service, "level": "WARN", "since": since}
+            calls.append(PlannedCall(SUMMARIZE_LOGS, arguments, service, level="WARN", purpose="survey"))
+        else:
+            arguments = {"service": service, "level": "ERROR", "since": since}
+            calls.append(
+                PlannedCall(ToolName.QUERY_LOGS, arguments, service, level="ERROR", purpose="survey")
+            )
+        for term in entities.log_terms[:MAX_TERMS]:
+            arguments = {"service": service, **term.arguments(), "since": since}
+            calls.append(PlannedCall(ToolName.QUERY_LOGS, arguments, service, term=term, purpose="survey"))
+    return calls
+
+
+def _narrow_calls(entities: Entities, question: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     services: list[str | None] = list(entities.services[:MAX_SERVICES]) or [None]
     since = _since(entities)
@@ -72,7 +126,7 @@ def plan_calls(entities: Entities, question: str) -> list[PlannedCall]:
                     )
 
     if "log" in entities.intents:
-        terms: list[LogTerm | None] = list(entities.log_terms[:1]) or [None]
+        terms: list[LogTerm | None] = list(entities.log_terms[:MAX_TERMS]) or [None]
         for service in services:
             for term in terms:
                 arguments = {}
@@ -106,3 +160,18 @@ def describe_call(call: PlannedCall) -> str:
     """`query_logs(service=order-service, pattern=...)`, for plan steps and messages."""
     rendered = ", ".join(f"{key}={value}" for key, value in call.arguments.items())
     return f"{call.tool_name}({rendered})"
+
+
+def with_signal_calls(
+    calls: list[PlannedCall], signal: list[PlannedCall], entities: Entities
+) -> list[PlannedCall]:
+    """A metric-value question answered by a live signal: the signal first, and no alert query that
+    only its words suggested (a paraphrase; an alert the question names stays)."""
+    if not signal:
+        return calls
+    if entities.paraphrased:
+        calls = [call for call in calls if call.tool_name != ToolName.QUERY_METRICS]
+    if not entities.asks_log:
+        # "X 的消息堆积现在多少？" asks for the value: its symptom's log lines are not asked for.
+        calls = [call for call in calls if call.tool_name != ToolName.QUERY_LOGS]
+    return [*signal, *calls]

@@ -22,7 +22,8 @@ from evigate.server.agents.offline.vocabulary import LogTerm
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5
 QUOTE_CHARS = 160  # a quoted log line or knowledge block in a claim
-_ALERT_FIELDS = ("state", "current", "duration")
+_ALERT_FIELDS = ("state", "severity", "current", "duration", "ends_at")
+STEPS_CHARS = 600  # a runbook block quoted in a claim: its steps, its commands
 
 
 def refs_of(result: ToolCallResult) -> list[Ref]:
@@ -67,6 +68,17 @@ def _carried(token: str | None, excerpts: Sequence[str]) -> bool:
     return all(fact_supported(fact, excerpts, negative_claim=False) for fact in critical_facts(token))
 
 
+_SEVERITY_RANK = {"critical": 0, "page": 0, "error": 1, "high": 1, "warning": 2, "warn": 2, "medium": 2}
+
+
+def alert_rank(ref: Ref) -> tuple[int, int]:
+    """A survey's order of alerts: firing before resolved, then by severity (the source's order,
+    newest first, breaks ties)."""
+    _, fields = _alert_fields(ref.text)
+    firing = 0 if fields.get("state") == "firing" else 1
+    return firing, _SEVERITY_RANK.get(fields.get("severity", "").lower(), 3)
+
+
 def _alert_fields(text: str) -> tuple[str | None, dict[str, str]]:
     parts = [part.strip() for part in text.split(",")]
     name = parts[0] if parts and "=" not in parts[0] else None
@@ -97,31 +109,7 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
     if result.tool_name == ToolName.QUERY_PROMQL:
         return signal_calls.observation_text(call, refs, language)
     if result.tool_name == ToolName.QUERY_METRICS:
-        phrases = [_alert_phrase(ref.text, language) for ref in refs]
-        services = {service for _, _, service, _ in phrases if service}
-        service = next(iter(services)) if len(services) == 1 else None
-        firing = all(state == "firing" for _, _, _, state in phrases)
-        if len(phrases) == 1:
-            name, details, _, _ = phrases[0]
-            if zh:
-                subject = f"{service} " if service else ""
-                verb = "当前存在" if firing else "存在"
-                return f"{subject}{verb} {name or '匹配的'} 告警{_bracket(details, zh)}。"
-            subject = service or "The query result"
-            verb = "has a firing" if firing else "has a"
-            return f"{subject} {verb} {name or 'matching'} alert{_bracket(details, zh)}."
-        # Several services: each alert names its own (service=... is a field of its excerpt).
-        listed = [
-            f"{name}{_bracket(details if service else f'service={owner}, {details}', zh)}"
-            for name, details, owner, _ in phrases
-        ]
-        if zh:
-            subject = f"{service} " if service else ""
-            verb = "当前存在" if firing else "存在"
-            return f"{subject}{verb}以下告警：{'；'.join(listed)}。"
-        subject = service or "The query result"
-        verb = "has these firing alerts" if firing else "has these alerts"
-        return f"{subject} {verb}: {'; '.join(listed)}."
+        return _alerts_text(refs, zh)
     if result.tool_name == ToolName.QUERY_LOGS:
         service = call.service if _carried(call.service, excerpts) else None
         term = call.term.name if call.term is not None and _carried(call.term.name, excerpts) else None
@@ -133,18 +121,85 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
             more = "，例如" if len(refs) > 1 else ""
             return f"{where}{what}{more}：“{first}”。"
         where = f"{service} logs" if service else "the logs"
-        if term and " " in term:
-            what = f'entries matching "{term}"'
+        if term and (" " in term or term.islower()):
+            what = f'entries matching "{term}"'  # "backlog-related" would be a word no line holds
         else:
             what = f"{term}-related entries" if term else "matching entries"
         more = ", for example" if len(refs) > 1 else ""
         return f'This query found {what} in {where}{more}: "{first}".'
-    # lookup_knowledge: a statement about the knowledge base, never about the current environment.
-    # The block's title line ("[skill] HighCPUUsage runbook / Steps"), not its body.
-    first = quote(refs[0].text.split(": ", 1)[0])
+    if result.tool_name == ToolName.LOOKUP_KNOWLEDGE:
+        return _knowledge_text(refs, zh)
+    if result.tool_name == ToolName.LIST_SERVICES:
+        item = refs[0].text.split(",", 1)[0]
+        asked = call.service or ""
+        if zh:
+            return f"服务目录中 {asked} 对应的服务是 {item}：“{quote(refs[0].text)}”。"
+        return f'The service catalog resolves {asked} to {item}: "{quote(refs[0].text)}".'
+    if result.tool_name == ToolName.SUMMARIZE_LOGS:
+        return _patterns_text(call, refs, zh)
+    # Any other registered tool: its items quoted as returned.
+    quoted = (
+        "；".join(f"“{quote(ref.text)}”" for ref in refs[:3])
+        if zh
+        else "; ".join(f'"{quote(ref.text)}"' for ref in refs[:3])
+    )
+    owner = call.service if _carried(call.service, excerpts) else None
     if zh:
-        return f"知识库检索到相关条目：“{first}”。"
-    return f'The knowledge base has a related entry: "{first}".'
+        return f"{result.tool_name}{f'（{owner}）' if owner else ''}返回：{quoted}。"
+    return f"{result.tool_name}{f' for {owner}' if owner else ''} returned: {quoted}."
+
+
+def _patterns_text(call: PlannedCall, refs: Sequence[Ref], zh: bool) -> str:
+    """The most frequent log templates, as summarize_logs counted them (count, first, last seen)."""
+    excerpts = [ref.text for ref in refs]
+    level = call.level if _carried(call.level, excerpts) else None
+    owner = call.service if _carried(call.service, excerpts) else None
+    if zh:
+        listed = "；".join(f"“{quote(ref.text, 220)}”" for ref in refs[:3])
+        where = f"{owner} 的" if owner else ""
+        scope = f"{level} 及以上级别" if level else ""
+        return f"{where}{scope}最常见的日志模式：{listed}。"
+    listed = "; ".join(f'"{quote(ref.text, 220)}"' for ref in refs[:3])
+    scope = f" at {level} and above" if level else ""
+    return f"The most frequent log patterns{scope}{f' of {owner}' if owner else ''}: {listed}."
+
+
+def _alerts_text(refs: Sequence[Ref], zh: bool) -> str:
+    """Each alert as its own case: firing, or resolved (with when), with its service when the refs
+    name several."""
+    phrases = [_alert_phrase(ref.text, "zh" if zh else "en") for ref in refs]
+    services = {service for _, _, service, _ in phrases if service}
+    service = next(iter(services)) if len(services) == 1 else None
+    parts = []
+    for name, details, owner, state in phrases:
+        shown = details if service or not owner else f"service={owner}, {details}"
+        if zh:
+            verb = "正在触发" if state == "firing" else "已恢复" if state == "resolved" else "存在"
+            parts.append(f"{name or '匹配的'} 告警{verb}{_bracket(shown, zh)}")
+        else:
+            verb = (
+                "is firing" if state == "firing" else "has resolved" if state == "resolved" else "was found"
+            )
+            parts.append(f"the {name or 'matching'} alert {verb}{_bracket(shown, zh)}")
+    if zh:
+        return f"{service + ' 的 ' if service else ''}{'；'.join(parts)}。"
+    sentence = "; ".join(parts)
+    return f"For {service}, {sentence}." if service else f"{sentence[0].upper()}{sentence[1:]}."
+
+
+def _knowledge_text(refs: Sequence[Ref], zh: bool) -> str:
+    """A statement about the knowledge base, never about the current environment: each block's
+    title line and the section it holds (the steps, the commands), quoted as written."""
+    parts = []
+    for ref in refs[:2]:
+        head, _, rest = ref.text.partition(": ")
+        body = rest.rsplit(" (", 1)[0] if rest.endswith(")") else rest
+        parts.append((quote(head), quote(body, STEPS_CHARS)))
+    if zh:
+        listed = "；".join(f"“{head}”：“{body}”" for head, body in parts)
+        return f"知识库检索到相关条目：{listed}。"
+    listed = "; ".join(f'"{head}": "{body}"' for head, body in parts)
+    return f"The knowledge base has a related entry: {listed}."
 
 
 def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
@@ -164,15 +219,28 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
             what = f" {alert} 告警" if alert else "匹配的告警"
             return f"当前查询未检索到{owner}{what}{_bracket(state_text or '', zh)}。"
         owner = f" for {service}" if service else ""
-        what = f" of a {alert} alert" if alert else ""
+        what = f" of a {alert} alert" if alert else " of alerts"
         return f"This query found no matching evidence{what}{owner}{_bracket(state_text or '', zh)}."
+    if call.tool_name == ToolName.LIST_SERVICES:
+        closest = re.search(r"closest=([^;]+)", excerpt)
+        named = call.service if _carried(call.service, [excerpt]) else None
+        listed = closest.group(1).strip() if closest and _carried(closest.group(1), [excerpt]) else None
+        if zh:
+            more = f"；已知服务中最接近的是：{listed}" if listed else ""
+            return f"当前查询未检索到任何数据源知道名为 {named or '该名称'} 的服务{more}。"
+        more = f"; the closest known services are {listed}" if listed else ""
+        subject = f"a service named {named}" if named else "that service"
+        return f"This query found no matching evidence of {subject} in any source{more}."
     if call.tool_name == ToolName.QUERY_LOGS:
         level = call.level if _carried(call.level, [excerpt]) else None
+        since = re.search(r"since=([^;]+)", excerpt) if "since" in call.arguments else None
+        window = since.group(1).strip() if since else None
         if zh:
             owner = f" {service} 的" if service else ""
             level_text = f" {level} 级别" if level and term else (f" {level} " if level else "")
             what = f" {term.label_zh}日志" if term else ("日志" if service or level else "匹配的日志")
-            return f"当前查询未检索到{owner}{level_text}{what}。".replace("  ", " ")
+            since_text = f"（自 {window} 起）" if window else ""
+            return f"当前查询未检索到{owner}{level_text}{what}{since_text}。".replace("  ", " ")
         owner = f" for {service}" if service else ""
         level_text = f"{level} " if level else ""
         what = (
@@ -183,9 +251,28 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
             else " in the logs"
         )
         return f"This query found no matching evidence{what}{owner}."
+    if call.tool_name == ToolName.LOOKUP_KNOWLEDGE:
+        if zh:
+            return "当前查询未检索到匹配的知识库条目。"
+        return "This query found no matching evidence in the knowledge base."
+    if call.tool_name == ToolName.SUMMARIZE_LOGS:
+        level = call.level if _carried(call.level, [excerpt]) else None
+        since = re.search(r"since=([^;]+)", excerpt) if "since" in call.arguments else None
+        window = since.group(1).strip() if since else None
+        if zh:
+            scope = f" {level} 及以上级别的" if level else ""
+            return (
+                f"当前查询未检索到{f' {service} 的' if service else ''}{scope}日志模式"
+                f"{f'（自 {window} 起）' if window else ''}。"
+            )
+        scope = f" at {level} and above" if level else ""
+        return (
+            f"This query found no matching evidence of log patterns{scope}"
+            f"{f' for {service}' if service else ''}{f' since {window}' if window else ''}."
+        )
     if zh:
-        return "当前查询未检索到匹配的知识库条目。"
-    return "This query found no matching evidence in the knowledge base."
+        return f"当前查询未检索到 {call.tool_name} 的匹配结果。"
+    return f"This query found no matching evidence from {call.tool_name}."
 
 
 def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> str:

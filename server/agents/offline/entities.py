@@ -9,39 +9,39 @@ exact keyword or a precise pattern, never dropped.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evigate.server.agents.offline.subjects import (
-    _with_subjects,
-)
+from evigate.server.agents.offline.mentions import alerts_in, paraphrase_alerts, services_in
+from evigate.server.agents.offline.subjects import _with_subjects
+from evigate.server.agents.offline.symptoms import Symptom, found_symptoms, trigger_spans
 from evigate.server.agents.offline.vocabulary import (
     _ALERT_MARKERS,
-    _ASCII_LEFT,
-    _ASCII_RIGHT,
-    _CAMEL_RE,
+    _BROAD_MARKERS,
     _CN_DIGITS,
     _CURRENT_MARKERS,
     _EN_WINDOW,
+    _ERRNO_RE,
     _ERROR_MARKERS,
     _EXCEPTION_RE,
     _GUIDANCE_MARKERS,
+    _K8S_REASON_RE,
     _LOG_MARKERS,
     _POOL_RE,
     _QUOTED_RE,
     _RESOLVED_MARKERS,
-    _SERVICE_RE,
     _STATUS_RE,
+    _STEPS_MARKERS,
     _UNIT_MINUTES,
     _WARN_MARKERS,
     _ZH_WINDOW,
-    ALERT_SYNONYMS,
-    KNOWN_ALERTS,
-    KNOWN_SERVICES,
     LOG_TERMS,
-    SERVICE_ALIASES,
     LogTerm,
 )
+from evigate.server.tools.services import CatalogView, ServiceCatalog, ServiceMatch
+
+Catalog = CatalogView | Iterable[str] | None
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,15 @@ class Entities:
     log_terms: tuple[LogTerm, ...]
     level: str | None  # "ERROR" | "WARN"
     window_minutes: int | None
-    current: bool  # "now" / "当前": the alert must be firing
-    resolved: bool
+    current: bool  # "now" / "当前"
+    resolved: bool  # asks for resolved alerts only
     intents: tuple[str, ...]
+    unknown_services: tuple[str, ...] = ()  # service-shaped names no source knows
+    service_matches: tuple[ServiceMatch, ...] = ()
+    symptoms: tuple[Symptom, ...] = ()
+    paraphrased: bool = False  # alert names found from the question's words, not written out
+    wants_steps: bool = False  # asks for a runbook's steps or commands
+    asks_log: bool = False  # names logs (日志, logs, errors), not only a symptom
 
     @property
     def intent(self) -> str:
@@ -66,10 +72,16 @@ class Entities:
         return "knowledge" in self.intents
 
     @property
+    def survey(self) -> bool:
+        return "survey" in self.intents
+
+    @property
     def alert_state(self) -> str | None:
-        if self.resolved:
-            return "resolved"
-        return "firing" if self.current else None
+        """A state filter only for "which alerts are firing now?" (no service, no alert name): "is
+        X's alert still firing?" and "did it resolve?" are answered from every state, each alert
+        stated as firing or resolved (with when), or as never seen."""
+        listing = not self.alert_names and not self.services and not self.unknown_services
+        return "firing" if self.current and listing and not self.resolved else None
 
 
 def _contains_any(text: str, markers: Iterable[str]) -> bool:
@@ -87,24 +99,6 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _services(question: str, lowered: str, known: Iterable[str]) -> tuple[str, ...]:
-    found: list[tuple[int, str]] = []
-    for name in known:
-        for match in re.finditer(_ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT, lowered):
-            found.append((match.start(), name))
-    for alias, name in SERVICE_ALIASES.items():
-        position = question.find(alias)
-        if position >= 0:
-            found.append((position, name))
-    for match in _SERVICE_RE.finditer(question):
-        found.append((match.start(), match.group(1).lower()))
-    ordered = _unique(name for _, name in sorted(found))
-    # "gateway" alone is dropped when a more specific "*-gateway" was named.
-    if "gateway" in ordered and any(name.endswith("-gateway") for name in ordered):
-        ordered = tuple(name for name in ordered if name != "gateway")
-    return ordered
-
-
 def _log_terms(question: str, lowered: str) -> tuple[LogTerm, ...]:
     terms: list[LogTerm] = []
     literal_names: set[str] = set()
@@ -112,7 +106,13 @@ def _log_terms(question: str, lowered: str) -> tuple[LogTerm, ...]:
         name = match.group(1)
         literal_names.add(name)
         terms.append(LogTerm(name, name, None, name, name))
-    for match in _EXCEPTION_RE.finditer(question):
+    literal_spans: list[tuple[int, int]] = []
+    for match in (
+        *_EXCEPTION_RE.finditer(question),
+        *_ERRNO_RE.finditer(question),
+        *_K8S_REASON_RE.finditer(question),
+    ):
+        literal_spans.append(match.span(1))
         name = match.group(1)
         if name not in literal_names:
             literal_names.add(name)
@@ -128,40 +128,17 @@ def _log_terms(question: str, lowered: str) -> tuple[LogTerm, ...]:
         if text and text not in literal_names:
             literal_names.add(text)
             terms.append(LogTerm(text, text, None, text, text))
-    compact = lowered.replace(" ", "")
     for entry in LOG_TERMS:
         if entry.term.name in literal_names:
             continue
-        hit = any(
-            (trigger in lowered) or (not trigger.isascii() and trigger in compact)
-            for trigger in entry.triggers
-        )
+        spans = [span for trigger in entry.triggers for span in trigger_spans(trigger, lowered)]
+        # A concept found only inside a literal ("oom" in "OOMKilled") is that literal's part.
+        hit = any(not any(s <= a and b <= e for s, e in literal_spans) for a, b in spans)
         if entry.term.name == "HikariCP" and any(name.startswith("HikariPool-") for name in literal_names):
             continue  # the exact pool name is narrower than the concept
         if hit:
             terms.append(entry.term)
     return tuple(terms)
-
-
-def _alert_names(question: str, lowered: str, log_terms: tuple[LogTerm, ...]) -> tuple[str, ...]:
-    found: list[tuple[int, str]] = []
-    term_names = {term.name.lower() for term in log_terms} | {"hikaricp", "hikaripool"}
-    known = {name.lower(): name for name in KNOWN_ALERTS}
-    for match in _CAMEL_RE.finditer(question):
-        word = match.group(1)
-        if word.lower() in term_names or word.endswith(("Exception", "Error")):
-            continue
-        found.append((match.start(), known.get(word.lower(), word)))
-    for lower_name, name in known.items():
-        whole = re.search(r"(?<![a-z0-9])" + lower_name + r"(?![a-z0-9])", lowered)
-        if whole is not None:
-            found.append((whole.start(), name))
-    compact = lowered.replace(" ", "")
-    for phrase, name in ALERT_SYNONYMS:
-        position = compact.find(phrase)
-        if position >= 0 and name not in {n for _, n in found}:
-            found.append((len(question) + position, name))
-    return _unique(name for _, name in sorted(found))
 
 
 def _chinese_number(text: str) -> int:
@@ -212,31 +189,76 @@ def _level(lowered: str) -> str | None:
     return None
 
 
-def extract(question: str, known_services: Iterable[str] = KNOWN_SERVICES) -> Entities:
-    """The entities of `question`. Pure and deterministic."""
+async def catalog_view(
+    catalog: ServiceCatalog | None, question: str, *, refresh_on_miss: bool = False
+) -> CatalogView | None:
+    """The catalog's view for `question`. `refresh_on_miss` (the Planner, the session's first
+    stage): when the question names a service the view does not know, the sources are read again
+    first (a service that appeared since the last refresh), so no stage answers from a stale miss."""
+    if catalog is None:
+        return None
+    asked_at = time.monotonic()
+    view = await catalog.ensure()
+    if refresh_on_miss and extract(question, view).unknown_services:
+        view = await catalog.on_miss(asked_at)
+    return view
+
+
+def _catalog(catalog: Catalog) -> CatalogView | None:
+    if catalog is None or isinstance(catalog, CatalogView):
+        return catalog
+    return CatalogView({name: ("config",) for name in catalog})
+
+
+def extract(question: str, catalog: Catalog = None) -> Entities:
+    """The entities of `question`, resolved against the service catalog. Pure and deterministic."""
+    view = _catalog(catalog)
     lowered = question.lower()
-    services = _services(question, lowered, known_services)
     log_terms = _log_terms(question, lowered)
-    alert_names = _alert_names(question, lowered, log_terms)
+    literal = [term.name for term in log_terms]
+    written = alerts_in(question, view, literal)
+    mentions = services_in(question, view, skip=[name for _, name in written])
+    symptoms = [symptom for _, symptom in found_symptoms(lowered)]
     window = _window_minutes(question)
     current = _contains_any(lowered, _CURRENT_MARKERS)
     resolved = _contains_any(lowered, _RESOLVED_MARKERS)
     level = _level(lowered)
+    asks_alert = _contains_any(lowered, _ALERT_MARKERS)
+    asks_log = _contains_any(lowered, _LOG_MARKERS)
+    alert_names = tuple(dict.fromkeys(name for _, name in sorted(written)))
+    paraphrased = False
+    if not alert_names and symptoms and (asks_alert or not asks_log):
+        alert_names = tuple(paraphrase_alerts(question, view, symptoms, mentions.spans))
+        paraphrased = bool(alert_names)
+    # A symptom is a log term of its own only where the question is not about an alert.
+    if asks_alert and not asks_log:
+        log_terms = tuple(t for t in log_terms if t.name in literal and _is_literal(t))
+    services = mentions.services
+    broad = bool(services or mentions.unknown) and _contains_any(lowered, _BROAD_MARKERS)
 
     intents: list[str] = []
-    if alert_names or _contains_any(lowered, _ALERT_MARKERS):
+    if broad:
+        intents.append("survey")
+    if alert_names or asks_alert:
         intents.append("alert")
-    if log_terms or _contains_any(lowered, _LOG_MARKERS) or (level is not None and "alert" not in intents):
+    if log_terms or asks_log or (level is not None and "alert" not in intents):
         intents.append("log")
     if _contains_any(lowered, _GUIDANCE_MARKERS):
         intents.append("knowledge")
-    if "knowledge" in intents and not services:
+    if not intents and (services or mentions.unknown):
+        # A service and nothing this reading knows to ask of it ("is X falling behind?", "X 的 GC
+        # 情况"): a survey of the service, never no call at all.
+        intents.append("survey")
+    if "knowledge" in intents and not services and not mentions.unknown:
         # "How do I handle HikariCP pool exhaustion?" asks for guidance, not for a scan of every service.
         intents = ["knowledge"]
     if "log" not in intents:
         level = None  # a level only narrows log queries
-    elif len(lowered) == len(question):
-        log_terms = _with_subjects(question, lowered, known_services, log_terms)
+    elif len(lowered) == len(question) and (asks_log or level is not None):
+        # Only a question about logs has a subject of its own words ("Full GC", "用户登录失败"): a
+        # paraphrase ("is the backlog severe?") is searched by its symptoms' patterns.
+        named = [*(m.mention for m in mentions.matches), *mentions.unknown, *alert_names]
+        log_terms = _with_subjects(question, lowered, named, log_terms)
     return Entities(
         services=services,
         alert_names=alert_names,
@@ -246,4 +268,15 @@ def extract(question: str, known_services: Iterable[str] = KNOWN_SERVICES) -> En
         current=current,
         resolved=resolved,
         intents=tuple(intents),
+        unknown_services=mentions.unknown,
+        service_matches=mentions.matches,
+        symptoms=tuple(symptoms),
+        paraphrased=paraphrased,
+        wants_steps=_contains_any(lowered, _STEPS_MARKERS),
+        asks_log=asks_log or level is not None,
     )
+
+
+def _is_literal(term: LogTerm) -> bool:
+    """An exception class, errno, pool name, status code or quoted text (not a vocabulary concept)."""
+    return all(entry.term != term for entry in LOG_TERMS)

@@ -16,20 +16,39 @@ from evigate.rules.enums import CallStatus, CheckStatus, ClaimType, EvidenceStat
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline import signal_calls
-from evigate.server.agents.offline.calls import PlannedCall, describe_call, plan_calls
-from evigate.server.agents.offline.entities import extract
-from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
+from evigate.server.agents.offline.calls import (
+    MAX_TERMS,
+    PlannedCall,
+    describe_call,
+    plan_calls,
+    with_signal_calls,
+)
+from evigate.server.agents.offline.entities import catalog_view, extract
+from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
+from evigate.server.agents.offline.survey import signal_calls as survey_signals
+from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.tools.services import ServiceCatalog
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2
 
 
+def tool_names(tools: ToolBox) -> frozenset[str]:
+    """The tools this session may call (a survey runs the checks that exist, names the others)."""
+    names = set()
+    for schema in tools.schemas():
+        function = schema.get("function") if isinstance(schema, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return frozenset(names)
+
+
 class OfflineExecutor:
     def __init__(
-        self, *, known_services: Sequence[str] = KNOWN_SERVICES, signals: SignalCatalog | None = None
+        self, *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
     ) -> None:
-        self._known_services = tuple(known_services)
+        self._catalog = catalog
         self._signals = signals  # set when a Prometheus is configured: metric questions query it
         # The results of earlier rounds, per session ToolBox: a retry round rebuilds its claims from
         # them instead of querying again.
@@ -47,8 +66,14 @@ class OfflineExecutor:
             return []
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
-        entities = extract(task.query, self._known_services)
-        planned = plan_calls(entities, task.query) + signal_calls.plan(task.query, entities, self._signals)
+        entities = extract(task.query, await catalog_view(self._catalog, task.query))
+        available = tool_names(task.tools)
+        planned = plan_calls(entities, task.query, available)
+        if entities.survey and self._signals is not None:
+            planned += survey_signals(entities, self._signals.signals)
+        elif not entities.unknown_services or entities.services:
+            signal = signal_calls.plan(task.query, entities, self._signals)
+            planned = with_signal_calls(planned, signal, entities)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (
@@ -62,19 +87,28 @@ class OfflineExecutor:
         recorded = [*self._earlier(task.tools), *_recorded_results(task.retry_context)]
         results: list[tuple[PlannedCall, ToolCallResult]] = []
         fresh: list[ToolCallResult] = []
-        for call in planned:
-            task.deadline.check()
-            result = _find_recorded(recorded, call)
-            if result is None:
-                # Only a call never made, or one that failed, reaches the tools (same arguments).
-                result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
-                fresh.append(result)
-            results.append((call, result))
+
+        async def run(calls: Sequence[PlannedCall]) -> None:
+            for call in calls:
+                task.deadline.check()
+                result = _find_recorded(recorded, call)
+                if result is None:
+                    # Only a call never made, or one that failed, reaches the tools (same arguments).
+                    result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
+                    fresh.append(result)
+                results.append((call, result))
+
+        await run(planned)
+        if entities.survey:
+            await run(follow_up_calls(results, available))
         self._remember(task.tools, fresh)
 
         invalid = _invalid_citations(task.retry_context)
-        unqueried = entities.log_terms[1:] if "log" in entities.intents else ()
+        unqueried = entities.log_terms[MAX_TERMS:] if "log" in entities.intents else ()
         data = build_evidence(results, language, invalid, unqueried)
+        if entities.survey:
+            gaps = survey_gaps(entities, available, self._signals is not None, language)
+            data["missing_info"].extend(gaps)
         return ExecutorOutput(
             json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
         )
@@ -107,6 +141,8 @@ def build_evidence(
                 if not positive:
                     missing.append(c.off_subject_text(call, term, language))
                     continue
+            if call.purpose == "survey" and call.tool_name == ToolName.QUERY_METRICS:
+                positive = sorted(positive, key=c.alert_rank)  # firing, most severe, first
             positive = positive[: c.MAX_BINDINGS]
             text = c.observation_text(call, result, positive, language)
             text = c.safe_text(text, [ref.text for ref in positive], negative=False, language=language)

@@ -6,12 +6,13 @@ import re
 from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
-from evigate.server.agents.offline import signal_calls
-from evigate.server.agents.offline.calls import describe_call, plan_calls
-from evigate.server.agents.offline.entities import Entities, extract
-from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES
+from evigate.server.agents.offline import signal_calls, survey
+from evigate.server.agents.offline.calls import describe_call, plan_calls, with_signal_calls
+from evigate.server.agents.offline.entities import Entities, catalog_view, extract
 from evigate.server.deadline import Deadline
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.tools import default_registry
+from evigate.server.tools.services import CatalogView, ServiceCatalog
 
 PROMPT_VERSION = "offline-planner-v1"
 # An alert-name match is an exact key; a keyword can be incidental.
@@ -70,23 +71,54 @@ def _relevant_steps(skill: Skill, tools: set[str]) -> list[str]:
     return steps[:_MAX_SKILL_STEPS]
 
 
+def _resolution_steps(entities: Entities, zh: bool) -> list[str]:
+    """How each service name of the question was read: the canonical name chosen, or unknown."""
+    steps = []
+    for match in entities.service_matches:
+        if match.how == "exact" and match.mention == match.name:
+            continue
+        how = {"exact": "大小写/分隔符" if zh else "case/separators", "alias": "别名" if zh else "alias"}.get(
+            match.how, "部分名称" if zh else "partial name"
+        )
+        steps.append(
+            f"“{match.mention}” 按{how}匹配到服务目录中的 {match.name}"
+            if zh
+            else f'"{match.mention}" matches {match.name} in the service catalog ({how})'
+        )
+    for name in entities.unknown_services:
+        steps.append(
+            f"{name} 不在服务目录中：调用 list_services 确认并列出最接近的已知服务，不替换为其他服务"
+            if zh
+            else f"{name} is in no source's service catalog: confirm with list_services and name the "
+            "closest known services; never substitute another service"
+        )
+    return steps
+
+
 class OfflinePlanner:
     def __init__(
-        self, *, known_services: Sequence[str] = KNOWN_SERVICES, signals: SignalCatalog | None = None
+        self, *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
     ) -> None:
-        self._known_services = tuple(known_services)
+        self._catalog = catalog
         self._signals = signals  # set when a Prometheus is configured: metric questions query it
 
     async def plan(
         self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
     ) -> StageOutput:
         deadline.check()
-        return StageOutput(self.plan_sync(query, language, skills), PROMPT_VERSION)
+        view = await catalog_view(self._catalog, query, refresh_on_miss=True)
+        return StageOutput(self.plan_sync(query, language, skills, view), PROMPT_VERSION)
 
-    def plan_sync(self, query: str, language: str, skills: Sequence[Skill]) -> JSON:
+    def plan_sync(
+        self, query: str, language: str, skills: Sequence[Skill], view: CatalogView | None = None
+    ) -> JSON:
         zh = language != "en"
-        entities = extract(query, self._known_services)
-        calls = plan_calls(entities, query) + signal_calls.plan(query, entities, self._signals)
+        entities = extract(query, view)
+        calls = plan_calls(entities, query, default_registry().names())
+        if entities.survey and self._signals is not None:
+            calls += survey.signal_calls(entities, self._signals.signals)
+        elif not entities.unknown_services or entities.services:
+            calls = with_signal_calls(calls, signal_calls.plan(query, entities, self._signals), entities)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (
@@ -100,7 +132,18 @@ class OfflinePlanner:
                 if zh
                 else "no skill's alert names or keywords match the question; querying its entities directly"
             )
-        steps = [(f"调用 {describe_call(call)}" if zh else f"call {describe_call(call)}") for call in calls]
+        steps = _resolution_steps(entities, zh)
+        steps.extend(
+            (f"调用 {describe_call(call)}" if zh else f"call {describe_call(call)}") for call in calls
+        )
+        if entities.survey:
+            steps.append(
+                "按严重程度、数量和时间排序各项发现；查询找到的告警对应的 runbook；说明哪些检查无法执行；"
+                "不陈述证据未给出的根因"
+                if zh
+                else "rank the findings by severity, count and recency; look up the runbooks of the "
+                "alerts found; say which checks could not run; name no cause the evidence does not state"
+            )
         if skill is not None:
             steps.extend(_relevant_steps(skill, {call.tool_name for call in calls}))
         if calls:
@@ -121,6 +164,7 @@ class OfflinePlanner:
             )
         scope = {
             "services": list(entities.services),
+            "unknown_services": list(entities.unknown_services),
             "alert_names": list(entities.alert_names),
             "log_terms": [term.name for term in entities.log_terms],
             "level": entities.level,
@@ -128,11 +172,18 @@ class OfflinePlanner:
             "intents": list(entities.intents),
         }
         summary = ", ".join(f"{key}={value}" for key, value in scope.items() if value)
-        reasoning = (
-            f"窄范围问题（{summary or '无实体'}）：只执行问题要求的精确查询。"
-            if zh
-            else f"narrow question ({summary or 'no entities'}): run only the exact queries it asks for."
-        )
+        if entities.survey:
+            reasoning = (
+                f"宽泛问题（{summary}）：对该服务做一次概览检查，只陈述各检查返回的内容。"
+                if zh
+                else f"broad question ({summary}): survey the service, state only what each check returned."
+            )
+        else:
+            reasoning = (
+                f"窄范围问题（{summary or '无实体'}）：只执行问题要求的精确查询。"
+                if zh
+                else f"narrow question ({summary or 'no entities'}): run only the exact queries it asks for."
+            )
         return {
             "selected_skill": skill.name if skill is not None else None,
             "selection_reason": reason,

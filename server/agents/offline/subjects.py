@@ -7,21 +7,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from evigate.server.agents.offline.symptoms import COMPONENT_WORDS, symptoms
 from evigate.server.agents.offline.vocabulary import (
     _ASCII_LEFT,
     _ASCII_RIGHT,
     _CAMEL_RE,
     _EN_WINDOW,
+    _ERRNO_RE,
     _EXCEPTION_RE,
+    _K8S_REASON_RE,
     _POOL_RE,
     _QUOTED_RE,
     _SERVICE_RE,
     _STATUS_RE,
     _ZH_WINDOW,
-    ALERT_SYNONYMS,
-    KNOWN_ALERTS,
     LOG_TERMS,
-    SERVICE_ALIASES,
     LogTerm,
 )
 
@@ -50,6 +50,8 @@ _EN_STOP_WORDS = """
     time times happen happens happened happening occur occurs occurred occurring appear appears
     appeared there's any there're service services issue issues problem problems anything
     something thing things kind sort type types
+    stuck really very keep keeps kept again constantly frequently often lot lots bad badly severe
+    serious high low big huge too
 """
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 # Chinese phrases that separate the words of a question (never part of a subject).
@@ -129,6 +131,15 @@ _ZH_SEPARATORS = tuple(
             "办法",
             "建议",
             "步骤",
+            "严重",
+            "一直",
+            "频繁",
+            "经常",
+            "总是",
+            "很多",
+            "太多",
+            "突然",
+            "是不是",
         ),
         key=len,
         reverse=True,
@@ -208,11 +219,18 @@ def _subjects(
     mask = [_FREE] * len(question)
     literal_spans: list[tuple[int, int]] = []
     # Covered: what the vocabulary or a literal term already maps.
-    for regex in (_POOL_RE, _EXCEPTION_RE, _STATUS_RE, _QUOTED_RE):
+    for regex in (_POOL_RE, _EXCEPTION_RE, _ERRNO_RE, _K8S_REASON_RE, _STATUS_RE, _QUOTED_RE):
         for match in regex.finditer(question):
             literal_spans.append(match.span())
             _mark(mask, *match.span(), _COVERED)
     phrases = [trigger for entry in LOG_TERMS for trigger in (*entry.triggers, *entry.descriptors)]
+    for word in (
+        *(w for symptom in symptoms() for w in (*symptom.triggers, *symptom.descriptors)),
+        *COMPONENT_WORDS,
+    ):
+        left = r"(?<![a-z0-9])" if word.isascii() else ""
+        for match in re.finditer(left + _flexible(word), lowered):
+            _mark(mask, *match.span(), _COVERED)
     if any(term.name.isdigit() for term in log_terms):
         phrases.extend(_STATUS_WORDS)
     for phrase in phrases:
@@ -223,18 +241,15 @@ def _subjects(
             _mark(mask, *match.span(), _COVERED)
     # Breaks: services, alert names, windows, punctuation, function words.
     spans: list[tuple[int, int]] = []
+    # `known`: the service mentions and alert names the question was found to hold.
     for name in known:
-        spans.extend(
-            m.span() for m in re.finditer(_ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT, lowered)
-        )
-    for alias in SERVICE_ALIASES:
-        spans.extend(m.span() for m in re.finditer(re.escape(alias), question))
+        if name.isascii():
+            pattern = _ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT
+        else:
+            pattern = re.escape(name.lower())
+        spans.extend(m.span() for m in re.finditer(pattern, lowered))
     spans.extend(m.span(1) for m in _SERVICE_RE.finditer(question))
     spans.extend(m.span(1) for m in _CAMEL_RE.finditer(question))
-    for name in KNOWN_ALERTS:
-        spans.extend(m.span() for m in re.finditer(re.escape(name.lower()), lowered))
-    for phrase, _ in ALERT_SYNONYMS:
-        spans.extend(m.span() for m in re.finditer(_flexible(phrase), lowered))
     spans.extend(m.span() for m in (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question)))
     spans.extend(m.span() for m in _PUNCT.finditer(question))
     for start, end in spans:

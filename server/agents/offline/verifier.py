@@ -17,7 +17,7 @@ from typing import Any
 
 from evigate.rules.enums import CheckStatus, ClaimType, Severity, ToolName, Verdict
 from evigate.server.agents.base import JSON, StageOutput
-from evigate.server.agents.offline.entities import extract
+from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.facts import (
     critical_facts,
     has_scoped_negative_phrase,
@@ -25,8 +25,9 @@ from evigate.server.agents.offline.facts import (
     is_overstatement,
     unsupported,
 )
-from evigate.server.agents.offline.vocabulary import KNOWN_SERVICES, LogTerm
+from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.deadline import Deadline
+from evigate.server.tools.services import CatalogView, ServiceCatalog
 
 PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = (ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION)
@@ -72,10 +73,11 @@ def verified_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any])
     return out
 
 
-def subject_terms(original_query: str, known_services: Sequence[str] = KNOWN_SERVICES) -> tuple[LogTerm, ...]:
-    """The log terms a log question names (its subject), as the offline Executor queries them."""
-    entities = extract(original_query, known_services)
-    return entities.log_terms if "log" in entities.intents else ()
+def subject_terms(original_query: str, catalog: CatalogView | None = None) -> tuple[LogTerm, ...]:
+    """The log terms a log question names (its subject), as the offline Executor queries them. A
+    survey cites lines of several checks (its ERROR lines hold no subject), so it has none."""
+    entities = extract(original_query, catalog)
+    return entities.log_terms if "log" in entities.intents and not entities.survey else ()
 
 
 def log_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> list[str]:
@@ -174,12 +176,12 @@ def check_claim(
     return check, rows, partly
 
 
-def verify(verifier_input: Mapping[str, Any], known_services: Sequence[str] = KNOWN_SERVICES) -> JSON:
+def verify(verifier_input: Mapping[str, Any], catalog: CatalogView | None = None) -> JSON:
     """The verdict dict for one round."""
     query = verifier_input.get("original_query")
     query = query if isinstance(query, str) else ""
     zh = bool(_CJK.search(query))
-    terms = subject_terms(query, known_services)
+    terms = subject_terms(query, catalog)
     parse_status = _as_map(verifier_input.get("executor_output_parse_status")).get("status")
     structured = _as_map(verifier_input.get("executor_structured_output"))
     gatekeeper = _as_map(verifier_input.get("gatekeeper_result"))
@@ -244,9 +246,10 @@ def verify(verifier_input: Mapping[str, Any], known_services: Sequence[str] = KN
 
 
 class OfflineVerifier:
-    def __init__(self, *, known_services: Sequence[str] = KNOWN_SERVICES) -> None:
-        self._known_services = tuple(known_services)
+    def __init__(self, *, catalog: ServiceCatalog | None = None) -> None:
+        self._catalog = catalog
 
     async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
         deadline.check()
-        return StageOutput(verify(verifier_input, self._known_services), PROMPT_VERSION)
+        view = await catalog_view(self._catalog, str(verifier_input.get("original_query", "")))
+        return StageOutput(verify(verifier_input, view), PROMPT_VERSION)

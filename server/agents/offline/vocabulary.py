@@ -1,56 +1,13 @@
-"""The vocabulary of questions: known service names and their Chinese names, alert phrases, the
-Chinese → English log vocabulary (LogTerm), and the marker words of intents, levels and windows."""
+"""The vocabulary of questions: the Chinese → English log vocabulary (LogTerm, with the symptom
+vocabulary of symptoms.json), and the marker words of intents, levels and windows. Service and alert
+names are not here: they come from the sources through the service catalog (mentions.py)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-KNOWN_SERVICES: tuple[str, ...] = (
-    "payment-service",
-    "order-service",
-    "inventory-service",
-    "user-service",
-    "gateway",
-)
-
-# Chinese names of the demo world's services.
-SERVICE_ALIASES: dict[str, str] = {
-    "支付服务": "payment-service",
-    "订单服务": "order-service",
-    "库存服务": "inventory-service",
-    "用户服务": "user-service",
-    "网关": "gateway",
-}
-
-KNOWN_ALERTS: tuple[str, ...] = (
-    "HighCPUUsage",
-    "HighMemoryUsage",
-    "HighErrorRate",
-    "HighLatency",
-    "PodRestartsHigh",
-    "MySQLConnectionsHigh",
-    "DiskSpaceLow",
-    "ServiceDown",
-)
-
-# Phrases that name a known alert without its CamelCase name (matched lowercase, spaces removed).
-ALERT_SYNONYMS: tuple[tuple[str, str], ...] = (
-    ("cpu使用率", "HighCPUUsage"),
-    ("cpu告警", "HighCPUUsage"),
-    ("cpu过高", "HighCPUUsage"),
-    ("highcpu", "HighCPUUsage"),
-    ("内存使用率", "HighMemoryUsage"),
-    ("内存告警", "HighMemoryUsage"),
-    ("highmemory", "HighMemoryUsage"),
-    ("错误率", "HighErrorRate"),
-    ("errorrate", "HighErrorRate"),
-    ("延迟告警", "HighLatency"),
-    ("highlatency", "HighLatency"),
-    ("pod重启", "PodRestartsHigh"),
-    ("重启告警", "PodRestartsHigh"),
-    ("podrestarts", "PodRestartsHigh"),
-)
+from evigate.server.agents.offline.symptoms import Symptom, symptoms
 
 
 @dataclass(frozen=True)
@@ -86,6 +43,12 @@ class _TermEntry:
     # Words that only describe the concept ("pool", "exhaustion"): next to a trigger they add no
     # subject of their own, so "HikariCP pool-exhaustion logs" is still the HikariCP concept.
     descriptors: tuple[str, ...] = ()
+    symptom: Symptom | None = None  # the symptom vocabulary entry this concept comes from
+
+
+def _symptom_entry(symptom: Symptom) -> _TermEntry:
+    term = LogTerm(symptom.name, None, symptom.log_pattern, symptom.label_zh, symptom.label_en)
+    return _TermEntry(symptom.triggers, term, symptom.descriptors, symptom)
 
 
 # Chinese → English log vocabulary. A concept such as pool exhaustion is searched by a pattern that
@@ -104,8 +67,13 @@ LOG_TERMS: tuple[_TermEntry, ...] = (
     ),
     _TermEntry(
         ("outofmemoryerror", "内存溢出", "oom", "out of memory"),
+        # "OOM" is a JVM's OutOfMemoryError, a container's OOMKilled or a runtime's "out of memory".
         LogTerm(
-            "OutOfMemoryError", "OutOfMemoryError", None, "OutOfMemoryError 内存溢出", "OutOfMemoryError"
+            "OutOfMemoryError",
+            None,
+            r"(?i)OutOfMemoryError|OOMKilled|out of memory|(?<![a-z])oom(?![a-z])|内存溢出",
+            "OutOfMemoryError 内存溢出",
+            "OutOfMemoryError",
         ),
     ),
     _TermEntry(
@@ -120,20 +88,24 @@ LOG_TERMS: tuple[_TermEntry, ...] = (
     ),
     _TermEntry(
         ("超时", "timeout", "timed out", "time out"),
-        LogTerm("timeout", None, "(?i)timeout|timed out", "超时", "timeout"),
+        LogTerm("timeout", None, "(?i)timeout|timed out|超时", "超时", "timeout"),
     ),
     _TermEntry(
         ("死锁", "deadlock"),
-        LogTerm("deadlock", None, "(?i)deadlock", "死锁", "deadlock"),
+        LogTerm("deadlock", None, "(?i)deadlock|死锁", "死锁", "deadlock"),
     ),
     _TermEntry(
         ("连接被拒绝", "connection refused"),
-        LogTerm("Connection refused", None, "(?i)connection refused", "连接被拒绝", "connection refused"),
+        LogTerm(
+            "Connection refused",
+            None,
+            "(?i)connection refused|ECONNREFUSED|连接被拒绝",
+            "连接被拒绝",
+            "connection refused",
+        ),
     ),
-    _TermEntry(
-        ("慢查询", "slow query"),
-        LogTerm("slow query", None, "(?i)slow query", "慢查询", "slow query"),
-    ),
+    # The symptom vocabulary's log concepts (those with a log pattern), after the library names.
+    *(_symptom_entry(symptom) for symptom in symptoms() if symptom.log_pattern),
 )
 
 _ASCII_LEFT = r"(?<![A-Za-z0-9_-])"
@@ -148,6 +120,19 @@ _EXCEPTION_RE = re.compile(
 _CAMEL_RE = re.compile(_ASCII_LEFT + r"([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+)" + _ASCII_RIGHT)
 # HTTP error statuses named in a question ("502 错误", "any 503s"), not durations or percentages.
 _STATUS_RE = re.compile(r"(?<![0-9.=%])([45]\d{2})(?![0-9.%]|\s*(?:ms|s\b|m\b|分钟|秒|次))")
+# errno names logged by the C library and runtimes (EMFILE, ECONNREFUSED, ENOSPC): exact terms.
+_ERRNO_RE = re.compile(
+    _ASCII_LEFT
+    + r"(E(?:MFILE|NFILE|NOSPC|CONNREFUSED|CONNRESET|CONNABORTED|TIMEDOUT|PIPE|ACCES|NOENT|AGAIN"
+    + r"|ADDRINUSE|HOSTUNREACH|NETUNREACH|NOMEM|PERM|BADF|NOTCONN|DQUOT|ROFS))"
+    + _ASCII_RIGHT
+)
+# Kubernetes container states and reasons, logged as written: exact terms.
+_K8S_REASON_RE = re.compile(
+    _ASCII_LEFT
+    + r"(OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError)"
+    + _ASCII_RIGHT
+)
 _QUOTED_RE = re.compile(r"[\"“「'‘]([^\"”」'’]{3,80})[\"”」'’]")
 
 _CN_DIGITS = {
@@ -185,8 +170,11 @@ _CURRENT_MARKERS = (
     "firing",
 )
 _RESOLVED_MARKERS = ("已恢复", "已解决", "resolved")
-_ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alarm", "firing")
-_LOG_MARKERS = ("日志", "报错", "异常", "log", "logs", "logged", "exception", "stack trace", "堆栈")
+_ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alerts", "alarm", "alarms", "firing")
+_LOG_MARKERS = (
+    *("日志", "报错", "异常", "log", "logs", "logged", "exception", "exceptions", "stack trace", "堆栈"),
+    *("warnings", "errors"),
+)
 _GUIDANCE_MARKERS = (
     "怎么办",
     "怎么处理",
@@ -205,7 +193,89 @@ _GUIDANCE_MARKERS = (
     "what should",
     "guidance",
     "steps to",
+    "steps for",
+    "remediation",
+    "remediate",
+    "mitigation",
+    "mitigate",
+    "what to do",
+    "what do i do",
+    "处置",
+    "怎么解决",
+    "如何解决",
+    "解决办法",
+    "解决方法",
+    "应对",
+    "the steps",
+    "which commands",
+    "what commands",
+    "步骤",
+    "命令",
     "playbook",
 )
 _ERROR_MARKERS = ("错误日志", "error日志", "error log", "errors", "error-level", "error level", "报错")
-_WARN_MARKERS = ("警告日志", "warn日志", "warning", "warn log", "warn-level", "warn level")
+_WARN_MARKERS = ("警告日志", "warn日志", "warning", "warnings", "warn log", "warn-level", "warn level")
+# Broad questions: a survey of the service rather than one exact query.
+_BROAD_MARKERS = (
+    "what's wrong",
+    "what is wrong",
+    "whats wrong",
+    "wrong with",
+    "what's going on",
+    "what is going on",
+    "going on with",
+    "what happened",
+    "why is",
+    "why are",
+    "why does",
+    "why do",
+    "why did",
+    "is something wrong",
+    "health of",
+    "healthy",
+    "diagnose",
+    "look into",
+    "怎么了",
+    "为什么",
+    "什么原因",
+    "的原因",
+    "原因是",
+    "出什么问题",
+    "有什么问题",
+    "出了什么",
+    "哪里有问题",
+    "状况",
+    "诊断",
+    "排查一下",
+    "帮我看看",
+    "正常吗",
+)
+# A guidance question that asks for the runbook's procedure, not only its name.
+_STEPS_MARKERS = (
+    "步骤",
+    "怎么处理",
+    "如何处理",
+    "怎么办",
+    "怎么排查",
+    "如何排查",
+    "命令",
+    "steps",
+    "step",
+    "how do i",
+    "how to",
+    "how should",
+    "what should",
+    "commands",
+    "command",
+    "procedure",
+    "remediation",
+    "remediate",
+    "mitigation",
+    "mitigate",
+    "what to do",
+    "处置",
+    "解决",
+    "runbook",
+    "手册",
+    "playbook",
+)

@@ -96,7 +96,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
 
-    assert out.prompt_version == "executor-v2"
+    assert out.prompt_version == "executor-v3"
     assert [(name, args) for name, args, _ in toolbox.calls] == [
         ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
     ]
@@ -277,7 +277,7 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         ]
     )
     out = await LLMPlanner(client).plan(QUERY, "zh", SKILLS, Deadline.after(5))
-    assert out.prompt_version == "planner-v1"
+    assert out.prompt_version == "planner-v2"
     assert out.data == {
         "selected_skill": "diagnose-high-cpu",
         "selection_reason": "HighCPUUsage",
@@ -389,5 +389,5 @@ async def test_build_llm_backend(settings: LLMSettings, fake: FakeOpenAI, toolbo
     finally:
         await llm.aclose()
     assert verdict.prompt_version == "verifier-v1"
-    assert executed.prompt_version == "executor-v2"
+    assert executed.prompt_version == "executor-v3"
     assert build_llm_backend(settings).planner is not None

@@ -9,6 +9,7 @@ from evigate.server.agents.base import JSON, Skill
 from evigate.server.agents.offline.composer import OfflineComposer, compose
 from evigate.server.agents.offline.planner import OfflinePlanner
 from evigate.server.deadline import Deadline
+from tests.agents.offline.demo_catalog import TEST_CATALOG
 
 POSITIVE: JSON = {
     "claim_id": "claim-1",
@@ -179,14 +180,14 @@ SKILLS = [
 )
 async def test_skill_selection(query: str, skill: str | None) -> None:
     language = "en" if query.isascii() else "zh"
-    plan = (await OfflinePlanner().plan(query, language, SKILLS, Deadline.none())).data
+    plan = (await OfflinePlanner(catalog=TEST_CATALOG).plan(query, language, SKILLS, Deadline.none())).data
     assert set(plan) == {"selected_skill", "selection_reason", "plan", "reasoning"}
     assert plan["selected_skill"] == skill
     assert plan["selection_reason"] and plan["reasoning"] and plan["plan"]
 
 
 async def test_plan_is_narrowed_to_the_question() -> None:
-    planner = OfflinePlanner()
+    planner = OfflinePlanner(catalog=TEST_CATALOG)
     plan = (
         await planner.plan(
             "inventory-service 有没有 HikariCP 连接池耗尽的日志？", "zh", SKILLS, Deadline.none()
@@ -201,7 +202,11 @@ async def test_plan_is_narrowed_to_the_question() -> None:
 
 
 async def test_plan_without_entities_says_so() -> None:
-    plan = (await OfflinePlanner().plan("What is the weather today?", "en", SKILLS, Deadline.none())).data
+    plan = (
+        await OfflinePlanner(catalog=TEST_CATALOG).plan(
+            "What is the weather today?", "en", SKILLS, Deadline.none()
+        )
+    ).data
     assert plan["selected_skill"] is None
     assert "no skill" in plan["selection_reason"]
     assert plan["plan"] == [

@@ -16,6 +16,7 @@ from evigate.server.pipeline.parse import parse_executor_output
 from evigate.server.skills import load_skills
 from evigate.server.tools import SessionToolBox, build_backend
 from evigate.storage.records import CaseRecord
+from tests.agents.offline.demo_catalog import TEST_CATALOG
 
 
 class NoCases:
@@ -46,7 +47,7 @@ class MemoryRecorder:
 
 
 async def session(query: str, language: str) -> tuple[JSON, JSON, JSON, MemoryRecorder]:
-    agents = build_offline_backend()
+    agents = build_offline_backend(catalog=TEST_CATALOG)
     recorder = MemoryRecorder()
     tools = SessionToolBox(build_backend("fixture", None, NoCases()), recorder, "demo")
     deadline = Deadline.none()
@@ -81,7 +82,7 @@ async def test_demo_world_positive_highcpu() -> None:
     )
     assert verdict["verdict"] == "PASS"
     assert [(name, args) for _, name, args, _ in recorder.rows] == [
-        ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"})
+        ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
     ]
     (claim,) = structured["claims"]
     assert claim["claim_type"] == "observation"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from evigate.server.agents.offline.entities import extract
+from tests.agents.offline.demo_catalog import TEST_VIEW
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.question for c in CASES])
 def test_extract(case: Case) -> None:
-    entities = extract(case.question)
+    entities = extract(case.question, TEST_VIEW)
     assert entities.services == case.services
     assert entities.alert_names == case.alerts
     assert tuple(term.name for term in entities.log_terms) == case.terms
@@ -214,14 +215,14 @@ def test_at_least_25_questions_in_both_languages() -> None:
 
 
 def test_concept_terms_search_by_pattern_and_literals_by_keyword() -> None:
-    concept = extract("inventory-service HikariCP 日志").log_terms[0]
-    literal = extract("order-service HikariPool-1 日志").log_terms[0]
+    concept = extract("inventory-service HikariCP 日志", TEST_VIEW).log_terms[0]
+    literal = extract("order-service HikariPool-1 日志", TEST_VIEW).log_terms[0]
     assert concept.arguments() == {"pattern": "HikariCP|HikariPool|Connection is not available"}
     assert literal.arguments() == {"keyword": "HikariPool-1"}
 
 
 def test_known_service_list_is_extensible() -> None:
-    assert extract("billing 有告警吗", known_services=("billing",)).services == ("billing",)
+    assert extract("billing 有告警吗", ("billing",)).services == ("billing",)
 
 
 @pytest.mark.parametrize(
@@ -236,4 +237,4 @@ def test_known_service_list_is_extensible() -> None:
     ],
 )
 def test_chinese_numeral_windows(phrase: str, minutes: int) -> None:
-    assert extract(f"order-service {phrase}有 ERROR 日志吗").window_minutes == minutes
+    assert extract(f"order-service {phrase}有 ERROR 日志吗", TEST_VIEW).window_minutes == minutes

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from evigate.server.agents.base import JSON
+from evigate.server.agents.offline.calls import STEPS_QUERY
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.pipeline.parse import parse_executor_output
+from tests.agents.offline.demo_catalog import TEST_CATALOG
 from tests.agents.offline.fakes import FakeToolBox, make_task
 
 HIKARI = "HikariCP|HikariPool|Connection is not available"
@@ -19,7 +21,7 @@ HIKARI = "HikariCP|HikariPool|Connection is not available"
 
 async def run(query: str, language: str = "zh", tools: FakeToolBox | None = None) -> tuple[JSON, FakeToolBox]:
     toolbox = tools or FakeToolBox()
-    output = await OfflineExecutor().execute(make_task(toolbox, query, language))
+    output = await OfflineExecutor(catalog=TEST_CATALOG).execute(make_task(toolbox, query, language))
     data, status = parse_executor_output(output.raw_text)
     assert status["status"] == "valid", status
     assert [r.invocation_id for r in output.tool_calls] == [r.invocation_id for r in toolbox.results]
@@ -39,9 +41,7 @@ def types(data: JSON) -> list[str]:
 
 async def test_reference_positive_highcpu_on_payment_service() -> None:
     data, tools = await run("payment-service 现在有 HighCPUUsage 告警吗？")
-    assert tools.calls == [
-        ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"})
-    ]
+    assert tools.calls == [("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})]
     assert types(data) == ["observation"]
     (claim,) = data["claims"]
     (binding,) = claim["evidence_bindings"]
@@ -51,8 +51,8 @@ async def test_reference_positive_highcpu_on_payment_service() -> None:
     assert "current=92%" in binding["evidence_excerpt"]
     assert binding["evidence_excerpt"] == tools.results[0].retrieval_details["evidence_refs"][0]["text"]
     assert (
-        claim["claim_text"]
-        == "payment-service 当前存在 HighCPUUsage 告警（state=firing, current=92%, duration=25m）。"
+        claim["claim_text"] == "payment-service 的 HighCPUUsage 告警正在触发"
+        "（state=firing, severity=critical, current=92%, duration=25m）。"
     )
     assert claim["support_level"] == "direct"
     assert data["missing_info"] == [] and data["hypotheses"] == []
@@ -76,7 +76,8 @@ async def test_english_claim_texts() -> None:
     positive, _ = await run("Is there a HighCPUUsage alert firing on payment-service right now?", "en")
     negative, _ = await run("Any HikariCP pool exhaustion logs for inventory-service?", "en")
     assert positive["claims"][0]["claim_text"] == (
-        "payment-service has a firing HighCPUUsage alert (state=firing, current=92%, duration=25m)."
+        "For payment-service, the HighCPUUsage alert is firing "
+        "(state=firing, severity=critical, current=92%, duration=25m)."
     )
     assert negative["claims"][0]["claim_text"] == (
         "This query found no matching evidence of HikariCP connection pool exhaustion logs"
@@ -107,7 +108,7 @@ async def test_no_widening_after_no_evidence(query: str) -> None:
 
 async def test_retry_round_reuses_recorded_results_without_new_queries() -> None:
     tools = FakeToolBox()
-    executor = OfflineExecutor()
+    executor = OfflineExecutor(catalog=TEST_CATALOG)
     query = "inventory-service 有没有 HikariCP 连接池耗尽的日志？"
     first = await executor.execute(make_task(tools, query))
     retry = {"previous_round": 1, "failed_rules": ["evidence.excerpt"], "errors": [], "rationale": "x"}
@@ -118,7 +119,7 @@ async def test_retry_round_reuses_recorded_results_without_new_queries() -> None
 
 async def test_retry_round_drops_bindings_named_invalid() -> None:
     tools = FakeToolBox()
-    executor = OfflineExecutor()
+    executor = OfflineExecutor(catalog=TEST_CATALOG)
     query = "order-service 有没有 HikariCP 连接池耗尽的日志？"
     await executor.execute(make_task(tools, query))
     retry = {"failed_bindings": [{"source_invocation_id": 517, "raw_path": "$.logs[0]", "status": "fail"}]}
@@ -130,7 +131,7 @@ async def test_retry_round_accepts_tool_results_from_the_retry_context() -> None
     recorded = {
         "invocation_id": 900,
         "tool_name": "query_metrics",
-        "arguments": {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"},
+        "arguments": {"service": "payment-service", "alert_name": "HighCPUUsage"},
         "status": "success",
         "retrieval_details": {
             "evidence_status": "supported",
@@ -143,7 +144,7 @@ async def test_retry_round_accepts_tool_results_from_the_retry_context() -> None
         },
     }
     tools = FakeToolBox()
-    output = await OfflineExecutor().execute(
+    output = await OfflineExecutor(catalog=TEST_CATALOG).execute(
         make_task(
             tools,
             "payment-service 现在有 HighCPUUsage 告警吗？",
@@ -182,7 +183,7 @@ async def test_one_failed_tool_keeps_the_other_claim() -> None:
 
 async def test_retry_round_reruns_a_failed_call_with_the_same_arguments() -> None:
     tools = FakeToolBox({"query_logs"})
-    executor = OfflineExecutor()
+    executor = OfflineExecutor(catalog=TEST_CATALOG)
     query = "inventory-service 有没有 HikariCP 连接池耗尽的日志？"
     await executor.execute(make_task(tools, query))
     tools.fail_tools.clear()
@@ -212,13 +213,13 @@ M, L, K = "query_metrics", "query_logs", "lookup_knowledge"
 ROWS = [
     Row(
         "payment-service 现在有 HighCPUUsage 告警吗？",
-        [(M, {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"})],
+        [(M, {"service": "payment-service", "alert_name": "HighCPUUsage"})],
         ["observation"],
         [["$.alerts[0]"]],
     ),
     Row(
         "Is HighCPUUsage firing on payment-service now?",
-        [(M, {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"})],
+        [(M, {"service": "payment-service", "alert_name": "HighCPUUsage"})],
         ["observation"],
         [["$.alerts[0]"]],
     ),
@@ -230,9 +231,9 @@ ROWS = [
     ),
     Row(
         "order-service 现在有 HighErrorRate 告警吗？",
-        [(M, {"service": "order-service", "alert_name": "HighErrorRate", "state": "firing"})],
-        ["negative_observation"],
-        [["$.no_evidence"]],
+        [(M, {"service": "order-service", "alert_name": "HighErrorRate"})],
+        ["observation"],
+        [["$.alerts[0]"]],
     ),
     Row(
         "Did order-service have a HighErrorRate alert?",
@@ -248,7 +249,7 @@ ROWS = [
     ),
     Row(
         "Is PodRestart firing on payment-service right now?",
-        [(M, {"service": "payment-service", "alert_name": "PodRestart", "state": "firing"})],
+        [(M, {"service": "payment-service", "alert_name": "PodRestart"})],
         ["negative_observation"],
         [["$.no_evidence"]],
     ),
@@ -302,7 +303,7 @@ ROWS = [
     ),
     Row(
         "api-gateway 有超时日志吗？",
-        [(L, {"service": "api-gateway", "pattern": "(?i)timeout|timed out"})],
+        [(L, {"service": "api-gateway", "pattern": "(?i)timeout|timed out|超时"})],
         ["observation"],
         [["$.logs[0]"]],
     ),
@@ -330,7 +331,7 @@ ROWS = [
     Row(
         "payment-service 现在有 HighCPUUsage 告警吗？同时看看有没有 ERROR 日志",
         [
-            (M, {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"}),
+            (M, {"service": "payment-service", "alert_name": "HighCPUUsage"}),
             (L, {"service": "payment-service", "level": "ERROR"}),
         ],
         ["observation", "negative_observation"],
@@ -338,27 +339,30 @@ ROWS = [
     ),
     Row(
         "HikariCP 连接池耗尽怎么处理？",
-        [(K, {"query": "HikariCP"})],
+        [(K, {"query": f"HikariCP {STEPS_QUERY}"})],
         ["observation"],
         [["$.evidence_blocks[0]"]],
     ),
     Row(
         "How should I handle a HighCPUUsage alert?",
-        [(K, {"query": "HighCPUUsage"})],
+        [(K, {"query": f"HighCPUUsage {STEPS_QUERY}"})],
         ["observation"],
         [["$.evidence_blocks[0]"]],
     ),
     Row(
         "payment-service 现在有 HighCPUUsage 告警，怎么处理？",
         [
-            (M, {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"}),
-            (K, {"query": "HighCPUUsage"}),
+            (M, {"service": "payment-service", "alert_name": "HighCPUUsage"}),
+            (K, {"query": f"HighCPUUsage {STEPS_QUERY}"}),
         ],
         ["observation", "observation"],
         [["$.alerts[0]"], ["$.evidence_blocks[0]"]],
     ),
     Row(
-        "How do I fix deadlocks?", [(K, {"query": "deadlock"})], ["negative_observation"], [["$.no_evidence"]]
+        "How do I fix deadlocks?",
+        [(K, {"query": f"deadlock {STEPS_QUERY}"})],
+        ["negative_observation"],
+        [["$.no_evidence"]],
     ),
 ]
 

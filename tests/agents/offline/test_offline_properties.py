@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.verifier import verify
 from evigate.server.pipeline.parse import parse_executor_output
+from tests.agents.offline.demo_catalog import TEST_CATALOG
 from tests.agents.offline.fakes import FakeToolBox, gatekeeper_result, make_task
 
 SERVICES = ["payment-service", "order-service", "inventory-service", "user-service", "api-gateway"]
@@ -40,7 +41,7 @@ def questions(draw: st.DrawFn) -> tuple[str, str]:
 
 async def _run(question: str, language: str) -> None:
     tools = FakeToolBox()
-    output = await OfflineExecutor().execute(make_task(tools, question, language))
+    output = await OfflineExecutor(catalog=TEST_CATALOG).execute(make_task(tools, question, language))
     data, status = parse_executor_output(output.raw_text)
     assert status["status"] == "valid"
     gate = gatekeeper_result(data, tools)

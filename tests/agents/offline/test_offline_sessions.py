@@ -14,6 +14,7 @@ from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import material
 from evigate.server.pipeline.parse import parse_executor_output
+from tests.agents.offline.demo_catalog import TEST_CATALOG
 from tests.agents.offline.fakes import FakeToolBox, gatekeeper_result, make_task
 
 SKILLS = [
@@ -62,7 +63,7 @@ class Session:
 
 
 async def run_session(query: str, language: str = "zh", tools: FakeToolBox | None = None) -> Session:
-    backend = build_offline_backend()
+    backend = build_offline_backend(catalog=TEST_CATALOG)
     toolbox = tools or FakeToolBox()
     deadline = Deadline.none()
     plan = (await backend.planner.plan(query, language, SKILLS, deadline)).data
@@ -148,7 +149,7 @@ async def test_reference_session_negative_in_english() -> None:
     "query,verdict,claim_types",
     [
         ("Is HighCPUUsage firing on payment-service now?", "PASS", ["observation"]),
-        ("order-service 现在有 HighErrorRate 告警吗？", "PASS", ["negative_observation"]),
+        ("order-service 现在有 HighErrorRate 告警吗？", "PASS", ["observation"]),  # resolved: every state
         ("order-service 有没有 HikariCP 连接池耗尽的日志？", "PASS", ["observation"]),
         ("order-service 最近30分钟有 HikariPool-1 的错误日志吗？", "PASS", ["observation"]),
         ("user-service 有 OutOfMemoryError 吗？", "PASS", ["observation"]),
@@ -169,7 +170,7 @@ async def test_reference_session_negative_in_english() -> None:
         (
             "order-service and inventory-service: HikariCP logs, is HighErrorRate or PodRestart firing now?",
             "PASS",
-            ["negative_observation", "observation"],  # six calls capped at two claims
+            ["observation", "negative_observation"],  # six calls capped at two claims
         ),
         ("What is the weather today?", "REJECT", []),
     ],

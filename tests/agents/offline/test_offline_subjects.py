@@ -14,12 +14,13 @@ from evigate.server.agents.offline.entities import extract
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.verifier import verify
 from evigate.server.pipeline.parse import parse_executor_output
+from tests.agents.offline.demo_catalog import TEST_CATALOG, TEST_VIEW
 from tests.agents.offline.fakes import FakeToolBox, make_task
 from tests.agents.offline.test_offline_demo_world import session
 
 HIKARI = {"pattern": "HikariCP|HikariPool|Connection is not available"}
 LIVENESS = {"pattern": r"(?i)(?<![a-z0-9])liveness[\s_-]+probe[\s_-]+fail[a-z]*"}
-TIMEOUT = {"pattern": "(?i)timeout|timed out"}
+TIMEOUT = {"pattern": "(?i)timeout|timed out|超时"}
 
 # question → (term name, query arguments) in query order
 SUBJECTS: list[tuple[str, list[tuple[str, dict[str, str]]]]] = [
@@ -42,7 +43,15 @@ SUBJECTS: list[tuple[str, list[tuple[str, dict[str, str]]]]] = [
     # Mapped by the vocabulary or by literals: no subject of their own.
     ("Does order-service have HikariCP pool-exhaustion logs?", [("HikariCP", HIKARI)]),
     ("inventory-service 有没有 HikariCP 连接池耗尽的日志？", [("HikariCP", HIKARI)]),
-    ("Does user-service log OOM errors?", [("OutOfMemoryError", {"keyword": "OutOfMemoryError"})]),
+    (
+        "Does user-service log OOM errors?",
+        [
+            (
+                "OutOfMemoryError",
+                {"pattern": r"(?i)OutOfMemoryError|OOMKilled|out of memory|(?<![a-z])oom(?![a-z])|内存溢出"},
+            )
+        ],
+    ),
     (
         "Any 502 Bad Gateway errors on gateway in the last 30 minutes?",
         [("502", {"pattern": "(?<![0-9])502(?![0-9])"})],
@@ -58,13 +67,13 @@ SUBJECTS: list[tuple[str, list[tuple[str, dict[str, str]]]]] = [
 
 @pytest.mark.parametrize("question,terms", SUBJECTS, ids=[q for q, _ in SUBJECTS])
 def test_subject_terms(question: str, terms: list[tuple[str, dict[str, str]]]) -> None:
-    entities = extract(question)
+    entities = extract(question, TEST_VIEW)
     assert "log" in entities.intents
     assert [(term.name, term.arguments()) for term in entities.log_terms] == terms
 
 
 def test_an_inflected_subject_is_a_precise_pattern() -> None:
-    (term,) = extract("Did inventory-service log liveness probe failures?").log_terms
+    (term,) = extract("Did inventory-service log liveness probe failures?", TEST_VIEW).log_terms
     assert term.matches(
         "WARN inventory-service Liveness probe failed: HTTP probe failed with statuscode: 503"
     )
@@ -73,8 +82,8 @@ def test_an_inflected_subject_is_a_precise_pattern() -> None:
 
 
 def test_no_subject_outside_log_questions() -> None:
-    assert extract("How do I cook braised pork?").log_terms == ()
-    assert extract("Is there a HighLatency alert on order-service?").log_terms == ()
+    assert extract("How do I cook braised pork?", TEST_VIEW).log_terms == ()
+    assert extract("Is there a HighLatency alert on order-service?", TEST_VIEW).log_terms == ()
 
 
 # --- the demo world: the query holds the subject, the cited lines hold it too -------------------------
@@ -128,7 +137,7 @@ async def test_demo_world_subject_questions(
     (claim,) = structured["claims"]
     assert claim["claim_type"] == claim_type
     assert excerpt in claim["evidence_bindings"][0]["evidence_excerpt"]
-    (term,) = extract(question).log_terms
+    (term,) = extract(question, TEST_VIEW).log_terms
     for binding in claim["evidence_bindings"]:
         if claim_type == "observation":
             assert term.matches(binding["evidence_excerpt"])
@@ -152,7 +161,7 @@ class KeywordBlindToolBox(FakeToolBox):
 async def test_lines_without_the_subject_are_never_cited() -> None:
     tools = KeywordBlindToolBox()
     question = "Are there WARN logs mentioning Full GC on payment-service?"
-    output = await OfflineExecutor().execute(make_task(tools, question, "en"))
+    output = await OfflineExecutor(catalog=TEST_CATALOG).execute(make_task(tools, question, "en"))
     data, status = parse_executor_output(output.raw_text)
     assert status["status"] == "valid"
     assert tools.calls == [
@@ -164,12 +173,17 @@ async def test_lines_without_the_subject_are_never_cited() -> None:
     assert "Full GC" in missing and "could not be checked" in missing
 
 
-async def test_a_term_not_queried_is_missing_info() -> None:
+async def test_each_term_of_a_compound_question_is_queried_on_its_own() -> None:
     tools = FakeToolBox()
-    output = await OfflineExecutor().execute(make_task(tools, "payment-service 有支付回调日志和超时日志吗？"))
+    output = await OfflineExecutor(catalog=TEST_CATALOG).execute(
+        make_task(tools, "payment-service 有支付回调日志和超时日志吗？")
+    )
     data = json.loads(output.raw_text)
-    assert tools.calls == [("query_logs", {"service": "payment-service", "keyword": "支付回调"})]
-    assert data["missing_info"] == ["问题还提到 超时，本次未单独查询该关键字。"]
+    assert tools.calls == [
+        ("query_logs", {"service": "payment-service", "keyword": "支付回调"}),
+        ("query_logs", {"service": "payment-service", "pattern": "(?i)timeout|timed out|超时"}),
+    ]
+    assert not any("未单独查询" in item for item in data["missing_info"])
 
 
 # --- the Verifier's scope check ---------------------------------------------------------------------------

@@ -1,0 +1,349 @@
+"""The service catalog: which services the sources know, and which one a name in a question means.
+
+Names come from the sources themselves (docs/design.md §6.9): alert labels (service / app / job),
+log services, knowledge front matter (`services:`), and any other source that offers sightings
+(Prometheus label values where configured). Aliases (Chinese names, team names) come from config.
+Matching tolerates case, separators and partial names; a name that matches nothing is reported
+with the closest known names, never silently replaced by another service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evigate.server.tools.backend import MetricsQuery, TimeWindow, ToolBackend
+
+log = logging.getLogger("evigate.services")
+_SEPARATORS = re.compile(r"[\s_.\-/:]+")
+# Name parts that say what kind of thing a service is; alone they name no service ("the worker").
+GENERIC_PARTS = frozenset(
+    [
+        "service",
+        "svc",
+        "api",
+        "app",
+        "server",
+        "worker",
+        "consumer",
+        "producer",
+        "job",
+        "web",
+        "gateway",
+        "proxy",
+        "engine",
+        "relay",
+        "daemon",
+        "backend",
+        "frontend",
+        "db",
+        "cache",
+        "queue",
+        "the",
+        "a",
+        "an",
+        "prod",
+        "staging",
+        "dev",
+        "test",
+    ]
+)
+MAX_SUGGESTIONS = 3
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A service name one source holds ("log", "alert", "knowledge", "prometheus", "config")."""
+
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Sightings:
+    """What a source knows: services, alert names and runbook keys (for paraphrase matching)."""
+
+    services: tuple[Sighting, ...] = ()
+    alert_names: tuple[str, ...] = ()
+    knowledge_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServiceMatch:
+    name: str  # canonical
+    how: str  # exact | alias | partial
+    mention: str  # the words of the question it was found in
+    start: int = 0
+    end: int = 0
+
+
+def normalize(text: str) -> str:
+    """Lowercase without separators: "Orders_Consumer" and "orders consumer" → "ordersconsumer"."""
+    return _SEPARATORS.sub("", text.casefold())
+
+
+def parts(text: str) -> tuple[str, ...]:
+    return tuple(p for p in _SEPARATORS.split(text.casefold()) if p)
+
+
+def _flexible(name: str) -> re.Pattern[str]:
+    """`name` in a question, written with any separators or none, as whole words."""
+    pieces = parts(name)
+    body = r"[\s_.\-]*".join(re.escape(p) for p in pieces)
+    return re.compile(r"(?<![a-z0-9_-])" + body + r"(?![a-z0-9_])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CatalogView:
+    """One refresh of the catalog: immutable, safe to share between sessions."""
+
+    services: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # name → sources
+    aliases: Mapping[str, str] = field(default_factory=dict)  # alias → canonical name
+    alert_names: tuple[str, ...] = ()
+    knowledge_keys: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.services)
+
+    def match(self, name: str) -> ServiceMatch | None:
+        """The service `name` means: exact (case and separators aside), alias, or a unique partial."""
+        wanted = normalize(name)
+        if not wanted:
+            return None
+        for known in self.services:
+            if normalize(known) == wanted:
+                return ServiceMatch(known, "exact", name)
+        for alias, known in self.aliases.items():
+            if normalize(alias) == wanted:
+                return ServiceMatch(known, "alias", name)
+        candidates = self._partial(parts(name))
+        return ServiceMatch(candidates[0], "partial", name) if len(candidates) == 1 else None
+
+    def _partial(self, words: Sequence[str]) -> list[str]:
+        """Names whose parts start with `words` ("orders" → orders-consumer), or that hold all of
+        the distinctive words ("redis" → session-redis)."""
+        distinctive = [w for w in words if w not in GENERIC_PARTS]
+        generic = [w for w in words if w in GENERIC_PARTS]
+        if not distinctive:
+            return []
+        out = []
+        for known in self.services:
+            known_parts = parts(known)
+            # "billing-service" is not billing-worker: a kind the name states must be the service's.
+            if not all(w in known_parts for w in [*distinctive, *generic]):
+                continue
+            out.append(known)
+        return out
+
+    def closest(self, name: str, count: int = MAX_SUGGESTIONS) -> list[str]:
+        """The known names most like `name` (for "no source knows X; did you mean …")."""
+        pool = {normalize(known): known for known in self.services}
+        pool.update({normalize(alias): known for alias, known in self.aliases.items()})
+        wanted = normalize(name)
+        ranked = difflib.get_close_matches(wanted, list(pool), n=count * 3, cutoff=0.3)
+        shared = [pool[key] for key in pool if set(parts(pool[key])) & (set(parts(name)) - GENERIC_PARTS)]
+        out = list(dict.fromkeys([*shared, *(pool[key] for key in ranked)]))
+        return out[:count] or sorted(self.services)[:count]
+
+    def find_in(self, question: str) -> list[ServiceMatch]:
+        """Every mention of a known service in the question, in order of appearance (of overlapping
+        mentions the longest wins; a service named twice is there twice)."""
+        found: list[ServiceMatch] = []
+        for known in self.services:
+            for m in _flexible(known).finditer(question):
+                found.append(ServiceMatch(known, "exact", m.group(0), m.start(), m.end()))
+        for alias, known in self.aliases.items():
+            if alias.isascii():
+                hits = [(m.start(), m.end()) for m in _flexible(alias).finditer(question)]
+            else:
+                hits = [(m.start(), m.end()) for m in re.finditer(re.escape(alias), question)]
+            found.extend(ServiceMatch(known, "alias", question[s:e], s, e) for s, e in hits)
+        found.extend(self._partial_mentions(question, found))
+        kept: list[ServiceMatch] = []
+        for match in sorted(found, key=lambda m: (m.start, -(m.end - m.start))):
+            if any(k.start <= match.start < k.end for k in kept):
+                continue
+            kept.append(match)
+        return kept
+
+    def _partial_mentions(self, question: str, taken: Sequence[ServiceMatch]) -> list[ServiceMatch]:
+        """Names of one or two words ("orders consumer", "redis") that name exactly one service by its
+        parts. A hyphenated name is taken whole: "billing-service" is not a partial billing-worker."""
+        chunks = list(re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*", question))
+        out: list[ServiceMatch] = []
+        for i, first in enumerate(chunks):
+            if any(t.start <= first.start() < t.end for t in taken):
+                continue
+            run_options = [[first]] if re.search(r"[-_]", first.group(0)) else [chunks[i : i + 2], [first]]
+            for run in run_options:
+                if len(run) == 2 and (
+                    re.search(r"[-_]", run[1].group(0))
+                    or not re.fullmatch(r"\s", question[run[0].end() : run[1].start()])
+                ):
+                    continue
+                text = question[run[0].start() : run[-1].end()]
+                words = parts(text)
+                if len(words) == 1 and (words[0] in GENERIC_PARTS or len(words[0]) < 4):
+                    continue
+                candidates = self._partial(words)
+                if len(candidates) == 1:
+                    out.append(ServiceMatch(candidates[0], "partial", text, run[0].start(), run[-1].end()))
+                    break
+        return out
+
+
+def load_aliases(path: Path | None) -> dict[str, str]:
+    """{"billing-worker": ["账单服务", "billing team"]} → alias → canonical. Missing file: none."""
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"service aliases {path}: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise ValueError(f"service aliases {path}: expected an object of name → [aliases]")
+    out: dict[str, str] = {}
+    for name, aliases in data.items():
+        values = [aliases] if isinstance(aliases, str) else aliases
+        if not isinstance(values, list) or not all(isinstance(a, str) for a in values):
+            raise ValueError(f"service aliases {path}: {name!r} needs a list of strings")
+        out.update({alias: str(name) for alias in values if alias.strip()})
+    return out
+
+
+SightingReader = Callable[[], Awaitable[Sightings]]
+_SERVICE_LABELS = ("service", "app", "job")
+
+
+async def alert_sightings(backend: ToolBackend) -> Sightings:
+    """The services and alert names of a backend's alerts (every state, no window): a live
+    Alertmanager / Prometheus as well as a file."""
+    page = await backend.query_metrics(MetricsQuery(None, None, None, TimeWindow(None, None), 1000))
+    found: list[Sighting] = []
+    names: list[str] = []
+    for item in page.items:
+        if isinstance(item.get("service"), str):
+            found.append(Sighting(item["service"], "alert"))
+        labels = item.get("labels")
+        if isinstance(labels, Mapping):
+            found.extend(
+                Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str)
+            )
+        if isinstance(item.get("alert_name"), str):
+            names.append(item["alert_name"])
+    return Sightings(tuple(found), tuple(dict.fromkeys(names)))
+
+
+async def prometheus_sightings(
+    label_values: Callable[[str], Awaitable[list[str]]], labels: Sequence[str]
+) -> Sightings:
+    """The values of Prometheus's service labels (service / job / app, as the signal catalog's
+    service matchers name them)."""
+    found: list[Sighting] = []
+    for label in labels:
+        found.extend(Sighting(value, "prometheus") for value in await label_values(label))
+    return Sightings(tuple(found))
+
+
+class ServiceCatalog:
+    """The current CatalogView, rebuilt from the readers by `refresh()` (and a background task)."""
+
+    def __init__(self, readers: Iterable[SightingReader] = (), aliases: Mapping[str, str] | None = None):
+        self._readers = list(readers)
+        self._aliases = dict(aliases or {})
+        self._view = CatalogView(aliases=dict(self._aliases))
+        self._task: asyncio.Task[None] | None = None
+        self._refreshed = False
+        self._refreshed_at = 0.0  # time.monotonic() when the last refresh began
+        self._miss_lock = asyncio.Lock()
+        self.failures: tuple[str, ...] = ()  # readers that failed in the last refresh
+
+    def add_reader(self, reader: SightingReader) -> None:
+        self._readers.append(reader)
+
+    def add_aliases(self, aliases: Mapping[str, str]) -> None:
+        """Aliases from config, on top of the data's own (they apply from the next refresh)."""
+        self._aliases.update(aliases)
+
+    def view(self) -> CatalogView:
+        return self._view
+
+    async def ensure(self) -> CatalogView:
+        """The current view; the first call builds it (later ones read what the refresh task keeps)."""
+        if not self._refreshed:
+            await self.refresh()
+        return self._view
+
+    async def on_miss(self, asked_at: float) -> CatalogView:
+        """A name of a question asked at `asked_at` (time.monotonic()) matched nothing: re-read the
+        sources (a service that appeared since the last refresh) unless a refresh began after the
+        question was asked; questions missing at once share one refresh."""
+        async with self._miss_lock:
+            if self._refreshed_at < asked_at:
+                await self.refresh()
+        return self._view
+
+    async def refresh(self) -> CatalogView:
+        started = time.monotonic()
+        services: dict[str, list[str]] = {}
+        alerts: list[str] = []
+        keys: list[str] = []
+        failures: list[str] = []
+        for reader in self._readers:
+            try:
+                seen = await reader()
+            except Exception as exc:  # a source that is down keeps no one from the others' names
+                failures.append(f"{exc}")
+                log.warning("service catalog source failed", extra={"error": str(exc)})
+                continue
+            for sighting in seen.services:
+                name = sighting.name.strip()
+                if name:
+                    services.setdefault(_canonical(services, name), []).append(sighting.source)
+            alerts.extend(seen.alert_names)
+            keys.extend(seen.knowledge_keys)
+        for name in set(self._aliases.values()) - set(services):
+            services[name] = ["config"]
+        self._view = CatalogView(
+            {name: tuple(dict.fromkeys(sources)) for name, sources in sorted(services.items())},
+            dict(self._aliases),
+            tuple(dict.fromkeys(alerts)),
+            tuple(dict.fromkeys(keys)),
+        )
+        self.failures = tuple(failures)
+        self._refreshed = True
+        self._refreshed_at = started
+        return self._view
+
+    def start(self, interval_s: float) -> None:
+        """Refreshes every `interval_s` seconds until `stop()`."""
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval_s)
+                await self.refresh()
+
+        if self._task is None and interval_s > 0:
+            self._task = asyncio.create_task(loop(), name="service-catalog")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+def _canonical(services: Mapping[str, object], name: str) -> str:
+    """The spelling already held for the same name in another case or with other separators."""
+    wanted = normalize(name)
+    return next((known for known in services if normalize(known) == wanted), name)

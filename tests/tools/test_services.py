@@ -1,0 +1,135 @@
+"""The service catalog: names from the sources, matching (exact with any case or separators, alias,
+partial, unknown with the closest known names), the list_services tool, refreshes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evigate.server.tools import build_backend
+from evigate.server.tools.services import CatalogView, ServiceCatalog, Sighting, Sightings, load_aliases
+from tests.agents.offline.demo_catalog import _NoCases
+from tests.worlds.judge import WORLDS
+
+VIEW = CatalogView(
+    {
+        name: ("log",)
+        for name in ("orders-consumer", "session-redis", "billing-worker", "catalog-api", "gateway")
+    },
+    {"订单消费者": "orders-consumer", "billing team": "billing-worker"},
+)
+
+
+@pytest.mark.parametrize(
+    "name,canonical,how",
+    [
+        ("orders-consumer", "orders-consumer", "exact"),
+        ("Orders_Consumer", "orders-consumer", "exact"),
+        ("orders consumer", "orders-consumer", "exact"),
+        ("订单消费者", "orders-consumer", "alias"),
+        ("Billing Team", "billing-worker", "alias"),
+        ("redis", "session-redis", "partial"),
+        ("catalog", "catalog-api", "partial"),
+    ],
+)
+def test_a_name_matches_its_service(name: str, canonical: str, how: str) -> None:
+    match = VIEW.match(name)
+    assert match is not None and (match.name, match.how) == (canonical, how)
+
+
+@pytest.mark.parametrize("name", ["billing-service", "mail-relay", "api", "worker"])
+def test_a_name_no_source_knows_matches_nothing(name: str) -> None:
+    assert VIEW.match(name) is None
+
+
+def test_an_unknown_name_lists_the_closest_known_names() -> None:
+    assert VIEW.closest("billing-service")[0] == "billing-worker"
+    assert "orders-consumer" in VIEW.closest("order-consumer")
+
+
+def test_services_are_found_in_a_question_in_order() -> None:
+    found = VIEW.find_in("订单消费者 and the Catalog API: any redis alerts?")
+    assert [(m.name, m.how) for m in found] == [
+        ("orders-consumer", "alias"),
+        ("catalog-api", "exact"),
+        ("session-redis", "partial"),
+    ]
+    # A hyphenated name is taken whole: billing-service is not a partial billing-worker.
+    assert VIEW.find_in("does billing-service log errors?") == []
+
+
+async def test_the_catalog_is_built_from_the_world_and_its_aliases() -> None:
+    backend = build_backend("fixture", WORLDS / "tidewater", _NoCases())
+    view = await backend.services.refresh()  # type: ignore[attr-defined]
+    assert {"invoice-consumer", "mail-relay", "session-redis", "search-indexer"} <= set(view.services)
+    assert set(view.services["pricing-engine"]) == {"alert", "log", "knowledge"}
+    assert view.aliases["定价引擎"] == "pricing-engine"
+    assert "RabbitMQQueueBacklogHigh" in view.alert_names
+    assert "EMFILE" in view.knowledge_keys
+
+
+async def test_a_refresh_sees_a_new_service_and_a_failing_source_keeps_the_others(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(WORLDS / "tidewater", world, ignore=shutil.ignore_patterns("questions.json"))
+    backend = build_backend("fixture", world, _NoCases())
+    catalog: ServiceCatalog = backend.services  # type: ignore[attr-defined]
+
+    async def broken() -> Sightings:
+        raise RuntimeError("source down")
+
+    catalog.add_reader(broken)
+    first = await catalog.refresh()
+    assert "ledger-sync" not in first.services and catalog.failures == ("source down",)
+    line = {"timestamp": "2026-11-03T09:59:00Z", "level": "INFO", "service": "ledger-sync", "message": "ok"}
+    (world / "logs" / "ledger-sync.ndjson").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert "ledger-sync" in (await catalog.refresh()).services
+    assert "invoice-consumer" in catalog.view().services
+
+
+def test_aliases_file_shape(tmp_path: Path) -> None:
+    path = tmp_path / "aliases.json"
+    path.write_text(json.dumps({"billing-worker": ["计费服务", "billing team"], "gateway": "网关"}), "utf-8")
+    assert load_aliases(path) == {
+        "计费服务": "billing-worker",
+        "billing team": "billing-worker",
+        "网关": "gateway",
+    }
+    path.write_text(json.dumps({"billing-worker": [1]}), "utf-8")
+    with pytest.raises(ValueError, match="list of strings"):
+        load_aliases(path)
+    assert load_aliases(tmp_path / "missing.json") == {}
+
+
+async def test_list_services_resolves_a_name_or_names_the_closest() -> None:
+    from evigate.server.deadline import Deadline
+    from evigate.server.tools import SessionToolBox
+    from tests.agents.offline.test_offline_demo_world import MemoryRecorder
+
+    backend = build_backend("fixture", WORLDS / "tidewater", _NoCases())
+    tools = SessionToolBox(backend, MemoryRecorder(), "s")
+    found = await tools.call("list_services", {"name": "定价引擎"}, Deadline.none())
+    (ref,) = found.retrieval_details["evidence_refs"]
+    assert ref["raw_path"] == "$.services[0]" and ref["text"].startswith("pricing-engine, ")
+    missing = await tools.call("list_services", {"name": "pricing-service"}, Deadline.none())
+    (ref,) = missing.retrieval_details["evidence_refs"]
+    assert ref["raw_path"] == "$.no_evidence"
+    assert "name=pricing-service" in ref["text"] and "closest=pricing-engine" in ref["text"]
+    listed = await tools.call("list_services", {}, Deadline.none())
+    assert len(listed.retrieval_details["evidence_refs"]) == len(set(_known_names(backend)))
+
+
+def _known_names(backend: object) -> list[str]:
+    return list(backend.services.view().services)  # type: ignore[attr-defined]
+
+
+async def test_config_sightings_join_the_sources() -> None:
+    async def extra() -> Sightings:
+        return Sightings((Sighting("ledger-sync", "prometheus"),), ("LedgerLagHigh",))
+
+    catalog = ServiceCatalog([extra], {"账本同步": "ledger-sync", "团队": "team-only"})
+    view = await catalog.refresh()
+    assert view.services == {"ledger-sync": ("prometheus",), "team-only": ("config",)}
+    assert view.alert_names == ("LedgerLagHigh",)

@@ -1,0 +1,227 @@
+"""Labelled questions over a world (a --data-dir), asked through the real pipeline and judged by code.
+
+A question file (questions.json) lists, per question: its family, language, the text, the strings
+the answer must hold (`must`: each a string, or a list of alternatives of which one must appear),
+the strings it must not hold (`must_not`), the tools that must have been called (`tools`) and,
+optionally, the verdict. Every answer is also held to the rules that hold everywhere:
+
+- unsupported facts: every number and identifier of the answer's stated findings (its claim lines)
+  is in a tool result of the session or in the question;
+- over-statements: the answer guard (rules.guard) finds none;
+- "could not check" is never "found nothing": no negative claim cites a call that failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evigate.rules import guard
+from evigate.rules.catalog import load_catalog
+from evigate.rules.text import critical_tokens
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.deadline import Deadline
+from evigate.server.pipeline import Pipeline, material
+from evigate.server.pipeline.events import ChatResult
+from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.skills import load_skills
+from evigate.server.tools import FixtureBackend, build_backend, demo_data_dir
+from evigate.storage import Database, Repository
+
+JSON = dict[str, Any]
+WORLDS = Path(__file__).resolve().parent
+# Each labelled set: its questions (tests/worlds/<name>/questions.json) and its --data-dir.
+DATA_DIRS = {"tidewater": WORLDS / "tidewater", "demo": demo_data_dir()}
+FAMILIES = (
+    "known_alert",
+    "unknown_service",
+    "resolved_alert",
+    "paraphrase",
+    "compound",
+    "runbook_steps",
+    "survey",
+    "out_of_scope",
+)
+_FINDINGS_END = (
+    "Missing information:",
+    "缺少的信息：",
+    "Suggested next steps",
+    "建议的下一步",
+    "Note:",
+    "注：",
+)
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    family: str
+    language: str
+    query: str
+    must: tuple[str | tuple[str, ...], ...] = ()
+    must_not: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    verdict: str | None = None
+
+
+@dataclass
+class Judgement:
+    question: Question
+    answer: str
+    problems: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    overstated: bool = False
+    unchecked_as_nothing: bool = False
+
+    @property
+    def correct(self) -> bool:
+        return (
+            not self.problems
+            and not self.unsupported
+            and not self.overstated
+            and not self.unchecked_as_nothing
+        )
+
+
+def load(path: Path) -> list[Question]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for item in data["questions"]:
+        must = tuple(tuple(m) if isinstance(m, list) else m for m in item.get("must", ()))
+        out.append(
+            Question(
+                id=item["id"],
+                family=item["family"],
+                language=item["language"],
+                query=item["query"],
+                must=must,
+                must_not=tuple(item.get("must_not", ())),
+                tools=tuple(item.get("tools", ())),
+                verdict=item.get("verdict"),
+            )
+        )
+    return out
+
+
+def finding_lines(answer: str) -> list[str]:
+    """The answer's stated findings: its bullet lines before the missing-information part."""
+    lines = []
+    for line in answer.splitlines():
+        if line.startswith(_FINDINGS_END):
+            break
+        if line.startswith("- "):
+            lines.append(line[2:])
+    return lines
+
+
+def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) -> Judgement:
+    answer = result.answer or ""
+    verdict = (result.verdict or {}).get("verdict")
+    j = Judgement(question, answer)
+    if result.status != "SUCCESS":
+        j.problems.append(f"session {result.status}: {result.failure_reason}")
+        return j
+    lowered = answer.lower()
+    for expected in question.must:
+        options = (expected,) if isinstance(expected, str) else expected
+        if not any(option.lower() in lowered for option in options):
+            j.problems.append(f"missing {' | '.join(options)!r}")
+    for forbidden in question.must_not:
+        if forbidden.lower() in lowered:
+            j.problems.append(f"holds {forbidden!r}")
+    called = {inv.tool_name for inv in invocations}
+    for tool in question.tools:
+        if tool not in called:
+            j.problems.append(f"did not call {tool}")
+    if question.verdict is not None and verdict != question.verdict:
+        j.problems.append(f"verdict {verdict}, expected {question.verdict}")
+
+    sources = [question.query.lower()]
+    for inv in invocations:
+        sources.extend(ref["text"].lower() for ref in inv.retrieval_details.get("evidence_refs", []))
+    source_text = "\n".join(sources)
+    for line in finding_lines(answer):
+        for token in critical_tokens(line):
+            value = token.split("=", 1)[-1].lower()
+            if value not in source_text:
+                j.unsupported.append(token)
+    claims = (result.evidence or {}).get("claims", [])
+    j.overstated = bool(guard.scan(answer, material.negative_claims(claims)))
+    failed = {inv.id for inv in invocations if inv.status != "success"}
+    for claim in claims:
+        if claim.get("claim_type") != "negative_observation":
+            continue
+        if any(b.get("source_invocation_id") in failed for b in claim.get("evidence_bindings", [])):
+            j.unchecked_as_nothing = True
+    return j
+
+
+async def ask(pipeline: Pipeline, repo: Repository, question: Question) -> Judgement:
+    result = await pipeline.run(question.query, None, question.language, Deadline.after(60))
+    trace = await repo.get_trace(result.session_id)
+    return judge(question, result, trace.invocations if trace is not None else [])
+
+
+def questions(world: str) -> list[Question]:
+    return load(WORLDS / world / "questions.json")
+
+
+async def run_world(world: str, db: Database) -> list[Judgement]:
+    """Every labelled question of `world`, asked through the offline agents on its data directory."""
+    tools = build_backend("fixture", DATA_DIRS[world], db.repo)
+    assert isinstance(tools, FixtureBackend)
+    pipeline = Pipeline(
+        db.repo,
+        tools,
+        build_offline_backend(catalog=tools.services),
+        load_skills(),
+        load_catalog(),
+        PipelineSettings(owner="worlds"),
+    )
+    try:
+        return [await ask(pipeline, db.repo, q) for q in questions(world)]
+    finally:
+        await pipeline.aclose()
+
+
+def table(world: str, judgements: Sequence[Judgement]) -> str:
+    """Correct / asked per family and language, and the totals of the everywhere-rules."""
+    asked: Counter[tuple[str, str]] = Counter()
+    right: Counter[tuple[str, str]] = Counter()
+    for j in judgements:
+        key = (j.question.family, j.question.language)
+        asked[key] += 1
+        right[key] += j.correct
+    lines = [f"world {world}: {sum(right.values())}/{len(judgements)} correct"]
+    lines.append(f"  {'family':<16} {'en':>7} {'zh':>7}")
+    families = [f for f in FAMILIES if any(k[0] == f for k in asked)]
+    families += sorted({k[0] for k in asked} - set(families))
+    for family in families:
+        cells = [
+            f"{right[(family, lang)]}/{asked[(family, lang)]}" if asked[(family, lang)] else "-"
+            for lang in ("en", "zh")
+        ]
+        lines.append(f"  {family:<16} {cells[0]:>7} {cells[1]:>7}")
+    lines.append(
+        f"  unsupported facts: {sum(len(j.unsupported) for j in judgements)}, "
+        f"over-statements: {sum(j.overstated for j in judgements)}, "
+        f"could-not-check reported as nothing: {sum(j.unchecked_as_nothing for j in judgements)}"
+    )
+    return "\n".join(lines)
+
+
+def failures(judgements: Sequence[Judgement]) -> str:
+    out = []
+    for j in judgements:
+        if not j.correct:
+            reasons = [*j.problems, *(f"unsupported {t}" for t in j.unsupported)]
+            if j.overstated:
+                reasons.append("over-statement")
+            if j.unchecked_as_nothing:
+                reasons.append("could-not-check reported as nothing")
+            out.append(f"{j.question.id} [{j.question.query}]: {'; '.join(reasons)}\n{j.answer}\n")
+    return "\n".join(out)
