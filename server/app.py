@@ -73,26 +73,33 @@ SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRA
 
 
 def build_agents(settings: Settings) -> AgentBackend:
-    if settings.agent_backend == "llm":
-        from evigate.server.agents.llm import LLMSettings, build_llm_backend
+    """Each stage on its backend (server.agents.mix); LLM stages fall back to offline per setting."""
+    from evigate.server.agents.mix import build_agents as build_stage_agents
 
-        return build_llm_backend(
-            LLMSettings(
-                base_url=settings.llm_base_url,
-                api_key=settings.llm_api_key,
-                model=settings.llm_model,
-                planner_model=settings.llm_planner_model or None,
-                executor_model=settings.llm_executor_model or None,
-                verifier_model=settings.llm_verifier_model or None,
-                composer_model=settings.llm_composer_model or None,
-                timeout=settings.llm_timeout_s,
-                max_retries=settings.llm_max_retries,
-                json_mode=settings.llm_json_mode,  # type: ignore[arg-type]
-            )
-        )
-    from evigate.server.agents.offline import build_offline_backend
+    backends = settings.stage_backends()
+    if "llm" not in backends.values():
+        return build_stage_agents(backends)
+    from evigate.server.agents.llm import LLMSettings
 
-    return build_offline_backend()
+    return build_stage_agents(
+        backends,
+        LLMSettings(
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key,
+            model=settings.llm_model,
+            planner_model=settings.llm_planner_model or None,
+            executor_model=settings.llm_executor_model or None,
+            verifier_model=settings.llm_verifier_model or None,
+            composer_model=settings.llm_composer_model or None,
+            timeout=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+            json_mode=settings.llm_json_mode,  # type: ignore[arg-type]
+            planner_fallback=settings.llm_planner_fallback,  # type: ignore[arg-type]
+            executor_fallback=settings.llm_executor_fallback,  # type: ignore[arg-type]
+            verifier_fallback=settings.llm_verifier_fallback,  # type: ignore[arg-type]
+            composer_fallback=settings.llm_composer_fallback,  # type: ignore[arg-type]
+        ),
+    )
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:

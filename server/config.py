@@ -47,7 +47,11 @@ class Settings:
     health_check_interval_s: float = 2.0
     trace_cache_ttl_s: float = 1.0  # finished sessions' GetTrace replies; 0: off (see grpc/trace_cache.py)
     # pipeline
-    agent_backend: str = "offline"  # offline | llm
+    agent_backend: str = "offline"  # offline | llm: every stage's backend unless set per stage
+    planner_backend: str = ""  # empty: agent_backend (same for the other stages)
+    executor_backend: str = ""
+    verifier_backend: str = ""
+    composer_backend: str = ""
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_model: str = ""
@@ -58,6 +62,12 @@ class Settings:
     llm_timeout_s: float = 60.0  # per HTTP request, further capped by the call's deadline
     llm_max_retries: int = 3
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
+    # an LLM stage whose endpoint is down or whose output stays unusable: offline (run the offline
+    # agent of that stage, said in the trace and the answer) | fail (the session fails)
+    llm_planner_fallback: str = "offline"
+    llm_executor_fallback: str = "offline"
+    llm_verifier_fallback: str = "offline"
+    llm_composer_fallback: str = "offline"
     tool_backend: str = "fixture"
     data_dir: Path | None = None  # None: the bundled demo world
     max_rounds: int = 2
@@ -99,6 +109,13 @@ class Settings:
         if self.instance_name:
             return self.instance_name
         return f"{socket.gethostname()}:{split_host_port(self.listen)[1]}"
+
+    def stage_backends(self) -> dict[str, str]:
+        """The backend of each stage: its own setting, else agent_backend."""
+        return {
+            stage: getattr(self, f"{stage}_backend") or self.agent_backend
+            for stage in ("planner", "executor", "verifier", "composer")
+        }
 
     @property
     def auth_enabled(self) -> bool:
@@ -170,7 +187,10 @@ HELP = {
     "listen": "HOST:PORT to serve on (default 127.0.0.1:50051)",
     "database_url": "SQLAlchemy URL (default: SQLite file in --state-dir, migrated automatically)",
     "state_dir": "folder of the default SQLite file (default ./.evigate)",
-    "agent_backend": "offline (default) or llm",
+    "agent_backend": "offline (default) or llm: the backend of every stage not set on its own",
+    "planner_backend": "offline or llm for this stage (also --executor-, --verifier-, --composer-backend)",
+    "llm_planner_fallback": "offline (default) or fail, when this LLM stage's endpoint is down or its "
+    "output unusable (also llm_executor_, llm_verifier_, llm_composer_fallback)",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
     "auth_tokens_file": "bearer tokens, one per line (or EVIGATE_AUTH_TOKENS=a,b)",
@@ -242,8 +262,16 @@ def validate(settings: Settings) -> None:
     split_host_port(settings.listen)
     if settings.agent_backend not in {"offline", "llm"}:
         raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
-    if settings.agent_backend == "llm" and not (settings.llm_base_url and settings.llm_model):
-        raise ConfigError("agent_backend llm needs llm_base_url and llm_model")
+    for stage, backend in settings.stage_backends().items():
+        if backend not in {"offline", "llm"}:
+            raise ConfigError(f"{stage}_backend: expected offline or llm, got {backend!r}")
+        fallback = getattr(settings, f"llm_{stage}_fallback")
+        if fallback not in {"offline", "fail"}:
+            raise ConfigError(f"llm_{stage}_fallback: expected offline or fail, got {fallback!r}")
+    if "llm" in settings.stage_backends().values() and not (settings.llm_base_url and settings.llm_model):
+        raise ConfigError(
+            "an llm stage (agent_backend or <stage>_backend llm) needs llm_base_url and llm_model"
+        )
     if settings.tool_backend != "fixture":
         raise ConfigError(f"tool_backend: expected fixture, got {settings.tool_backend!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):

@@ -22,6 +22,7 @@ JSON = dict[str, Any]
 COMPOSER = "composer"
 COMPOSER_RETRY = "composer_retry"
 OFFLINE_FALLBACK = "offline_fallback"
+COMPOSED_BY_CODE = "composed_by_code"  # no allowed claim: nothing for a model to write
 
 
 def material_for(
@@ -136,6 +137,7 @@ def strip_unsupported(output: JSON, answer_material: AnswerMaterial, fallback_te
 
 
 __all__ = [
+    "COMPOSED_BY_CODE",
     "COMPOSER",
     "COMPOSER_RETRY",
     "OFFLINE_FALLBACK",
