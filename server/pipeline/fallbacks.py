@@ -38,7 +38,7 @@ def notice(notes: Sequence[JSON], language: str) -> str | None:
         parts.append(f"{_STAGE_ZH.get(stage, stage)}（{stage}）：{why_zh}" if zh else f"{stage}: {why_en}")
     if zh:
         return "注：以下阶段改用离线规则运行——" + "；".join(parts) + "。"
-    return "Note: these stages ran offline (rule-based) — " + "; ".join(parts) + "."
+    return "Note: these stages ran offline, on their rules — " + "; ".join(parts) + "."
 
 
 def with_notice(composer_output: JSON, notes: Sequence[JSON], language: str) -> JSON:
