@@ -128,20 +128,28 @@ def build_agents(
         raise ValueError("an llm stage needs LLM settings")
     llm = build_llm_backend(llm_settings, client=client)
 
-    def pick(stage: str, llm_stage: object, offline_stage: object, wrapper: type) -> object:
-        if chosen[stage] == "offline":
-            return offline_stage
-        if llm_settings.fallback_for(stage) == "offline":
-            return wrapper(llm_stage, offline_stage)
-        return llm_stage
+    def wrapped(stage: str) -> bool:
+        return llm_settings.fallback_for(stage) == "offline"
 
+    planner: Planner = llm.planner
+    executor: Executor = llm.executor
+    verifier: Verifier = llm.verifier
+    composer: Composer = llm.composer
+    if wrapped("planner"):
+        planner = FallbackPlanner(llm.planner, offline.planner)
+    if wrapped("executor"):
+        executor = FallbackExecutor(llm.executor, offline.executor)
+    if wrapped("verifier"):
+        verifier = FallbackVerifier(llm.verifier, offline.verifier)
+    if wrapped("composer"):
+        composer = FallbackComposer(llm.composer, offline.composer)
     every_llm = all(backend == "llm" for backend in chosen.values())
     return AgentBackend(
         name="llm" if every_llm else "mixed",
-        planner=pick("planner", llm.planner, offline.planner, FallbackPlanner),  # type: ignore[arg-type]
-        executor=pick("executor", llm.executor, offline.executor, FallbackExecutor),  # type: ignore[arg-type]
-        verifier=pick("verifier", llm.verifier, offline.verifier, FallbackVerifier),  # type: ignore[arg-type]
-        composer=pick("composer", llm.composer, offline.composer, FallbackComposer),  # type: ignore[arg-type]
+        planner=planner if chosen["planner"] == "llm" else offline.planner,
+        executor=executor if chosen["executor"] == "llm" else offline.executor,
+        verifier=verifier if chosen["verifier"] == "llm" else offline.verifier,
+        composer=composer if chosen["composer"] == "llm" else offline.composer,
         closer=llm.closer,
         composer_phrases=llm.composer_phrases if chosen["composer"] == "llm" else (),
         stage_backends=chosen,
