@@ -14,6 +14,7 @@ import pytest
 
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.mix import build_agents
+from evigate.server.cli import render
 from evigate.server.deadline import Deadline
 from evigate.server.grpc import convert
 from evigate.server.pipeline import ChatResult
@@ -173,6 +174,8 @@ async def test_endpoint_down_every_stage_runs_offline(db: Database, build_pipeli
     fallbacks = [stage for stage, kind in _notes(trace) if kind == "offline_fallback"]
     assert fallbacks == ["planner", "executor", "verifier", "composer"]
     assert "模型端点不可用" in result.answer
+    shown = render.trace(convert.trace(trace))  # what `evigate trace` prints
+    assert "stage notes:" in shown and "executor (round 1): offline_fallback — endpoint_unavailable" in shown
 
 
 async def test_offline_planner_and_executor_with_llm_verifier_and_composer(
