@@ -163,7 +163,9 @@ async def run_mix(
     name: str, mix: dict[str, str], questions: list[Question], settings: LLMSettings, args: argparse.Namespace
 ) -> tuple[Tally, TokenCounter]:
     counter = TokenCounter()
-    logging.getLogger("evigate.llm").addHandler(counter)
+    llm_log = logging.getLogger("evigate.llm")
+    llm_log.setLevel(logging.INFO)  # the per-call lines (with tokens) are INFO
+    llm_log.addHandler(counter)
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         db = await Database.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}", pool_size=5)
