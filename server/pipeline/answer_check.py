@@ -23,6 +23,7 @@ JSON = dict[str, Any]
 COMPOSER = "composer"
 COMPOSER_RETRY = "composer_retry"
 OFFLINE_FALLBACK = "offline_fallback"
+COMPOSED_BY_CODE = "composed_by_code"  # no allowed claim: nothing for a model to write
 
 
 def material_for(
@@ -137,6 +138,7 @@ def strip_unsupported(output: JSON, answer_material: AnswerMaterial, fallback_te
 
 
 __all__ = [
+    "COMPOSED_BY_CODE",
     "COMPOSER",
     "COMPOSER_RETRY",
     "OFFLINE_FALLBACK",

@@ -10,11 +10,13 @@ from typing import Any
 
 from evigate.rules import answer_check
 from evigate.rules.answer_check import AnswerMaterial
-from evigate.server.agents.base import Composer, UnusableOutputError
+from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
+from evigate.server.agents.base import Composer, StageNote, UnusableOutputError
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
 from evigate.server.pipeline.answer_check import (
+    COMPOSED_BY_CODE,
     COMPOSER_RETRY,
     OFFLINE_FALLBACK,
     AnswerCheckRecord,
@@ -37,6 +39,7 @@ class ComposedAnswer:
     lower_verdict: bool  # an over-statement survived the guard's rewrite
     check: AnswerCheckRecord
     prompt_version: str | None
+    notes: tuple[StageNote, ...] = ()  # what the Composer's replies needed (fallbacks, parsing)
 
 
 async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
@@ -61,10 +64,20 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
         with stage_of("answer_check"):
             return guarded.composer_output, answer_check.check(guarded.composer_output, answer_material)
 
+    notes: list[StageNote] = []
+    if not _has_allowed_claim(composer_input):
+        # nothing is left to write: what was checked and what is missing, by code, no model call
+        record.answer_source = COMPOSED_BY_CODE
+        with stage_of("composer"):
+            by_code = (await OfflineComposer().compose(composer_input, deadline)).data
+        checked = _checked_by_code(by_code, guarded_and_checked, answer_material, record, language)
+        return ComposedAnswer(checked, findings, lowered, record, None)
+
     version: str | None = None
     try:
         with stage_of("composer"):
             composed = await composer.compose(composer_input, deadline)
+            notes.extend(composed.notes)
     except UnusableOutputError as error:  # e.g. an empty answer: refused like any bad output
         output: JSON = {"answer_summary": "", "recommended_actions": [], "user_facing_answer": ""}
         result = answer_check.AnswerCheckResult(
@@ -74,7 +87,7 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
         version = composed.prompt_version
         output, result = guarded_and_checked(composed.data)
         if result.ok:
-            return ComposedAnswer(output, findings, lowered, record, version)
+            return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
     record.reject(1, output, result)
 
     if not isinstance(composer, OfflineComposer):  # the offline composer would write the same again
@@ -83,18 +96,43 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
         with contextlib.suppress(Exception), stage_of("composer"):
             again = await composer.compose(retry_input(composer_input, output, result), deadline)
             retried, version = again.data, again.prompt_version
+            notes.extend(again.notes)
         if retried is not None:
             output, result = guarded_and_checked(retried)
             if result.ok:
                 record.answer_source = COMPOSER_RETRY
-                return ComposedAnswer(output, findings, lowered, record, version)
+                return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
             record.reject(2, output, result)
 
     record.answer_source = OFFLINE_FALLBACK
+    if not isinstance(composer, OfflineComposer):
+        rules = ", ".join(dict.fromkeys(record.rules())) or "unusable output"
+        notes.append(
+            StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: the answer check refused it ({rules})")
+        )
     with stage_of("composer_fallback"):
         fallback = (await OfflineComposer().compose(composer_input, deadline)).data
-    output, result = guarded_and_checked(fallback)
+    output = _checked_by_code(fallback, guarded_and_checked, answer_material, record, language)
+    return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
+
+
+def _checked_by_code(
+    output: JSON,
+    guarded_and_checked: Callable[[JSON], tuple[JSON, answer_check.AnswerCheckResult]],
+    answer_material: AnswerMaterial,
+    record: AnswerCheckRecord,
+    language: str,
+) -> JSON:
+    """An answer composed by code, guarded and checked (recorded in the guard's and the check's
+    records through `guarded_and_checked`)."""
+    checked, result = guarded_and_checked(output)
     if not result.ok:  # the offline composer passes by construction; never show unchecked text
-        record.reject(len(record.rejections) + 1, output, result)
-        output = strip_unsupported(output, answer_material, _NOTHING[language])
-    return ComposedAnswer(output, findings, lowered, record, version)
+        record.reject(len(record.rejections) + 1, checked, result)
+        checked = strip_unsupported(checked, answer_material, _NOTHING[language])
+    return checked
+
+
+def _has_allowed_claim(composer_input: JSON) -> bool:
+    return any(
+        isinstance(c, dict) and c.get("claim_text") for c in composer_input.get("allowed_claims") or []
+    )

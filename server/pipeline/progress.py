@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from evigate.server.agents.base import StageNote
 
 JSON = dict[str, Any]
 
@@ -19,6 +21,7 @@ class Progress:
     latencies: list[JSON] = field(default_factory=list)
     prompt_versions: dict[str, str] = field(default_factory=dict)
     rounds: list[JSON] = field(default_factory=list)
+    notes: list[JSON] = field(default_factory=list)  # StageNotes with their stage and round
     stage: str = "start"
     round: int = 0
 
@@ -39,9 +42,15 @@ class Progress:
         if prompt_version:
             self.prompt_versions[stage] = prompt_version
 
+    def note(self, stage: str, round_number: int, notes: Sequence[StageNote]) -> None:
+        self.notes.extend(
+            {"stage": stage, "round": round_number, "kind": n.kind, "detail": n.detail} for n in notes
+        )
+
     def extras(self) -> JSON:
         return {
             "stage_latencies": self.latencies,
             "prompt_versions": self.prompt_versions,
             "verifier_evaluation_rounds": self.rounds,
+            "stage_notes": self.notes,
         }

@@ -14,7 +14,7 @@ from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus, Verdict
 from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
 from evigate.server.deadline import Deadline
-from evigate.server.pipeline import answer_check, material, verdicts
+from evigate.server.pipeline import answer_check, fallbacks, material, verdicts
 from evigate.server.pipeline.compose_stage import compose_answer
 from evigate.server.pipeline.events import ChatResult, StageEvent
 from evigate.server.pipeline.parse import parse_executor_output
@@ -64,10 +64,15 @@ class StageSequence:
         with progress.stage_of("planner"):
             planned = await agents.planner.plan(query, language, self._skills, deadline)
         progress.version("planner", planned.prompt_version)
+        progress.note("planner", 0, planned.notes)
         await self._repo.save_plan(
             session_id,
             planned.data,
-            {"agent_backend": agents.name, "prompt_versions": progress.prompt_versions},
+            {
+                "agent_backend": agents.name,
+                "stage_backends": agents.backends(),
+                "prompt_versions": progress.prompt_versions,
+            },
         )
         send("plan", 0, planned.data)
 
@@ -99,7 +104,8 @@ class StageSequence:
             progress.stage_of,
         )
         progress.version("composer", composed.prompt_version)
-        composer_output = composed.composer_output
+        progress.note("composer", 0, composed.notes)
+        composer_output = fallbacks.with_notice(composed.composer_output, progress.notes, language)
         if composed.lower_verdict and last.verdict.get("verdict") == Verdict.PASS:
             # the rewrite could not make the answer safe: it must not go out as PASS
             last.verdict, last.record = verdicts.lowered_by_guard(last.verdict, last.record)
@@ -122,6 +128,7 @@ class StageSequence:
                 "answer_check": composed.check.to_seed(),
                 "stage_latencies": progress.latencies,
                 "prompt_versions": progress.prompt_versions,
+                "stage_notes": progress.notes,
             },
         )
         if self._on_success is not None:
@@ -147,6 +154,7 @@ class StageSequence:
         with progress.stage_of("executor", round_number):
             executed = await agents.executor.execute(task)
         progress.version("executor", executed.prompt_version)
+        progress.note("executor", round_number, executed.notes)
         structured, parse_status = parse_executor_output(executed.raw_text)
         send("executor_evidence", round_number, structured)
 
@@ -169,6 +177,7 @@ class StageSequence:
         with progress.stage_of("verifier", round_number):
             verified = await agents.verifier.verify(verifier_input, task.deadline)
         progress.version("verifier", verified.prompt_version)
+        progress.note("verifier", round_number, verified.notes)
         verdict, proposed, override = verdicts.constrained(verified.data, gate, parse_status, structured)
         send("verdict", round_number, verdict)
         record = RoundRecord(

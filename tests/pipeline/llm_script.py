@@ -90,9 +90,9 @@ def stating_composer(request: RecordedRequest) -> Step:
     data = payload(request)
     texts = [str(c.get("claim_text", "")) for c in data.get("allowed_claims", [])]
     answer = "\n".join(texts) if texts else "没有通过校验的证据，无法给出可靠结论。"
-    return json_reply(
-        {"answer_summary": answer[:80], "recommended_actions": [], "user_facing_answer": answer}
-    )
+    # The summary is the first claim whole: a summary cut mid-number would state a number no claim holds.
+    summary = texts[0] if texts else answer
+    return json_reply({"answer_summary": summary, "recommended_actions": [], "user_facing_answer": answer})
 
 
 DEFAULTS: dict[str, Responder] = {
@@ -183,3 +183,18 @@ def cite(
         )
 
     return respond
+
+
+def listing(request: RecordedRequest) -> JSON:
+    """The evidence listing the Executor was given (the results of the calls code ran first)."""
+    for message in reversed(request.messages):
+        if message.get("role") == "user":
+            data = json.loads(message["content"])
+            if isinstance(data, dict) and "citable_refs" in data:
+                return data
+    raise AssertionError("the executor was given no evidence listing")
+
+
+def copy_example(request: RecordedRequest) -> Step:
+    """A weak model: copies the example it was given, which is built from this session's own ref."""
+    return json_reply(listing(request)["example_output"])

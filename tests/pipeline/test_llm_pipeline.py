@@ -85,8 +85,8 @@ async def test_passing_session(
     assert trace.session.extras["prompt_versions"] == {
         "planner": "planner-v2",
         "executor": "executor-v3",
-        "verifier": "verifier-v1",
-        "composer": "composer-v2",
+        "verifier": "verifier-v2",
+        "composer": "composer-v3",
     }
     assert [r.model for r in fake.requests] == ["planner", "executor", "executor", "verifier", "composer"]
 
@@ -150,7 +150,9 @@ async def test_malformed_json_is_invalid_and_never_passes(
     db: Database, build_pipeline: BuildPipeline, agents: AgentBackend, script: s.StageScript
 ) -> None:
     broken = '{"answer_version": "executor_evidence_v2", "claims": [{"claim_id": "claim-1", "claim_type": '
-    script.add("executor", [s.call(), reply(broken), reply("I think the CPU is high.")])
+    prose = reply("I think the CPU is high.")
+    # each unparseable reply gets one repeat asking for the JSON object; round 2 calls again first
+    script.add("executor", [s.call(), reply(broken), reply(broken), s.call(), prose, prose])
     result, trace = await _run(build_pipeline, agents, db)
 
     assert result.status == "SUCCESS" and result.verdict is not None

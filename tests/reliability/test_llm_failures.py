@@ -1,5 +1,7 @@
-"""The LLM endpoint failing (refused connections, 500s, hangs): sessions end FAILED with a reason
-and a full trace, and the server stays healthy and keeps serving."""
+"""The LLM endpoint failing (refused connections, 500s, hangs) with every stage's fallback set to
+`fail`: sessions end FAILED with a reason and a full trace, and the server stays healthy and keeps
+serving. (With the default `offline` fallback the stages run offline instead:
+tests/pipeline/test_llm_degrade.py.)"""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ PLAN = {
 def _llm_args(base_url: str, timeout_s: float) -> list[str]:
     args = ["--agent-backend", "llm", "--llm-base-url", base_url]
     args += ["--llm-model", "any", "--llm-planner-model", "planner", "--llm-executor-model", "executor"]
+    args += [f"--llm-{stage}-fallback=fail" for stage in ("planner", "executor", "verifier", "composer")]
     return [*args, "--llm-timeout-s", str(timeout_s), "--llm-max-retries", "1"]
 
 

@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x65vigate/v1/evidence.proto\x12\nevigate.v1\"x\n\x0bPlannerPlan\x12\x1b\n\x0eselected_skill\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x18\n\x10selection_reason\x18\x02 \x01(\t\x12\x0c\n\x04plan\x18\x03 \x03(\t\x12\x11\n\treasoning\x18\x04 \x01(\tB\x11\n\x0f_selected_skill\"\xb4\x01\n\x0f\x45videnceBinding\x12\x13\n\x0bsource_type\x18\x01 \x01(\t\x12\x11\n\tsource_id\x18\x02 \x01(\t\x12\x11\n\ttool_name\x18\x03 \x01(\t\x12!\n\x14source_invocation_id\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12\x10\n\x08raw_path\x18\x05 \x01(\t\x12\x18\n\x10\x65vidence_excerpt\x18\x06 \x01(\tB\x17\n\x15_source_invocation_id\"\xc1\x01\n\x05\x43laim\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12)\n\nclaim_type\x18\x02 \x01(\x0e\x32\x15.evigate.v1.ClaimType\x12\x12\n\nclaim_text\x18\x03 \x01(\t\x12/\n\rsupport_level\x18\x04 \x01(\x0e\x32\x18.evigate.v1.SupportLevel\x12\x36\n\x11\x65vidence_bindings\x18\x05 \x03(\x0b\x32\x1b.evigate.v1.EvidenceBinding\"5\n\nHypothesis\x12\x17\n\x0fhypothesis_text\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"8\n\x11RecommendedAction\x12\x13\n\x0b\x61\x63tion_text\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xcb\x01\n\x10\x45xecutorEvidence\x12\x16\n\x0e\x61nswer_version\x18\x01 \x01(\t\x12!\n\x06\x63laims\x18\x02 \x03(\x0b\x32\x11.evigate.v1.Claim\x12*\n\nhypotheses\x18\x03 \x03(\x0b\x32\x16.evigate.v1.Hypothesis\x12:\n\x13recommended_actions\x18\x04 \x03(\x0b\x32\x1d.evigate.v1.RecommendedAction\x12\x14\n\x0cmissing_info\x18\x05 \x03(\t\"T\n\x19\x45xecutorOutputParseStatus\x12\'\n\x06status\x18\x01 \x01(\x0e\x32\x17.evigate.v1.ParseStatus\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t*\x9b\x01\n\tClaimType\x12\x1a\n\x16\x43LAIM_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x43LAIM_TYPE_OBSERVATION\x10\x01\x12#\n\x1f\x43LAIM_TYPE_NEGATIVE_OBSERVATION\x10\x02\x12\x16\n\x12\x43LAIM_TYPE_SYMPTOM\x10\x03\x12\x19\n\x15\x43LAIM_TYPE_ROOT_CAUSE\x10\x04*c\n\x0cSupportLevel\x12\x1d\n\x19SUPPORT_LEVEL_UNSPECIFIED\x10\x00\x12\x18\n\x14SUPPORT_LEVEL_DIRECT\x10\x01\x12\x1a\n\x16SUPPORT_LEVEL_INDIRECT\x10\x02*]\n\x0bParseStatus\x12\x1c\n\x18PARSE_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12PARSE_STATUS_VALID\x10\x01\x12\x18\n\x14PARSE_STATUS_INVALID\x10\x02\x42 \n\rio.evigate.v1B\rEvidenceProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x65vigate/v1/evidence.proto\x12\nevigate.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xa9\x01\n\x0bPlannerPlan\x12\x1b\n\x0eselected_skill\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x18\n\x10selection_reason\x18\x02 \x01(\t\x12\x0c\n\x04plan\x18\x03 \x03(\t\x12\x11\n\treasoning\x18\x04 \x01(\t\x12/\n\ntool_calls\x18\x05 \x03(\x0b\x32\x1b.evigate.v1.PlannedToolCallB\x11\n\x0f_selected_skill\"P\n\x0fPlannedToolCall\x12\x11\n\ttool_name\x18\x01 \x01(\t\x12*\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\"\xb4\x01\n\x0f\x45videnceBinding\x12\x13\n\x0bsource_type\x18\x01 \x01(\t\x12\x11\n\tsource_id\x18\x02 \x01(\t\x12\x11\n\ttool_name\x18\x03 \x01(\t\x12!\n\x14source_invocation_id\x18\x04 \x01(\x03H\x00\x88\x01\x01\x12\x10\n\x08raw_path\x18\x05 \x01(\t\x12\x18\n\x10\x65vidence_excerpt\x18\x06 \x01(\tB\x17\n\x15_source_invocation_id\"\xc1\x01\n\x05\x43laim\x12\x10\n\x08\x63laim_id\x18\x01 \x01(\t\x12)\n\nclaim_type\x18\x02 \x01(\x0e\x32\x15.evigate.v1.ClaimType\x12\x12\n\nclaim_text\x18\x03 \x01(\t\x12/\n\rsupport_level\x18\x04 \x01(\x0e\x32\x18.evigate.v1.SupportLevel\x12\x36\n\x11\x65vidence_bindings\x18\x05 \x03(\x0b\x32\x1b.evigate.v1.EvidenceBinding\"5\n\nHypothesis\x12\x17\n\x0fhypothesis_text\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"8\n\x11RecommendedAction\x12\x13\n\x0b\x61\x63tion_text\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xcb\x01\n\x10\x45xecutorEvidence\x12\x16\n\x0e\x61nswer_version\x18\x01 \x01(\t\x12!\n\x06\x63laims\x18\x02 \x03(\x0b\x32\x11.evigate.v1.Claim\x12*\n\nhypotheses\x18\x03 \x03(\x0b\x32\x16.evigate.v1.Hypothesis\x12:\n\x13recommended_actions\x18\x04 \x03(\x0b\x32\x1d.evigate.v1.RecommendedAction\x12\x14\n\x0cmissing_info\x18\x05 \x03(\t\"T\n\x19\x45xecutorOutputParseStatus\x12\'\n\x06status\x18\x01 \x01(\x0e\x32\x17.evigate.v1.ParseStatus\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t*\x9b\x01\n\tClaimType\x12\x1a\n\x16\x43LAIM_TYPE_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x43LAIM_TYPE_OBSERVATION\x10\x01\x12#\n\x1f\x43LAIM_TYPE_NEGATIVE_OBSERVATION\x10\x02\x12\x16\n\x12\x43LAIM_TYPE_SYMPTOM\x10\x03\x12\x19\n\x15\x43LAIM_TYPE_ROOT_CAUSE\x10\x04*c\n\x0cSupportLevel\x12\x1d\n\x19SUPPORT_LEVEL_UNSPECIFIED\x10\x00\x12\x18\n\x14SUPPORT_LEVEL_DIRECT\x10\x01\x12\x1a\n\x16SUPPORT_LEVEL_INDIRECT\x10\x02*]\n\x0bParseStatus\x12\x1c\n\x18PARSE_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12PARSE_STATUS_VALID\x10\x01\x12\x18\n\x14PARSE_STATUS_INVALID\x10\x02\x42 \n\rio.evigate.v1B\rEvidenceProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,24 +33,26 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'evigate.v1.evidence_pb2', _
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\rio.evigate.v1B\rEvidenceProtoP\001'
-  _globals['_CLAIMTYPE']._serialized_start=948
-  _globals['_CLAIMTYPE']._serialized_end=1103
-  _globals['_SUPPORTLEVEL']._serialized_start=1105
-  _globals['_SUPPORTLEVEL']._serialized_end=1204
-  _globals['_PARSESTATUS']._serialized_start=1206
-  _globals['_PARSESTATUS']._serialized_end=1299
-  _globals['_PLANNERPLAN']._serialized_start=41
-  _globals['_PLANNERPLAN']._serialized_end=161
-  _globals['_EVIDENCEBINDING']._serialized_start=164
-  _globals['_EVIDENCEBINDING']._serialized_end=344
-  _globals['_CLAIM']._serialized_start=347
-  _globals['_CLAIM']._serialized_end=540
-  _globals['_HYPOTHESIS']._serialized_start=542
-  _globals['_HYPOTHESIS']._serialized_end=595
-  _globals['_RECOMMENDEDACTION']._serialized_start=597
-  _globals['_RECOMMENDEDACTION']._serialized_end=653
-  _globals['_EXECUTOREVIDENCE']._serialized_start=656
-  _globals['_EXECUTOREVIDENCE']._serialized_end=859
-  _globals['_EXECUTOROUTPUTPARSESTATUS']._serialized_start=861
-  _globals['_EXECUTOROUTPUTPARSESTATUS']._serialized_end=945
+  _globals['_CLAIMTYPE']._serialized_start=1110
+  _globals['_CLAIMTYPE']._serialized_end=1265
+  _globals['_SUPPORTLEVEL']._serialized_start=1267
+  _globals['_SUPPORTLEVEL']._serialized_end=1366
+  _globals['_PARSESTATUS']._serialized_start=1368
+  _globals['_PARSESTATUS']._serialized_end=1461
+  _globals['_PLANNERPLAN']._serialized_start=72
+  _globals['_PLANNERPLAN']._serialized_end=241
+  _globals['_PLANNEDTOOLCALL']._serialized_start=243
+  _globals['_PLANNEDTOOLCALL']._serialized_end=323
+  _globals['_EVIDENCEBINDING']._serialized_start=326
+  _globals['_EVIDENCEBINDING']._serialized_end=506
+  _globals['_CLAIM']._serialized_start=509
+  _globals['_CLAIM']._serialized_end=702
+  _globals['_HYPOTHESIS']._serialized_start=704
+  _globals['_HYPOTHESIS']._serialized_end=757
+  _globals['_RECOMMENDEDACTION']._serialized_start=759
+  _globals['_RECOMMENDEDACTION']._serialized_end=815
+  _globals['_EXECUTOREVIDENCE']._serialized_start=818
+  _globals['_EXECUTOREVIDENCE']._serialized_end=1021
+  _globals['_EXECUTOROUTPUTPARSESTATUS']._serialized_start=1023
+  _globals['_EXECUTOROUTPUTPARSESTATUS']._serialized_end=1107
 # @@protoc_insertion_point(module_scope)

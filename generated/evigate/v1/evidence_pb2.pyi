@@ -6,6 +6,7 @@ isort:skip_file
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
@@ -113,6 +114,7 @@ class PlannerPlan(_message.Message):
     SELECTION_REASON_FIELD_NUMBER: _builtins.int
     PLAN_FIELD_NUMBER: _builtins.int
     REASONING_FIELD_NUMBER: _builtins.int
+    TOOL_CALLS_FIELD_NUMBER: _builtins.int
     selected_skill: _builtins.str
     """The diagnosis skill chosen from the catalog; unset (JSON null) when none fits."""
     selection_reason: _builtins.str
@@ -123,6 +125,10 @@ class PlannerPlan(_message.Message):
     def plan(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The steps handed to the Executor, in order."""
 
+    @_builtins.property
+    def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlannedToolCall]:
+        """The tool calls the plan names; code runs them before the Executor writes claims."""
+
     def __init__(
         self,
         *,
@@ -130,16 +136,45 @@ class PlannerPlan(_message.Message):
         selection_reason: _builtins.str = ...,
         plan: _abc.Iterable[_builtins.str] | None = ...,
         reasoning: _builtins.str = ...,
+        tool_calls: _abc.Iterable[Global___PlannedToolCall] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_selected_skill", b"_selected_skill", "selected_skill", b"selected_skill"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_selected_skill", b"_selected_skill", "plan", b"plan", "reasoning", b"reasoning", "selected_skill", b"selected_skill", "selection_reason", b"selection_reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_selected_skill", b"_selected_skill", "plan", b"plan", "reasoning", b"reasoning", "selected_skill", b"selected_skill", "selection_reason", b"selection_reason", "tool_calls", b"tool_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__selected_skill: _TypeAlias = _typing.Literal["selected_skill"]  # noqa: Y015
     _WhichOneofArgType__selected_skill: _TypeAlias = _typing.Literal["_selected_skill", b"_selected_skill"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__selected_skill) -> _WhichOneofReturnType__selected_skill | None: ...
 
 Global___PlannerPlan: _TypeAlias = PlannerPlan  # noqa: Y015
+
+@_typing.final
+class PlannedToolCall(_message.Message):
+    """One tool call a plan names."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_FIELD_NUMBER: _builtins.int
+    tool_name: _builtins.str
+    """A registered tool's name."""
+    @_builtins.property
+    def arguments(self) -> _struct_pb2.Struct:
+        """The call's arguments."""
+
+    def __init__(
+        self,
+        *,
+        tool_name: _builtins.str = ...,
+        arguments: _struct_pb2.Struct | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlannedToolCall: _TypeAlias = PlannedToolCall  # noqa: Y015
 
 @_typing.final
 class EvidenceBinding(_message.Message):

@@ -302,6 +302,26 @@ class Trace(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class StageBackendsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SESSION_FIELD_NUMBER: _builtins.int
     PLANNER_PLAN_FIELD_NUMBER: _builtins.int
     ROUNDS_FIELD_NUMBER: _builtins.int
@@ -317,6 +337,8 @@ class Trace(_message.Message):
     ANSWER_CHECK_REJECTIONS_FIELD_NUMBER: _builtins.int
     ANSWER_SOURCE_FIELD_NUMBER: _builtins.int
     LIBRARY_CASE_FIELD_NUMBER: _builtins.int
+    STAGE_NOTES_FIELD_NUMBER: _builtins.int
+    STAGE_BACKENDS_FIELD_NUMBER: _builtins.int
     feedback: Global___Feedback.ValueType
     """The user's feedback."""
     case_id: _builtins.str
@@ -371,6 +393,16 @@ class Trace(_message.Message):
     def library_case(self) -> Global___Case:
         """The case created from useful feedback, with its structured fields; unset otherwise."""
 
+    @_builtins.property
+    def stage_notes(self) -> _containers.RepeatedCompositeFieldContainer[Global___StageNote]:
+        """What a stage did beyond its plain run: an offline fallback, a reply parsed from a code fence
+        or from tool calls written as text, a response format the endpoint refused, ... In order.
+        """
+
+    @_builtins.property
+    def stage_backends(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The backend of each stage ("offline" or "llm"), e.g. {"planner": "offline", "composer": "llm"}."""
+
     def __init__(
         self,
         *,
@@ -389,10 +421,12 @@ class Trace(_message.Message):
         answer_check_rejections: _abc.Iterable[_verdict_pb2.AnswerCheckRejection] | None = ...,
         answer_source: _builtins.str = ...,
         library_case: Global___Case | None = ...,
+        stage_notes: _abc.Iterable[Global___StageNote] | None = ...,
+        stage_backends: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output", "evidence_score", b"evidence_score", "library_case", b"library_case", "planner_plan", b"planner_plan", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_backend", b"agent_backend", "answer_check_rejections", b"answer_check_rejections", "answer_guard_findings", b"answer_guard_findings", "answer_source", b"answer_source", "case_id", b"case_id", "composer_output", b"composer_output", "evidence_score", b"evidence_score", "feedback", b"feedback", "library_case", b"library_case", "planner_plan", b"planner_plan", "prompt_versions", b"prompt_versions", "rounds", b"rounds", "session", b"session", "stage_latencies", b"stage_latencies", "tool_invocations", b"tool_invocations"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_backend", b"agent_backend", "answer_check_rejections", b"answer_check_rejections", "answer_guard_findings", b"answer_guard_findings", "answer_source", b"answer_source", "case_id", b"case_id", "composer_output", b"composer_output", "evidence_score", b"evidence_score", "feedback", b"feedback", "library_case", b"library_case", "planner_plan", b"planner_plan", "prompt_versions", b"prompt_versions", "rounds", b"rounds", "session", b"session", "stage_backends", b"stage_backends", "stage_latencies", b"stage_latencies", "stage_notes", b"stage_notes", "tool_invocations", b"tool_invocations"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -467,3 +501,37 @@ class Case(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Case: _TypeAlias = Case  # noqa: Y015
+
+@_typing.final
+class StageNote(_message.Message):
+    """Something a stage did beyond its plain run, for the trace."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STAGE_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    stage: _builtins.str
+    """planner, executor, verifier or composer."""
+    round: _builtins.int
+    """The round, for per-round stages; 0 otherwise."""
+    kind: _builtins.str
+    """What happened, e.g. "offline_fallback", "json_in_code_fence", "tool_call_in_text"."""
+    detail: _builtins.str
+    """Why, in words (for a fallback: the error that made the stage run offline)."""
+    def __init__(
+        self,
+        *,
+        stage: _builtins.str = ...,
+        round: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "kind", b"kind", "round", b"round", "stage", b"stage"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StageNote: _TypeAlias = StageNote  # noqa: Y015

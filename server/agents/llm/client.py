@@ -9,6 +9,7 @@ endpoint cannot outlive the deadline either.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
@@ -22,6 +23,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolC
 from evigate.rules.errors import EvigateError
 from evigate.server.agents.base import UnusableOutputError
 from evigate.server.agents.llm.settings import LLMSettings, Stage
+from evigate.server.agents.llm.text_calls import json_placement, tool_calls_in_text
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from evigate.server.jsontext import find_json_object
 
@@ -75,6 +77,8 @@ class ChatReply:
     usage: dict[str, int] = field(default_factory=dict)
     attempts: int = 1
     model: str = ""
+    # How the reply had to be read, for the trace: "tool_call_in_text", "json_in_code_fence", ...
+    notes: tuple[str, ...] = ()
 
 
 class LLMClient:
@@ -156,7 +160,10 @@ class LLMClient:
             except openai.APIStatusError as exc:
                 failure, kind = exc, f"http {exc.status_code}"
                 retry_after = _retry_after(exc)
-                if exc.status_code not in _RETRYABLE_STATUS and exc.status_code < 500:
+                refused_format = response_format is not None and _concerns_response_format(
+                    exc.status_code, exc.message, exc.param
+                )
+                if refused_format or (exc.status_code not in _RETRYABLE_STATUS and exc.status_code < 500):
                     _log_attempt(stage, model, attempt, started=started, outcome=kind)
                     raise LLMUnavailableError(
                         f"llm {stage}: endpoint rejected the request ({exc.status_code}): {exc.message}",
@@ -171,7 +178,19 @@ class LLMClient:
                 ) from exc
             else:
                 _log_attempt(stage, model, attempt, started=started, outcome="ok", completion=completion)
-                return _to_reply(stage, completion, attempt, model)
+                reply = _to_reply(stage, completion, attempt, model)
+                if tools and not reply.tool_calls and reply.content:
+                    # small local models often write the call as text instead of using the protocol
+                    offered = {str(t.get("function", {}).get("name", "")) for t in tools}
+                    found = tuple(
+                        ToolCallRequest(f"text-call-{i}", name, arguments)
+                        for i, (name, arguments) in enumerate(tool_calls_in_text(reply.content, offered), 1)
+                    )
+                    if found:
+                        reply = dataclasses.replace(
+                            reply, tool_calls=found, content=None, notes=(*reply.notes, "tool_call_in_text")
+                        )
+                return reply
 
             _log_attempt(stage, model, attempt, started=started, outcome=kind)
             if attempt > settings.max_retries:
@@ -202,7 +221,9 @@ class LLMClient:
     ) -> tuple[JSON, ChatReply]:
         """A completion whose reply must be one JSON object; uses response_format per json_mode.
 
-        Raises LLMOutputError when the reply holds no JSON object."""
+        Raises LLMOutputError when the reply holds no JSON object. The reply's notes say where the
+        JSON was found (a code fence, text around it) and which response formats were refused."""
+        refused: list[str] = []
         while True:
             mode = self.structured_mode
             try:
@@ -219,9 +240,14 @@ class LLMClient:
                         mode,
                         _AUTO_LADDER[level],
                     )
+                    refused.append(f"response_format_refused:{mode}")
                     continue
                 raise
-            return extract_json(reply.content or ""), reply
+            content = reply.content or ""
+            data = extract_json(content)
+            placement = json_placement(content)
+            notes = (*reply.notes, *refused, *((placement,) if placement else ()))
+            return data, dataclasses.replace(reply, notes=notes) if notes else reply
 
 
 def _response_format(mode: str, schema_name: str, schema: JSON) -> JSON | None:
@@ -236,14 +262,24 @@ def _response_format(mode: str, schema_name: str, schema: JSON) -> JSON | None:
 
 
 def _rejects_response_format(exc: LLMUnavailableError) -> bool:
-    if exc.status not in (400, 422):
+    return exc.status is not None and _concerns_response_format(exc.status, str(exc), exc.param)
+
+
+# llama.cpp's server answers a json_schema response_format with HTTP 500 "Input should be 'text' or
+# 'json_object'": a 500 that names the format is the endpoint refusing it, not a passing outage.
+_FORMAT_STATUS = frozenset({400, 422, 500})
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "response format")
+
+
+def _concerns_response_format(status: int, message: str, param: str | None) -> bool:
+    if status not in _FORMAT_STATUS:
         return False
-    text = str(exc).lower()
+    text = message.lower()
     if "must contain the word" in text:
         return False  # OpenAI's "messages must contain the word 'json'": our prompt's fault, not the mode's
-    if exc.param == "response_format":
+    if param == "response_format":
         return True
-    return any(word in text for word in ("response_format", "json_schema", "json_object", "response format"))
+    return any(word in text for word in _FORMAT_WORDS)
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:

@@ -31,9 +31,18 @@ PLANNER_SCHEMA: JSON = {
         "selection_reason": _STR,
         "plan": {"type": "array", "items": _STR},
         "reasoning": _STR,
+        "tool_calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"tool_name": _STR, "arguments": {"type": "object"}},
+                "required": ["tool_name", "arguments"],
+            },
+        },
     },
-    "required": ["selected_skill", "selection_reason", "plan", "reasoning"],
+    "required": ["selected_skill", "selection_reason", "plan", "reasoning", "tool_calls"],
 }
+MAX_PLANNED_CALLS = 4
 
 VERIFIER_SCHEMA: JSON = {
     "type": "object",
@@ -86,8 +95,9 @@ COMPOSER_SCHEMA: JSON = {
 }
 
 
-def planner_plan(data: JSON, skill_names: Collection[str]) -> JSON:
-    """planner_plan: an unknown skill name becomes null (with the reason saying so)."""
+def planner_plan(data: JSON, skill_names: Collection[str], tool_names: Collection[str] = ()) -> JSON:
+    """planner_plan: an unknown skill name becomes null (with the reason saying so); planned tool
+    calls naming no registered tool, or without an arguments object, are dropped."""
     plan = data.get("plan", [])
     if not isinstance(plan, list):
         raise LLMOutputError(f"planner: 'plan' must be a list, got {type(plan).__name__}")
@@ -101,7 +111,21 @@ def planner_plan(data: JSON, skill_names: Collection[str]) -> JSON:
         "selection_reason": reason,
         "plan": [_text(step) for step in plan if step is not None],
         "reasoning": _text(data.get("reasoning")),
+        "tool_calls": planned_calls(data.get("tool_calls"), tool_names),
     }
+
+
+def planned_calls(value: Any, tool_names: Collection[str]) -> list[JSON]:
+    """The well-formed planned calls: a registered tool's name and an object of arguments."""
+    calls: list[JSON] = []
+    for item in _dicts(value):
+        name = item.get("tool_name") or item.get("tool") or item.get("name")
+        arguments = item.get("arguments", {})
+        if isinstance(name, str) and name in tool_names and isinstance(arguments, dict):
+            call = {"tool_name": name, "arguments": arguments}
+            if call not in calls:
+                calls.append(call)
+    return calls[:MAX_PLANNED_CALLS]
 
 
 def verdict(data: JSON) -> JSON:

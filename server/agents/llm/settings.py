@@ -9,9 +9,13 @@ from typing import Any, Literal, get_args
 
 JsonMode = Literal["auto", "json_object", "json_schema", "off"]
 Stage = Literal["planner", "executor", "verifier", "composer", "evaluator"]
+Fallback = Literal["offline", "fail"]
 
 JSON_MODES: tuple[str, ...] = get_args(JsonMode)
 STAGES: tuple[str, ...] = get_args(Stage)
+FALLBACKS: tuple[str, ...] = get_args(Fallback)
+# The pipeline's stages, which fall back to offline; the evaluator (the opinion job) fails its job.
+FALLBACK_STAGES: tuple[str, ...] = ("planner", "executor", "verifier", "composer")
 
 
 @dataclass(frozen=True, repr=False)
@@ -34,12 +38,23 @@ class LLMSettings:
     backoff_max: float = 8.0
     max_tool_steps: int = 8  # tool calls the Executor may make per round
     json_mode: JsonMode = "auto"
+    # What a stage does when its endpoint is down or its output stays unusable: run the offline
+    # agent of that stage (recorded in the trace and said in the answer), or fail the session.
+    planner_fallback: Fallback = "offline"
+    executor_fallback: Fallback = "offline"
+    verifier_fallback: Fallback = "offline"
+    composer_fallback: Fallback = "offline"
 
     def __post_init__(self) -> None:
         if not self.base_url:
             raise ValueError("LLMSettings.base_url is required")
         if self.json_mode not in JSON_MODES:
             raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {self.json_mode!r}")
+        for stage in FALLBACK_STAGES:
+            if self.fallback_for(stage) not in FALLBACKS:
+                raise ValueError(
+                    f"{stage}_fallback must be offline or fail, not {self.fallback_for(stage)!r}"
+                )
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
         if (
@@ -54,6 +69,10 @@ class LLMSettings:
     def model_for(self, stage: Stage) -> str:
         specific: str | None = getattr(self, f"{stage}_model")
         return specific or self.model
+
+    def fallback_for(self, stage: str) -> str:
+        value: str = getattr(self, f"{stage}_fallback")
+        return value
 
     def describe(self) -> dict[str, Any]:
         """The settings without secrets, for the start-up log."""

@@ -189,4 +189,5 @@ class OfflinePlanner:
             "selection_reason": reason,
             "plan": steps,
             "reasoning": reasoning,
+            "tool_calls": [{"tool_name": c.tool_name, "arguments": dict(c.arguments)} for c in calls],
         }

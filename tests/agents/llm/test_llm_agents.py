@@ -41,13 +41,20 @@ PLAN = {
 }
 
 
+PLANNED_CALL = {"tool_name": "query_metrics", "arguments": {"alert_name": "<alert>"}}
+
+
 def _task(
-    toolbox: FakeToolBox, *, round: int = 1, retry_context: dict[str, Any] | None = None
+    toolbox: FakeToolBox,
+    *,
+    round: int = 1,
+    retry_context: dict[str, Any] | None = None,
+    plan: dict[str, Any] | None = None,
 ) -> ExecutorTask:
     return ExecutorTask(
         query=QUERY,
         language="zh",
-        plan=PLAN,
+        plan=plan or PLAN,
         round=round,
         retry_context=retry_context,
         tools=toolbox,
@@ -209,10 +216,12 @@ async def test_executor_bad_calls(client: LLMClient, fake: FakeOpenAI, toolbox: 
                 tool_call("query_logs", "[1, 2]"),
             ),
             reply("done"),
+            reply("done"),
         ]
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
-    assert out.raw_text == "done"
+    assert out.raw_text == "done"  # after one repeat asking for the JSON object
+    assert "held no JSON object" in fake.requests[2].messages[-1]["content"]
     # an unknown tool is the ToolBox's to refuse (and record); unparseable arguments never run
     assert [name for name, _, _ in toolbox.calls] == ["drop_database"]
     assert [(c.tool_name, c.status) for c in out.tool_calls] == [("drop_database", "failed")]
@@ -234,7 +243,8 @@ async def test_executor_retry_round_carries_the_retry_context(
         "failed_bindings": [],
     }
     fake.script([reply("{}")])
-    await LLMExecutor(client).execute(_task(toolbox, round=2, retry_context=retry_context))
+    planned = {**PLAN, "tool_calls": [PLANNED_CALL]}
+    await LLMExecutor(client).execute(_task(toolbox, round=2, retry_context=retry_context, plan=planned))
     task = json.loads(fake.requests[0].messages[1]["content"])["task"]
     assert task["round"] == 2
     assert task["retry_context"] == retry_context
@@ -272,6 +282,11 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
                     "selection_reason": "HighCPUUsage",
                     "plan": ["query_metrics service=payment-service alert_name=HighCPUUsage"],
                     "reasoning": "narrow",
+                    "tool_calls": [
+                        {"tool_name": "query_metrics", "arguments": {"alert_name": "HighCPUUsage"}},
+                        {"tool_name": "drop_database", "arguments": {}},
+                        {"tool_name": "query_logs", "arguments": "not an object"},
+                    ],
                 }
             )
         ]
@@ -283,9 +298,12 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         "selection_reason": "HighCPUUsage",
         "plan": ["query_metrics service=payment-service alert_name=HighCPUUsage"],
         "reasoning": "narrow",
+        # only calls of a registered tool with an arguments object are kept
+        "tool_calls": [{"tool_name": "query_metrics", "arguments": {"alert_name": "HighCPUUsage"}}],
     }
     payload = json.loads(fake.requests[0].messages[1]["content"])
     assert payload["skills"][0]["alert_names"] == ["HighCPUUsage"]
+    assert {tool["name"] for tool in payload["tools"]} >= {"query_metrics", "query_logs"}
     assert fake.requests[0].response_format is not None
 
 
@@ -318,7 +336,7 @@ async def test_verifier(client: LLMClient, fake: FakeOpenAI) -> None:
         "retry_context": None,
     }
     out = await LLMVerifier(client).verify(verifier_input, Deadline.after(5))
-    assert out.prompt_version == "verifier-v1"
+    assert out.prompt_version == "verifier-v2"
     assert out.data == VERDICT
     assert json.loads(fake.requests[0].messages[1]["content"]) == verifier_input
 
@@ -361,7 +379,7 @@ async def test_composer(client: LLMClient, fake: FakeOpenAI) -> None:
     }
     fake.script([reply("Here you go:\n" + json.dumps(output, ensure_ascii=False) + "\nThanks")])
     out = await LLMComposer(client).compose({"language": "zh", "verdict": "PASS"}, Deadline.after(5))
-    assert out.prompt_version == "composer-v2"
+    assert out.prompt_version == "composer-v3"
     assert out.data == output
 
 
@@ -385,9 +403,9 @@ async def test_build_llm_backend(settings: LLMSettings, fake: FakeOpenAI, toolbo
     fake.script([json_reply(VERDICT), reply("{}")])
     try:
         verdict = await backend.verifier.verify({}, Deadline.after(5))
-        executed = await backend.executor.execute(_task(toolbox))
+        executed = await backend.executor.execute(_task(toolbox, plan={**PLAN, "tool_calls": [PLANNED_CALL]}))
     finally:
         await llm.aclose()
-    assert verdict.prompt_version == "verifier-v1"
+    assert verdict.prompt_version == "verifier-v2"
     assert executed.prompt_version == "executor-v3"
     assert build_llm_backend(settings).planner is not None

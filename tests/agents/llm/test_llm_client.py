@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 
 import pytest
@@ -295,3 +296,75 @@ async def test_temperature_and_max_tokens_can_be_left_out(fake: FakeOpenAI, sett
         await llm.aclose()
     assert "temperature" not in fake.requests[0].body
     assert "max_tokens" not in fake.requests[0].body
+
+
+async def test_a_500_refusing_json_schema_walks_down_at_once(client: LLMClient, fake: FakeOpenAI) -> None:
+    # what llama.cpp's server answers a json_schema response_format with
+    fake.script(
+        [Error(500, "1 validation error: Input should be 'text' or 'json_object'"), reply('{"a": 1}')]
+    )
+    data, answer = await client.chat_json(
+        "planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA
+    )
+    assert data == {"a": 1}
+    # not retried as an outage: the next request already uses the next format, and it is remembered
+    assert [r.response_format and r.response_format["type"] for r in fake.requests] == [
+        "json_schema",
+        "json_object",
+    ]
+    assert client.structured_mode == "json_object"
+    assert "response_format_refused:json_schema" in answer.notes
+
+
+async def test_a_plain_500_is_still_retried(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([Error(500, "internal error"), reply('{"a": 1}')])
+    await client.chat_json("planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA)
+    assert [r.response_format and r.response_format["type"] for r in fake.requests] == ["json_schema"] * 2
+
+
+@pytest.mark.parametrize(
+    ("content", "note"),
+    [
+        ('{"a": 1}', None),
+        ('```json\n{"a": 1}\n```', "json_in_code_fence"),
+        ('{"a": 1}\nI hope this helps!', "json_with_surrounding_text"),
+    ],
+)
+async def test_where_the_json_was_found_is_recorded(
+    client: LLMClient, fake: FakeOpenAI, content: str, note: str | None
+) -> None:
+    fake.script([reply(content)])
+    data, answer = await client.chat_json(
+        "planner", MESSAGES, Deadline.after(5), schema_name="p", schema=SCHEMA
+    )
+    assert data == {"a": 1}
+    assert answer.notes == ((note,) if note else ())
+
+
+TOOLS = [{"type": "function", "function": {"name": "query_logs", "parameters": {"type": "object"}}}]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '<tool_call>\n{"name": "query_logs", "arguments": {"keyword": "<term>"}}\n</tool_call>',
+        '{"name": "query_logs", "arguments": "{\\"keyword\\": \\"<term>\\"}"}',
+        '```json\n{"function": {"name": "query_logs", "parameters": {"keyword": "<term>"}}}\n```',
+    ],
+)
+async def test_tool_calls_written_as_text_become_calls(
+    client: LLMClient, fake: FakeOpenAI, content: str
+) -> None:
+    fake.script([reply(content)])
+    answer = await client.chat("executor", MESSAGES, Deadline.after(5), tools=TOOLS)
+    assert [(c.name, json.loads(c.arguments)) for c in answer.tool_calls] == [
+        ("query_logs", {"keyword": "<term>"})
+    ]
+    assert answer.content is None and answer.notes == ("tool_call_in_text",)
+
+
+async def test_text_naming_no_offered_tool_stays_text(client: LLMClient, fake: FakeOpenAI) -> None:
+    content = '{"name": "drop_database", "arguments": {}}'
+    fake.script([reply(content)])
+    answer = await client.chat("executor", MESSAGES, Deadline.after(5), tools=TOOLS)
+    assert answer.tool_calls == () and answer.content == content

@@ -146,3 +146,10 @@ def test_parse_prompt_errors(source: str, error: str) -> None:
 def test_unknown_stage() -> None:
     with pytest.raises(PromptError):
         load_prompt("judge")  # type: ignore[arg-type]
+
+
+def test_fallback_per_stage() -> None:
+    settings = LLMSettings(base_url="http://127.0.0.1:1/v1", verifier_fallback="fail")
+    assert [settings.fallback_for(stage) for stage in ("planner", "verifier")] == ["offline", "fail"]
+    with pytest.raises(ValueError, match="composer_fallback must be offline or fail"):
+        LLMSettings(base_url="http://127.0.0.1:1/v1", composer_fallback="retry")  # type: ignore[arg-type]

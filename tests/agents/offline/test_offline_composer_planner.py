@@ -181,7 +181,7 @@ SKILLS = [
 async def test_skill_selection(query: str, skill: str | None) -> None:
     language = "en" if query.isascii() else "zh"
     plan = (await OfflinePlanner(catalog=TEST_CATALOG).plan(query, language, SKILLS, Deadline.none())).data
-    assert set(plan) == {"selected_skill", "selection_reason", "plan", "reasoning"}
+    assert set(plan) == {"selected_skill", "selection_reason", "plan", "reasoning", "tool_calls"}
     assert plan["selected_skill"] == skill
     assert plan["selection_reason"] and plan["reasoning"] and plan["plan"]
 
@@ -199,6 +199,10 @@ async def test_plan_is_narrowed_to_the_question() -> None:
     assert "query_logs: pool logs" in steps
     assert not any(step.startswith(("query_metrics", "lookup_knowledge")) for step in steps)  # not asked for
     assert "不放宽" in steps[-1]
+    # the plan names the exact calls, which the LLM Executor's code runs first
+    assert plan["tool_calls"] == [
+        {"tool_name": "query_logs", "arguments": {"service": "inventory-service", "pattern": pattern}}
+    ]
 
 
 async def test_plan_without_entities_says_so() -> None:
@@ -212,3 +216,4 @@ async def test_plan_without_entities_says_so() -> None:
     assert plan["plan"] == [
         "the question names no service, alert or log term: record the missing information, call no tool"
     ]
+    assert plan["tool_calls"] == []

@@ -45,6 +45,7 @@ __all__ = (
     "ListSessionsResponse",
     "MatchLevel",
     "ParseStatus",
+    "PlannedToolCall",
     "PlannerPlan",
     "RecommendedAction",
     "RetrievalDetails",
@@ -55,6 +56,7 @@ __all__ = (
     "SessionStatus",
     "Severity",
     "StageLatency",
+    "StageNote",
     "StreamChatRequest",
     "StreamChatResponse",
     "SubmitFeedbackRequest",
@@ -1632,6 +1634,28 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class PlannedToolCall(betterproto2.Message):
+    """
+    One tool call a plan names.
+    """
+
+    tool_name: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    A registered tool's name.
+    """
+
+    arguments: "__google__protobuf__.Struct | None" = betterproto2.field(
+        2, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    The call's arguments.
+    """
+
+
+default_message_pool.register_message("evigate.v1", "PlannedToolCall", PlannedToolCall)
+
+
+@dataclass(eq=False, repr=False)
 class PlannerPlan(betterproto2.Message):
     """
     The Planner's output (planner_plan).
@@ -1657,6 +1681,13 @@ class PlannerPlan(betterproto2.Message):
     reasoning: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
     """
     The Planner's reasoning, for the trace.
+    """
+
+    tool_calls: "list[PlannedToolCall]" = betterproto2.field(
+        5, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The tool calls the plan names; code runs them before the Executor writes claims.
     """
 
 
@@ -1903,6 +1934,36 @@ class StageLatency(betterproto2.Message):
 
 
 default_message_pool.register_message("evigate.v1", "StageLatency", StageLatency)
+
+
+@dataclass(eq=False, repr=False)
+class StageNote(betterproto2.Message):
+    """
+    Something a stage did beyond its plain run, for the trace.
+    """
+
+    stage: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    planner, executor, verifier or composer.
+    """
+
+    round: "int" = betterproto2.field(2, betterproto2.TYPE_INT32)
+    """
+    The round, for per-round stages; 0 otherwise.
+    """
+
+    kind: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    What happened, e.g. "offline_fallback", "json_in_code_fence", "tool_call_in_text".
+    """
+
+    detail: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Why, in words (for a fallback: the error that made the stage run offline).
+    """
+
+
+default_message_pool.register_message("evigate.v1", "StageNote", StageNote)
 
 
 @dataclass(eq=False, repr=False)
@@ -2281,6 +2342,25 @@ class Trace(betterproto2.Message):
     )
     """
     The case created from useful feedback, with its structured fields; unset otherwise.
+    """
+
+    stage_notes: "list[StageNote]" = betterproto2.field(
+        16, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    What a stage did beyond its plain run: an offline fallback, a reply parsed from a code fence
+    or from tool calls written as text, a response format the endpoint refused, ... In order.
+    """
+
+    stage_backends: "dict[str, str]" = betterproto2.field(
+        17,
+        betterproto2.TYPE_MAP,
+        map_meta=betterproto2.map_meta(
+            betterproto2.TYPE_STRING, betterproto2.TYPE_STRING
+        ),
+    )
+    """
+    The backend of each stage ("offline" or "llm"), e.g. {"planner": "offline", "composer": "llm"}.
     """
 
 

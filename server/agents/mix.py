@@ -1,0 +1,154 @@
+"""Per-stage agent backends, and the offline fallback of LLM stages (docs/design.md §2.2).
+
+Each stage runs on its own backend (`offline` or `llm`), so offline Planner and Executor can be
+combined with an LLM Verifier and Composer. An LLM stage with `fallback = offline` (the default)
+runs its offline agent when its endpoint is down or its output stays unusable after its retries;
+the output carries an `offline_fallback` note saying why, which the trace records and the answer
+states. With `fallback = fail` the error ends the session as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+
+from evigate.server.agents.base import (
+    JSON,
+    OFFLINE_FALLBACK,
+    AgentBackend,
+    Composer,
+    Executor,
+    ExecutorOutput,
+    ExecutorTask,
+    Planner,
+    Skill,
+    StageNote,
+    StageOutput,
+    UnusableOutputError,
+    Verifier,
+)
+from evigate.server.agents.llm import LLMClient, LLMError, LLMSettings, LLMUnavailableError, build_llm_backend
+from evigate.server.agents.llm.settings import FALLBACK_STAGES
+from evigate.server.agents.offline import build_offline_backend
+from evigate.server.deadline import Deadline
+
+log = logging.getLogger("evigate.agents")
+BACKENDS = ("offline", "llm")
+# what makes a stage run offline: the endpoint failed for good, or the reply stayed unusable
+_RECOVERABLE = (LLMError, UnusableOutputError)
+
+
+def _note(stage: str, error: BaseException) -> StageNote:
+    kind = "endpoint_unavailable" if isinstance(error, LLMUnavailableError) else "unusable_output"
+    log.warning("llm.stage_fallback stage=%s reason=%s error=%s", stage, kind, error)
+    return StageNote(OFFLINE_FALLBACK, f"{kind}: {type(error).__name__}: {str(error)[:300]}")
+
+
+def _with(output: StageOutput, note: StageNote) -> StageOutput:
+    return dataclasses.replace(output, notes=(*output.notes, note))
+
+
+class FallbackPlanner:
+    def __init__(self, llm: Planner, offline: Planner) -> None:
+        self._llm, self._offline = llm, offline
+
+    async def plan(
+        self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
+    ) -> StageOutput:
+        try:
+            return await self._llm.plan(query, language, skills, deadline)
+        except _RECOVERABLE as error:
+            note = _note("planner", error)
+            return _with(await self._offline.plan(query, language, skills, deadline), note)
+
+
+class FallbackExecutor:
+    def __init__(self, llm: Executor, offline: Executor) -> None:
+        self._llm, self._offline = llm, offline
+
+    async def execute(self, task: ExecutorTask) -> ExecutorOutput:
+        try:
+            return await self._llm.execute(task)
+        except _RECOVERABLE as error:
+            # the same ToolBox: calls the model already made are deduped, not run again
+            note = _note("executor", error)
+            out = await self._offline.execute(task)
+            return dataclasses.replace(out, notes=(*out.notes, note))
+
+
+class FallbackVerifier:
+    def __init__(self, llm: Verifier, offline: Verifier) -> None:
+        self._llm, self._offline = llm, offline
+
+    async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
+        try:
+            return await self._llm.verify(verifier_input, deadline)
+        except _RECOVERABLE as error:
+            note = _note("verifier", error)
+            return _with(await self._offline.verify(verifier_input, deadline), note)
+
+
+class FallbackComposer:
+    """Only an endpoint failure falls back here: an unusable answer is the Composer stage's to
+    retry and, failing that, to compose by code (server.pipeline.compose_stage)."""
+
+    def __init__(self, llm: Composer, offline: Composer) -> None:
+        self._llm, self._offline = llm, offline
+
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        try:
+            return await self._llm.compose(composer_input, deadline)
+        except LLMUnavailableError as error:
+            note = _note("composer", error)
+            return _with(await self._offline.compose(composer_input, deadline), note)
+
+
+def build_agents(
+    backends: Mapping[str, str],
+    llm_settings: LLMSettings | None = None,
+    *,
+    client: LLMClient | None = None,
+    offline: AgentBackend | None = None,
+) -> AgentBackend:
+    """The four stages, each on the backend `backends[stage]` names (missing: offline). The LLM
+    stages share one client (one per endpoint: it remembers which response formats it accepts)."""
+    chosen = {stage: backends.get(stage, "offline") for stage in FALLBACK_STAGES}
+    for stage, backend in chosen.items():
+        if backend not in BACKENDS:
+            raise ValueError(f"{stage} backend: expected offline or llm, got {backend!r}")
+    # The offline stages (and the LLM stages' fallbacks): the caller's, built over its service
+    # and signal catalogs, else ones that take service-shaped names as written.
+    offline = offline or build_offline_backend()
+    if all(backend == "offline" for backend in chosen.values()):
+        return offline
+    if llm_settings is None:
+        raise ValueError("an llm stage needs LLM settings")
+    llm = build_llm_backend(llm_settings, client=client)
+
+    def wrapped(stage: str) -> bool:
+        return llm_settings.fallback_for(stage) == "offline"
+
+    planner: Planner = llm.planner
+    executor: Executor = llm.executor
+    verifier: Verifier = llm.verifier
+    composer: Composer = llm.composer
+    if wrapped("planner"):
+        planner = FallbackPlanner(llm.planner, offline.planner)
+    if wrapped("executor"):
+        executor = FallbackExecutor(llm.executor, offline.executor)
+    if wrapped("verifier"):
+        verifier = FallbackVerifier(llm.verifier, offline.verifier)
+    if wrapped("composer"):
+        composer = FallbackComposer(llm.composer, offline.composer)
+    every_llm = all(backend == "llm" for backend in chosen.values())
+    return AgentBackend(
+        name="llm" if every_llm else "mixed",
+        planner=planner if chosen["planner"] == "llm" else offline.planner,
+        executor=executor if chosen["executor"] == "llm" else offline.executor,
+        verifier=verifier if chosen["verifier"] == "llm" else offline.verifier,
+        composer=composer if chosen["composer"] == "llm" else offline.composer,
+        closer=llm.closer,
+        composer_phrases=llm.composer_phrases if chosen["composer"] == "llm" else (),
+        stage_backends=chosen,
+    )

@@ -1,0 +1,243 @@
+"""A weak or flaky model still yields an honest answer (issue: the LLM path on a real model):
+evidence first, stage fallbacks to the offline agents, answers composed by code when nothing is left
+to write, replies read from code fences / trailing text / tool calls written as text. The real
+`openai` client talks to FakeOpenAI on 127.0.0.1; tools, storage and pipeline are real."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from evigate.server.agents.base import AgentBackend
+from evigate.server.agents.mix import build_agents
+from evigate.server.cli import render
+from evigate.server.deadline import Deadline
+from evigate.server.grpc import convert
+from evigate.server.pipeline import ChatResult
+from evigate.storage import Database
+from evigate.storage.records import TraceRecord
+from tests.pipeline import llm_script as s
+from tests.pipeline.conftest import BuildPipeline
+from tests.support.fake_openai import FakeOpenAI, json_reply, reply
+
+JSON = dict[str, Any]
+HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
+ALL_LLM = dict.fromkeys(("planner", "executor", "verifier", "composer"), "llm")
+# what the old executor prompt's example made a small model write, with no tool call at all
+PROMPT_EXAMPLE = json_reply(
+    {
+        "answer_version": "executor_evidence_v2",
+        "claims": [
+            {
+                "claim_id": "claim-1",
+                "claim_type": "observation",
+                "claim_text": s.CPU_CLAIM,
+                "support_level": "direct",
+                "evidence_bindings": [
+                    {
+                        "source_type": "tool_trace",
+                        "source_id": "",
+                        "tool_name": "query_metrics",
+                        "source_invocation_id": 517,
+                        "raw_path": "$.alerts[0]",
+                        "evidence_excerpt": "HighCPUUsage, service=payment-service, current=92%",
+                    }
+                ],
+            }
+        ],
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+    }
+)
+PLANNED = {
+    **s.PLAN,
+    "tool_calls": [{"tool_name": "query_metrics", "arguments": s.HIGH_CPU_ARGS}],
+}
+
+
+@pytest.fixture
+def db_backend() -> str:
+    """SQLite only: what these tests check is the stages' behaviour, not storage (test_llm_pipeline
+    runs the LLM path on both databases)."""
+    return "sqlite"
+
+
+@pytest.fixture
+def script() -> s.StageScript:
+    return s.StageScript()
+
+
+@pytest.fixture
+def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=script) as server:
+        yield server
+
+
+async def _run(
+    build_pipeline: BuildPipeline, agents: AgentBackend, db: Database, query: str = HIGH_CPU
+) -> tuple[ChatResult, TraceRecord]:
+    try:
+        result = await build_pipeline(agents=agents).run(query, None, "zh", Deadline.after(20))
+    finally:
+        await agents.aclose()
+    trace = await db.repo.get_trace(result.session_id)
+    assert trace is not None
+    return result, trace
+
+
+def _notes(trace: TraceRecord) -> list[tuple[str, str]]:
+    return [(n["stage"], n["kind"]) for n in (trace.session.extras or {}).get("stage_notes", [])]
+
+
+def _stages(fake: FakeOpenAI) -> list[str]:
+    return [r.model or "" for r in fake.requests]
+
+
+async def test_planned_calls_run_before_the_model_and_a_copied_example_is_real_evidence(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    script.add("planner", [json_reply(PLANNED)]).add("executor", [s.copy_example])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    [executor] = [r for r in fake.requests if r.model == "executor"]
+    refs = s.listing(executor)["citable_refs"]
+    # the call ran before the model's first turn, and the prompt lists its refs with ids and paths
+    assert [i.tool_name for i in trace.invocations] == ["query_metrics"]
+    assert refs and {r["source_invocation_id"] for r in refs} == {trace.invocations[0].id}
+    assert all(r["raw_path"].startswith("$.") for r in refs)
+    out = convert.trace(trace)
+    assert dict(out.stage_backends) == ALL_LLM
+    assert out.planner_plan.tool_calls[0].tool_name == "query_metrics"
+
+
+async def test_claims_before_any_tool_call_are_not_accepted(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    script.add("executor", [PROMPT_EXAMPLE, s.call(), s.cite()])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    executor = [r for r in fake.requests if r.model == "executor"]
+    assert executor[0].body.get("tool_choice") is None
+    assert executor[1].body.get("tool_choice") == "required"  # the turn repeated, forcing a call
+    assert "No tool of this session has run" in executor[1].messages[-1]["content"]
+    (binding,) = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
+    assert binding["source_invocation_id"] == trace.invocations[0].id != 517
+    assert ("executor", "tool_call_forced") in _notes(trace)
+
+
+async def test_a_model_that_never_calls_a_tool_runs_the_executor_offline(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    script.add("executor", [PROMPT_EXAMPLE, PROMPT_EXAMPLE] * 2)
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"  # the offline Executor's claims, verified
+    assert ("executor", "offline_fallback") in _notes(trace)
+    assert [i.tool_name for i in trace.invocations] == ["query_metrics"]
+    assert "取证（executor）：模型输出不可用" in result.answer  # the answer says which stage ran offline
+    notes = [n for n in convert.trace(trace).stage_notes if n.kind == "offline_fallback"]
+    assert notes and notes[0].stage == "executor" and notes[0].detail.startswith("unusable_output")
+
+
+async def test_fallback_fail_keeps_the_old_behaviour(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    script.add("executor", [PROMPT_EXAMPLE, PROMPT_EXAMPLE])
+    settings = s.settings(fake.base_url, executor_fallback="fail")
+    result, _ = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
+    assert result.status == "FAILED"
+    assert "no tool call" in result.failure_reason
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_endpoint_down_every_stage_runs_offline(db: Database, build_pipeline: BuildPipeline) -> None:
+    settings = s.settings(f"http://127.0.0.1:{_closed_port()}/v1", max_retries=0)
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    fallbacks = [stage for stage, kind in _notes(trace) if kind == "offline_fallback"]
+    assert fallbacks == ["planner", "executor", "verifier", "composer"]
+    assert "模型端点不可用" in result.answer
+    shown = render.trace(convert.trace(trace))  # what `evigate trace` prints
+    assert "stage notes:" in shown and "executor (round 1): offline_fallback — endpoint_unavailable" in shown
+
+
+async def test_offline_planner_and_executor_with_llm_verifier_and_composer(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI
+) -> None:
+    backends = {"planner": "offline", "executor": "offline", "verifier": "llm", "composer": "llm"}
+    result, trace = await _run(build_pipeline, build_agents(backends, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    assert _stages(fake) == ["verifier", "composer"]
+    meta = trace.session.meta or {}
+    assert meta["agent_backend"] == "mixed" and meta["stage_backends"] == backends
+    assert _notes(trace) == []
+
+
+async def test_no_allowed_claim_is_composed_by_code_without_the_model(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    # a citation to an invocation that does not exist: REJECT in both rounds, nothing allowed
+    forged = s.cite(invocation_id=lambda real: real + 1000)
+    script.add("executor", [s.call(), forged, s.call(), forged])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "REJECT"
+    assert "composer" not in _stages(fake)
+    assert (trace.session.extras or {})["answer_check"]["answer_source"] == "composed_by_code"
+    assert "没有通过校验的证据" in result.answer
+
+
+@pytest.mark.parametrize("bad", ["", "<the answer, in the user's language>"])
+async def test_empty_or_placeholder_composer_output_never_reaches_the_user(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript, bad: str
+) -> None:
+    output = {"answer_summary": bad, "recommended_actions": [], "user_facing_answer": bad}
+    script.add("executor", [s.call(), s.cite()]).add("composer", [json_reply(output)] * 2)
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS"
+    assert bad not in result.answer.splitlines() and result.answer.strip()
+    assert s.CPU_CLAIM in result.answer
+    assert (trace.session.extras or {})["answer_check"]["answer_source"] == "offline_fallback"
+    assert ("composer", "offline_fallback") in _notes(trace)
+    assert "回答撰写（composer）：模型输出不可用" in result.answer
+
+
+async def test_replies_in_code_fences_and_tool_calls_as_text_are_read_and_recorded(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    text_call = (
+        '<tool_call>\n{"name": "query_metrics", "arguments": '
+        + json.dumps(s.HIGH_CPU_ARGS)
+        + "}\n</tool_call>"
+    )
+    script.add("planner", [reply("```json\n" + json.dumps(s.PLAN) + "\n```\nThat is the plan.")])
+    script.add("executor", [reply(text_call), s.cite()])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    assert [i.tool_name for i in trace.invocations] == ["query_metrics"]
+    notes = _notes(trace)
+    assert ("planner", "json_in_code_fence") in notes
+    assert ("executor", "tool_call_in_text") in notes
