@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from evigate.storage.errors import SessionNotFound
 from evigate.storage.records import JsonDict
-from evigate.storage.rows import SESSION
 from evigate.storage.runner import Runner
-from evigate.storage.types import utcnow
+from evigate.storage.self_evaluation import locked_self_evaluation, store_self_evaluation
 
 LLM_OPINION = "llm_opinion"  # the job kind, beside evidence_score
 LLM_SOURCE = "llm"
@@ -40,25 +37,12 @@ class OpinionStore:
         them (the score job keeps them when it writes later)."""
 
         async def work(conn: AsyncConnection) -> bool:
-            row = (
-                await conn.execute(
-                    select(SESSION.c.self_evaluation)
-                    .where(SESSION.c.session_id == session_id)
-                    .with_for_update()
-                )
-            ).first()
-            if row is None:
-                raise SessionNotFound(session_id)
-            current: JsonDict = dict(row[0]) if isinstance(row[0], dict) else {}
+            current = await locked_self_evaluation(conn, session_id)
             if isinstance(current.get(LLM_OPINION), dict):
                 return False
             current[LLM_OPINION] = opinion
             current["factors"] = [*rule_factors(current), *factors]
-            await conn.execute(
-                update(SESSION)
-                .where(SESSION.c.session_id == session_id)
-                .values(self_evaluation=current, updated_at=utcnow())
-            )
+            await store_self_evaluation(conn, session_id, current)
             return True
 
         return await self._runner.write(work)

@@ -23,6 +23,7 @@ from evigate.storage.rows import (
     session_record,
 )
 from evigate.storage.runner import Runner
+from evigate.storage.self_evaluation import locked_self_evaluation, store_self_evaluation
 from evigate.storage.types import utcnow
 
 RUNNING, SUCCESS, FAILED = SessionStatus.RUNNING, SessionStatus.SUCCESS, SessionStatus.FAILED
@@ -161,26 +162,13 @@ class SessionStore:
         """Merge the score into self_evaluation; verifier_evaluation* keys always survive."""
 
         async def work(conn: AsyncConnection) -> None:
-            row = (
-                await conn.execute(
-                    select(SESSION.c.self_evaluation)
-                    .where(SESSION.c.session_id == session_id)
-                    .with_for_update()
-                )
-            ).first()
-            if row is None:
-                raise SessionNotFound(session_id)
-            current = row[0] if isinstance(row[0], dict) else {}
+            current = await locked_self_evaluation(conn, session_id)
             merged = dict(current)
             merged.update({k: v for k, v in score.items() if not k.startswith("verifier_evaluation")})
             if isinstance(current.get(LLM_OPINION), dict):  # an opinion written first is kept
                 merged[LLM_OPINION] = current[LLM_OPINION]
                 merged["factors"] = [*score.get("factors", []), *llm_factors(current)]
-            await conn.execute(
-                update(SESSION)
-                .where(SESSION.c.session_id == session_id)
-                .values(self_evaluation=merged, updated_at=utcnow())
-            )
+            await store_self_evaluation(conn, session_id, merged)
 
         await self._runner.write(work)
 
