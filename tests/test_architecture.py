@@ -98,7 +98,12 @@ RULES: tuple[Rule, ...] = (
         "sources-below-tools",
         ("server.sources",),
         ("server", "storage", *GENERATED),
-        allowed=("server.sources", "server.tools.backend", "server.tools.text"),
+        allowed=(
+            "server.sources",
+            "server.tools.backend",
+            "server.tools.text",
+            "server.tools.case_structure",
+        ),
     ),
     # A helper that is a package (server.codec) imports its own modules.
     Rule(

@@ -11,7 +11,9 @@ import pytest
 
 from evigate.rules.case_facts import load_fault_catalog
 from evigate.server.deadline import Deadline
-from evigate.server.tools import build_backend
+from evigate.server.sources.retrieval.factory import build_knowledge
+from evigate.server.sources.retrieval.store import MemoryVectorStore
+from evigate.server.tools import build_backend, knowledge_dir
 from evigate.server.tools.backend import KnowledgeQuery
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -69,4 +71,28 @@ async def test_same_error_code_on_the_same_service_finds_the_case_at_l0(
     assert first["error_code"] == case.error_code and case.services[0] in first["services"]
 
     elsewhere = await lookup(db, other_service)
+    assert case_id not in [b.get("case_id") for b in elsewhere.blocks]
+
+
+async def test_the_served_hybrid_search_applies_the_same_structure(
+    db: Database, build_pipeline: BuildPipeline
+) -> None:
+    """The service searches through SemanticKnowledge (server.sources.retrieval), here with BM25
+    alone: the structured case is found at L0 first on its service, and not for another service."""
+    for background in OTHER_CASES:
+        await useful_case(db, build_pipeline, background)
+    case_id = await useful_case(db, build_pipeline, "Does order-service have HikariCP pool-exhaustion logs?")
+    case = await db.repo.get_case(case_id)
+    assert case is not None and case.error_code
+
+    search = build_knowledge(knowledge_dir(None), None, MemoryVectorStore())
+    backend = build_backend("fixture", None, db.repo, knowledge=search)
+    hits = await backend.lookup_knowledge(
+        KnowledgeQuery("order-service 又报 SQLTransientConnectionException 了，怎么处理？", 5)
+    )
+    assert hits.match_level == "L0"
+    assert hits.blocks[0]["case_id"] == case_id and hits.blocks[0]["error_code"] == case.error_code
+    elsewhere = await backend.lookup_knowledge(
+        KnowledgeQuery("payment-service 报 SQLTransientConnectionException 怎么办？", 5)
+    )
     assert case_id not in [b.get("case_id") for b in elsewhere.blocks]

@@ -20,11 +20,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from evigate.server.tools import case_structure as structure
 from evigate.server.tools.backend import CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 from evigate.server.tools.text import case_keys
 
 from .documents import Block, DocumentError, case_block, directory_blocks
-from .index import RetrievalIndex, RetrievalResult, SyncReport
+from .index import RetrievalIndex, RetrievalResult, ScoredBlock, SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +33,15 @@ FILES, CASES = "files", "cases"
 
 
 def case_blocks(cases: Sequence[CaseLike]) -> list[Block]:
-    """One block per case; its identifiers (alert names, exception classes, ...) are its L0 keys."""
-    blocks = [case_block(case) for case in cases]
-    return [replace(b, keys=case_keys(f"{b.title} {b.text}")) for b in blocks]
+    """One block per case; its identifiers (its structured error code and alert names, and the
+    alert names, exception classes, ... of its text) are its L0 keys, its structure is shown."""
+    blocks = []
+    for case in cases:
+        block = case_block(case)
+        keys = (*structure.structured_keys(case), *case_keys(f"{block.title} {block.text}"))
+        extra = (*block.extra, *structure.structure_extra(case).items())
+        blocks.append(replace(block, keys=tuple(dict.fromkeys(keys)), extra=extra))
+    return blocks
 
 
 def _stamp(directory: Path) -> tuple[tuple[str, int, int], ...]:
@@ -55,7 +62,7 @@ class SemanticKnowledge:
         self.index = index
         self._prefix = prefix
         self._file_stamp: tuple[tuple[str, int, int], ...] | None = None
-        self._case_stamp: tuple[tuple[str, str], ...] | None = None
+        self._case_stamp: tuple[tuple[object, ...], ...] | None = None
         self._lock = asyncio.Lock()  # one refresh at a time; searches run concurrently
 
     async def refresh_files(self) -> SyncReport | None:
@@ -84,7 +91,8 @@ class SemanticKnowledge:
     async def refresh_cases(self, cases: Sequence[CaseLike]) -> SyncReport | None:
         """The case group becomes exactly `cases` if that list changed (None: unchanged)."""
         blocks = case_blocks(cases)
-        stamp = tuple((b.id, b.content_hash) for b in blocks)
+        # Keys and structure too: a case is structured after it is made, with the same text.
+        stamp = tuple((b.id, b.content_hash, b.keys, b.extra) for b in blocks)
         if stamp == self._case_stamp:
             return None
         async with self._lock:
@@ -99,7 +107,9 @@ class SemanticKnowledge:
         await self.refresh_cases(cases)
         result = await self.index.search(query.query, limit=query.limit)
         return KnowledgeHits(
-            [hit.item(result.level) for hit in result.hits], result.level, details=self.details(result)
+            [hit.item(result.level) for hit in _by_structure(query.query, result.hits, cases)],
+            result.level,
+            details=self.details(result),
         )
 
     def details(self, result: RetrievalResult) -> dict[str, object]:
@@ -107,3 +117,14 @@ class SemanticKnowledge:
         details.pop("match_level", None)  # retrieval_details has its own
         method = details.pop("retrieval")
         return {"method": method, "l1_threshold": self.index.config.l1_threshold, **details}
+
+
+def _by_structure(query: str, hits: Sequence[ScoredBlock], cases: Sequence[CaseLike]) -> list[ScoredBlock]:
+    """The hits with the cases' structure applied as in the lexical search (server.tools.
+    case_structure): a case of another service the question names is dropped, and cases naming the
+    question's service, error code or category move up; the index's order breaks ties."""
+    library = [{**dict(b.extra), "kind": b.kind} for b in case_blocks(cases)]
+    extras = [{**dict(h.block.extra), "kind": h.block.kind} for h in hits]
+    ranks = structure.rank_cases(query, [*library, *extras])[len(library) :]
+    kept = [(rank, n, hit) for n, (rank, hit) in enumerate(zip(ranks, hits, strict=True)) if rank is not None]
+    return [hit for _, _, hit in sorted(kept, key=lambda k: (-(k[0] or 0), k[1]))]
