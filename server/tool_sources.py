@@ -39,7 +39,11 @@ def build_knowledge_search(
         dimension=settings.embedding_dimension,
         timeout_s=settings.embedding_timeout_s,
     )
-    config = RankingConfig(l1_threshold=settings.embedding_l1_threshold or RankingConfig().l1_threshold)
+    calibrated = RankingConfig()
+    config = RankingConfig(
+        l1_threshold=settings.embedding_l1_threshold or calibrated.l1_threshold,
+        l1_cross_threshold=settings.embedding_l1_cross_threshold or calibrated.l1_cross_threshold,
+    )
     directory = knowledge_dir(settings.data_dir)
     cases = RowVectorStore(database.case_vectors)
     # A failed embedding is retried after twice its timeout: a hung endpoint costs one timeout per

@@ -6,9 +6,10 @@ document ranked first under a "none" verdict never reaches the session. A false 
 must-be-none query that got L0 or L1.
 
 Calibration: run each query once with no threshold, keep each candidate's evidence, and choose the
-lowest threshold at which the must-be-none queries of the calibration half produce at most
-`max_false` false matches, plus a safety margin; report on the other half. The split is by a hash of
-the query id, so it is stable and independent of the file's order.
+lowest thresholds at which the must-be-none queries of the calibration half produce at most
+`max_false` false matches, plus a safety margin; report on the other half. There are two: one for
+candidates in the query's language, one for candidates in the other language (ranking.py says why).
+The split is by a hash of the query id, so it is stable and independent of the file's order.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class Outcome:
     level: MatchLevel
     returned: tuple[str, ...]  # sources, best first
     keyed: bool  # the level came from key terms (no threshold involved)
-    candidates: tuple[tuple[str, float], ...]  # (source, evidence), fused order
+    candidates: tuple[tuple[str, float, bool], ...]  # (source, evidence, cross-language), fused order
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,9 @@ async def run(
                 result.level,
                 tuple(h.block.source for h in result.hits),
                 result.level == "L0",
-                tuple((c.block.source, c.scores.evidence) for c in result.candidates),
+                tuple(
+                    (c.block.source, c.scores.evidence, c.scores.cross_language) for c in result.candidates
+                ),
             )
         )
     return outcomes
@@ -95,15 +98,29 @@ def metrics(outcomes: Sequence[Outcome]) -> Metrics:
     )
 
 
-def calibrate(unthresholded: Sequence[Outcome], max_false: float = 0.05, margin: float = 0.01) -> float:
-    """The lowest threshold keeping false matches on these must-be-none queries within `max_false`."""
+def calibrate(
+    unthresholded: Sequence[Outcome], max_false: float = 0.05, margin: float = 0.01
+) -> tuple[float, float]:
+    """The lowest same-language and cross-language thresholds keeping false matches on these
+    must-be-none queries within `max_false`. The same-language threshold spends the allowance first;
+    the cross-language one gets what is left."""
     nones = [o for o in unthresholded if not o.query.expect]
     if not nones:
-        return 0.0
+        return 0.0, 0.0
     keyed_false = sum(1 for o in nones if o.keyed)
     allowed = max(0, math.floor(max_false * len(nones)) - keyed_false)
-    tops = sorted(
-        (max((e for _, e in o.candidates), default=-1.0) for o in nones if not o.keyed), reverse=True
-    )
-    # Everything strictly above the (allowed+1)-th highest none evidence passes.
-    return round((tops[allowed] if allowed < len(tops) else -1.0) + margin, 4)
+    unkeyed = [o for o in nones if not o.keyed]
+
+    def best(o: Outcome, cross: bool) -> float:
+        return max((e for _, e, x in o.candidates if x == cross), default=-1.0)
+
+    def lowest(tops: list[float], budget: int) -> float:
+        # Everything strictly above the (budget+1)-th highest none evidence passes.
+        tops = sorted(tops, reverse=True)
+        return round((tops[budget] if budget < len(tops) else -1.0) + margin, 4)
+
+    same = lowest([best(o, False) for o in unkeyed], allowed)
+    false_same = {id(o) for o in unkeyed if best(o, False) >= same}
+    left = allowed - len(false_same)
+    cross = lowest([best(o, True) for o in unkeyed if id(o) not in false_same], left)
+    return same, cross

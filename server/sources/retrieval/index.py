@@ -60,6 +60,9 @@ class ScoredBlock:
             item["matched"] = ", ".join(s.matched)
         dense = "-" if s.dense is None else f"{s.dense:.3f}"
         item["match"] = f"{level} dense={dense} bm25={s.bm25:.2f} evidence={s.evidence:.3f}"
+        if s.threshold is not None:
+            cross = " (cross-language)" if s.cross_language else ""
+            item["match"] += f" threshold={s.threshold:.3f}{cross}"
         return item
 
     def details(self) -> dict[str, object]:
@@ -75,6 +78,8 @@ class ScoredBlock:
             "bm25_rank": s.bm25_rank,
             "dense_rank": s.dense_rank,
             "fused_rank": s.fused_rank,
+            "threshold": s.threshold,
+            "cross_language": s.cross_language,
             **({"matched": ", ".join(s.matched)} if s.matched else {}),
         }
 
@@ -259,7 +264,7 @@ class RetrievalIndex:
         snap = await self._current()
         dense: DenseScores | None = None
         if q_vector is not None and snap.has_vector.any():
-            dense = dense_scores(snap, q_vector)
+            dense = dense_scores(snap, q_vector, query)
             missing = int((~snap.has_vector).sum())
             if missing:
                 degraded = f"{missing} of {len(snap.blocks)} blocks have no vector yet: lexical rule for them"

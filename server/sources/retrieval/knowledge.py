@@ -116,7 +116,13 @@ class SemanticKnowledge:
         details = result.details()
         details.pop("match_level", None)  # retrieval_details has its own
         method = details.pop("retrieval")
-        return {"method": method, "l1_threshold": self.index.config.l1_threshold, **details}
+        config = self.index.config
+        return {
+            "method": method,
+            "l1_threshold": config.l1_threshold,
+            "l1_cross_threshold": config.l1_cross_threshold,
+            **details,
+        }
 
 
 def _by_structure(query: str, hits: Sequence[ScoredBlock], cases: Sequence[CaseLike]) -> list[ScoredBlock]:

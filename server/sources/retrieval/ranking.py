@@ -5,11 +5,15 @@ the BM25 ranking and the dense ranking (RRF needs no common scale between the tw
 is a separate decision, since a fused rank says nothing about whether the best document is relevant
 at all:
 - L0: a key term of a document occurs in the query as a whole token (as lookup_knowledge does);
-- L1: a document's evidence clears `l1_threshold`, a value calibrated on the labelled set
+- L1: a document's evidence clears its threshold, calibrated on the labelled set
   (bench/eval_retrieval.py). Evidence is the document's cosine minus the query's background (the
   median cosine of the documents in its language: how close an unrelated document comes for this
   query, which varies a lot from query to query with a small encoder) plus a small saturated BM25
-  bonus;
+  bonus. The threshold is `l1_threshold` when query and document are in the same language and
+  `l1_cross_threshold` when they are not: a small multilingual encoder compresses cross-language
+  similarities (a Chinese question and the English runbook that answers it score about half what a
+  same-language pair does, and so do unrelated pairs), so one threshold either drops most
+  cross-language answers or lets same-language noise through;
 - none otherwise.
 Without dense scores (embedder down, or a document not embedded yet) the lexical rule of
 lookup_knowledge decides: its BM25 score must reach `lexical_threshold` with at least two distinct
@@ -31,9 +35,11 @@ MatchLevel = Literal["L0", "L1", "none"]
 Mode = Literal["hybrid", "dense", "bm25"]
 
 # Calibrated with bench/eval_retrieval.py on the calibration half of tests/golden/retrieval: the
-# lowest threshold whose false-L1 rate on must-be-none queries stays at or under 5% (0.123 since
-# documents are also scored by their best passage, snapshot.py).
-DEFAULT_L1_THRESHOLD = 0.123
+# lowest thresholds whose false-L1 rate on must-be-none queries stays at or under 5%, one over the
+# same-language candidates, one over the cross-language ones.
+DEFAULT_L1_THRESHOLD = 0.145
+DEFAULT_L1_CROSS_THRESHOLD = 0.087
+CROSS_LANGUAGE_GAP = 0.5  # |Chinese share of the query - of the document| from which a pair is cross
 DEFAULT_LEXICAL_WEIGHT = 0.10
 
 
@@ -41,6 +47,7 @@ DEFAULT_LEXICAL_WEIGHT = 0.10
 class RankingConfig:
     mode: Mode = "hybrid"
     l1_threshold: float = DEFAULT_L1_THRESHOLD
+    l1_cross_threshold: float = DEFAULT_L1_CROSS_THRESHOLD
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT  # evidence bonus of a strong BM25 match
     lexical_half: float = 5.0  # the BM25 score that earns half the bonus
     rrf_k: int = 60
@@ -53,6 +60,7 @@ class DenseScores:
     blocks: npt.NDArray[np.float32]  # cosine per block, NaN where a block has no vector
     docs: npt.NDArray[np.float32]  # per document, NaN where it has none (see index.py)
     background: npt.NDArray[np.float32]  # per document: what an unrelated one scores for this query
+    language_gap: npt.NDArray[np.float32] | None = None  # per document: |Chinese share - query's|
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,8 @@ class Hit:
     dense_rank: int | None
     fused_rank: int
     matched: tuple[str, ...] = ()  # key terms found in the query (L0)
+    threshold: float | None = None  # the L1 threshold this document's evidence is held to
+    cross_language: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,9 +140,12 @@ def rank(
             else 0.0
         )
         evidence = np.nan_to_num(doc_dense - dense.background, nan=-1.0) + bonus
+        gap = dense.language_gap if dense.language_gap is not None else np.zeros(n_docs)
+        cross = gap >= CROSS_LANGUAGE_GAP
     else:
         block_scores = lexical.scores
         evidence = doc_bm25
+        cross = np.zeros(n_docs, dtype=bool)
     order = np.lexsort((np.arange(n_docs), -evidence, -fused))
     fused_ranks = np.empty(n_docs, dtype=np.int64)
     fused_ranks[order] = np.arange(1, n_docs + 1)
@@ -149,6 +162,12 @@ def rank(
             dense_rank=int(dense_ranks[d]) or None,
             fused_rank=int(fused_ranks[d]),
             matched=key_hits.get(d, ()),
+            threshold=None
+            if dense is None or np.isnan(doc_dense[d])
+            else config.l1_cross_threshold
+            if cross[d]
+            else config.l1_threshold,
+            cross_language=bool(cross[d]),
         )
 
     candidates = [hit(int(d)) for d in order[: max(depth, limit)]]
@@ -158,8 +177,8 @@ def rank(
     needed = max(min(config.lexical_min_terms, lexical.query_terms), 1)
 
     def passes(h: Hit) -> bool:
-        if dense is not None and h.dense is not None:
-            return h.evidence >= config.l1_threshold
+        if h.threshold is not None:
+            return h.evidence >= h.threshold
         # No vector for this document (its embedding failed): the lexical rule decides.
         return h.bm25 >= config.lexical_threshold and bool(doc_terms[h.doc] >= needed)
 

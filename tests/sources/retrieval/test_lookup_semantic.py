@@ -61,7 +61,10 @@ async def test_a_paraphrase_is_an_l1_hit_with_its_scores(
     assert retrieval["model"] == e5.model_id + "+center-v1"
     top = retrieval["scores"][0]
     assert top["source"] == REPLICA_LAG and top["dense"] is not None
-    assert top["evidence"] >= retrieval["l1_threshold"]
+    assert top["evidence"] >= top["threshold"]
+    assert top["threshold"] == (
+        retrieval["l1_cross_threshold"] if top["cross_language"] else retrieval["l1_threshold"]
+    )
     ref = details["evidence_refs"][0]["text"]
     assert f"source={REPLICA_LAG}" in ref and "match=L1 dense=0." in ref
 
