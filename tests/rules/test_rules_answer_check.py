@@ -5,6 +5,7 @@ reference and golden Gatekeeper session."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -353,3 +354,26 @@ def test_offline_composer_passes_on_every_golden_session(path: Path, verdict: st
     output = compose(grounded_input(composer_input, allowed))
     assert check(output, allowed).ok, check(output, allowed).to_seed()
 
+
+def test_an_argument_the_model_chose_is_no_allowed_material() -> None:
+    """A pod the Executor only asked about (a tool argument) is no fact the answer may state; the
+    tool's name and the error it returned are."""
+    claim = {"claim_id": "c1", "claim_type": "observation", "claim_text": CLAIM}
+    composer_input = {"original_query": QUESTION, "language": "zh", "allowed_claims": [claim]}
+    (asked,) = _records(
+        [
+            {
+                "id": 7,
+                "tool_name": "query_logs",
+                "arguments": {"service": "payment-service", "pod": "payment-service-abc12"},
+                "evidence_refs": [],
+            }
+        ]
+    )
+    failed = dataclasses.replace(asked, id=8, status="failed", error="timeout after 5000ms")
+    allowed = material_for(composer_input, {}, [asked, failed])
+    lie = _answer(f"{CLAIM}请重启 pod payment-service-abc12。")
+    assert {(v.rule_id, v.token) for v in check(lie, allowed).violations} == {
+        (ac.UNSUPPORTED_IDENTIFIER, "payment-service-abc12")
+    }
+    assert check(_answer(f"{CLAIM}query_logs 调用失败：timeout after 5000ms。"), allowed).ok
