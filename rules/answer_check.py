@@ -60,7 +60,7 @@ ACTION_FIELDS = ("action_text", "reason")
 @dataclass(frozen=True)
 class AnswerMaterial:
     """What an answer may say. `facts`: allowed claim texts, their verified excerpts, the question
-    and the session's tool facts (tool names, arguments, errors). `hypotheses`: allowed hypothesis
+    and the session's tool facts (tool names, errors). `hypotheses`: allowed hypothesis
     texts. `root_causes`: texts of allowed claims of type root_cause. `forbidden`: the prompt's
     placeholders and instruction sentences, which an answer must not repeat."""
 
@@ -205,7 +205,10 @@ _UNKNOWN_CAUSE = re.compile(
     r"|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:determined|identified|confirmed|known|found|established)\b",
     re.IGNORECASE,
 )
-_QUOTE = re.compile(r"[“\"「『`]([^”\"」』`\n]{1,300})[”\"」』`]")
+# “…” "…" 「…」 『…』 `…`, ‘…’, and '…' not inside a word (payment-service's is no quote).
+_QUOTE = re.compile(
+    r"[“\"「『`]([^”\"」』`\n]{1,300})[”\"」』`]|‘([^’\n]{1,300})’|(?<![a-z0-9])'([^'\n]{1,300})'(?![a-z0-9])"
+)
 _PLACEHOLDER = re.compile(r"<[a-z][^<>\n]{1,60}>|\{\{?[a-z_]{2,30}\}?\}|\btodo\b|\btbd\b|\blorem ipsum\b")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Plain words of running English (not identifiers, which any language's answer carries).
@@ -234,7 +237,7 @@ def sentences(text: str) -> list[tuple[str, bool]]:
 
 
 def _quotes(flat: str) -> list[str]:
-    return [q.strip() for q in _QUOTE.findall(flat) if q.strip()]
+    return [q.strip() for groups in _QUOTE.findall(flat) for q in groups if q.strip()]
 
 
 def _says_same(sentence: str, statement: str) -> bool:

@@ -16,15 +16,38 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACES = re.compile(r"\s+")
 
 
+_CN_DIGIT = dict(zip("零〇一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
+_CN_PERCENT = re.compile(r"百分之([零〇一二两三四五六七八九十百]+)(?:点([零〇一二三四五六七八九]+))?")
+
+
+def _cn_integer(numerals: str) -> int:
+    if "十" not in numerals and "百" not in numerals:  # digit by digit: 九二 = 92
+        return int("".join(str(_CN_DIGIT[ch]) for ch in numerals))
+    value = current = 0
+    for ch in numerals:
+        if ch in _CN_DIGIT:
+            current = _CN_DIGIT[ch]
+        else:  # 十 or 百; a leading 十 means 1 × 10
+            value += (current or 1) * (10 if ch == "十" else 100)
+            current = 0
+    return value + current
+
+
+def _cn_percent(match: re.Match[str]) -> str:
+    decimals = "".join(str(_CN_DIGIT[ch]) for ch in match.group(2) or "")
+    return f"{_cn_integer(match.group(1))}{'.' + decimals if decimals else ''}%"
+
+
 def cased(text: str) -> str:
     """`normalize` without lowercasing."""
-    return _SPACES.sub(" ", _THOUSANDS.sub("", unicodedata.normalize("NFKC", text)))
+    flat = _CN_PERCENT.sub(_cn_percent, unicodedata.normalize("NFKC", text))
+    return _SPACES.sub(" ", _THOUSANDS.sub("", flat))
 
 
 def normalize(text: str) -> str:
-    """NFKC (full-width → half-width), lowercase, thousands separators dropped, spaces collapsed."""
-    flat = unicodedata.normalize("NFKC", text).lower()
-    return _SPACES.sub(" ", _THOUSANDS.sub("", flat))
+    """NFKC (full-width → half-width), lowercase, thousands separators dropped, spaces collapsed,
+    百分之九十二 written 92%."""
+    return cased(text).lower()
 
 
 _ASCII = re.compile(r"[a-z0-9]+(?:[-_.:/][a-z0-9]+)*%?")
@@ -32,9 +55,9 @@ _ASCII_CASED = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*%?")
 _DATE_RE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{4}/\d{1,2}/\d{1,2}")
 _TIME_RE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
 _NUMBER_RE = re.compile(r"(\d+(?:\.\d+)?)(%|[a-z]+)?")
-_SPOKEN_NUMBER = re.compile(r"(\d+(?:\.\d+)?) ?(%|percent|毫秒|秒钟?|分钟|小时|天|[a-z]+)?")
+_SPOKEN_NUMBER = re.compile(r"(\d+(?:\.\d+)?) ?(%|percent|毫秒|秒钟?|分钟|小时|天|次|倍|字节|[a-z]+)?")
 # A unit written after the number, with or without a space.
-_UNIT_AFTER = re.compile(r"\s?(%|percent|毫秒|秒钟?|分钟|小时|天|[a-z]+)")
+_UNIT_AFTER = re.compile(r"\s?(%|percent|毫秒|秒钟?|分钟|小时|天|次|倍|字节|[a-z]+)")
 NUMBER, DATE, TIME, WORD = "number", "date", "time", "word"
 
 _DURATION = {
@@ -65,6 +88,20 @@ _DURATION = {
     "天": 86400.0,
 }
 _PERCENT = {"%", "percent"}
+# Counts and sizes, by class across languages: 25 次 = 25 times, never 25 minutes.
+_COUNTER = {
+    "次": "times",
+    "time": "times",
+    "times": "times",
+    "倍": "x",
+    "x": "x",
+    "fold": "x",
+    "字节": "bytes",
+    "byte": "bytes",
+    "bytes": "bytes",
+}
+# An exception or error class written in lowercase (Nullpointerexception) is still a class name.
+_EXCEPTION_WORD = re.compile(r"[a-z]{3,}(?:exception|error)s?")
 # Generic technical vocabulary that is no fact of any world: the words an answer uses to talk
 # about CPU, memory or HTTP without naming anything that a tool result must hold.
 _VOCABULARY_WORDS = (
@@ -86,6 +123,8 @@ def _number_keys(value: float, unit: str) -> set[str]:
         return {f"{_value_key(value)}%", _value_key(value / 100)}
     if unit in _DURATION:
         return {f"{_value_key(value * _DURATION[unit])}s"}
+    if unit in _COUNTER:
+        return {f"{_value_key(value)}{_COUNTER[unit]}"}
     keys = {f"{_value_key(value)}{unit}"} if unit else {_value_key(value)}
     if not unit and 0 < value <= 1:
         keys.add(f"{_value_key(value * 100)}%")
@@ -110,14 +149,16 @@ def facts_of(text: str) -> Iterable[tuple[str, str]]:
             yield f"{number.group(1)}{' ' if unit and not number.group(2) else ''}{unit}", NUMBER
             continue
         if token not in _VOCABULARY and (
-            any(ch.isdigit() or ch in "-_.:/" for ch in token) or critical_word(original)
+            any(ch.isdigit() or ch in "-_.:/" for ch in token)
+            or critical_word(original)
+            or _EXCEPTION_WORD.fullmatch(token)
         ):
             yield token, WORD
 
 
 def _unit_after(flat: str, end: int) -> str:
     after = _UNIT_AFTER.match(flat, end)
-    if after is not None and (after.group(1) in _DURATION or after.group(1) in _PERCENT):
+    if after is not None and any(after.group(1) in units for units in (_DURATION, _PERCENT, _COUNTER)):
         return after.group(1)
     return ""
 

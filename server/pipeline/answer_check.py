@@ -33,7 +33,8 @@ def material_for(
     forbidden: Sequence[str] = (),
 ) -> AnswerMaterial:
     """What the answer may say: the allowed claims and their verified excerpts, the question, the
-    session's tool facts (tool names, arguments, errors) and the allowed hypotheses."""
+    session's tool names and the errors its tools returned, and the allowed hypotheses. Not the
+    tools' arguments: a model chose them, and a pod it only asked about is no fact of the session."""
     facts: list[str] = [str(composer_input.get("original_query", ""))]
     root_causes: list[str] = []
     for claim in composer_input.get("allowed_claims") or []:
@@ -47,7 +48,6 @@ def material_for(
         facts.extend(derivation.verified_excerpts(claim, gatekeeper_result))
     for inv in invocations:
         facts.append(inv.tool_name)
-        facts.extend(_argument_texts(inv.arguments))
         if inv.error:
             facts.append(inv.error)
     hypotheses = [
@@ -62,12 +62,6 @@ def material_for(
         language=str(composer_input.get("language", "zh")),
         forbidden=tuple(forbidden),
     )
-
-
-def _argument_texts(arguments: Any) -> list[str]:
-    if not isinstance(arguments, dict):
-        return []
-    return [f"{key}={value}" for key, value in arguments.items() if value not in (None, "")]
 
 
 def grounded_input(composer_input: JSON, answer_material: AnswerMaterial) -> JSON:

@@ -11,7 +11,7 @@ from typing import Any
 from evigate.rules import answer_check
 from evigate.rules.answer_check import AnswerMaterial
 from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
-from evigate.server.agents.base import Composer, StageNote, UnusableOutputError
+from evigate.server.agents.base import Composer, StageNote, StageOutput, UnusableOutputError
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
@@ -79,10 +79,7 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
             composed = await composer.compose(composer_input, deadline)
             notes.extend(composed.notes)
     except UnusableOutputError as error:  # e.g. an empty answer: refused like any bad output
-        output: JSON = {"answer_summary": "", "recommended_actions": [], "user_facing_answer": ""}
-        result = answer_check.AnswerCheckResult(
-            (answer_check.Violation(answer_check.EMPTY, "user_facing_answer", "", str(error)),)
-        )
+        output, result = _unusable(error)
     else:
         version = composed.prompt_version
         output, result = guarded_and_checked(composed.data)
@@ -91,14 +88,13 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
     record.reject(1, output, result)
 
     if not isinstance(composer, OfflineComposer):  # the offline composer would write the same again
-        retried: JSON | None = None
-        # a retry that fails in any way (endpoint down, bad reply) leaves the fallback
-        with contextlib.suppress(Exception), stage_of("composer"):
-            again = await composer.compose(retry_input(composer_input, output, result), deadline)
-            retried, version = again.data, again.prompt_version
+        again = await _ask_again(
+            composer, retry_input(composer_input, output, result), deadline, stage_of, record
+        )
+        if again is not None:
+            version = again.prompt_version
             notes.extend(again.notes)
-        if retried is not None:
-            output, result = guarded_and_checked(retried)
+            output, result = guarded_and_checked(again.data)
             if result.ok:
                 record.answer_source = COMPOSER_RETRY
                 return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
@@ -114,6 +110,27 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
         fallback = (await OfflineComposer().compose(composer_input, deadline)).data
     output = _checked_by_code(fallback, guarded_and_checked, answer_material, record, language)
     return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
+
+
+async def _ask_again(
+    composer: Composer, retry: JSON, deadline: Deadline, stage_of: StageOf, record: AnswerCheckRecord
+) -> StageOutput | None:
+    """The retry's reply, or None: a retry that fails in any way (endpoint down, bad reply) leaves
+    the fallback, and an unusable (e.g. empty) reply is recorded as refused like the first."""
+    with contextlib.suppress(Exception):
+        try:
+            with stage_of("composer"):
+                return await composer.compose(retry, deadline)
+        except UnusableOutputError as error:
+            record.reject(2, *_unusable(error))
+    return None
+
+
+def _unusable(error: UnusableOutputError) -> tuple[JSON, answer_check.AnswerCheckResult]:
+    """An output the Composer's parser could not use (empty answer), as a refused empty answer."""
+    output: JSON = {"answer_summary": "", "recommended_actions": [], "user_facing_answer": ""}
+    violation = answer_check.Violation(answer_check.EMPTY, "user_facing_answer", "", str(error))
+    return output, answer_check.AnswerCheckResult((violation,))
 
 
 def _checked_by_code(

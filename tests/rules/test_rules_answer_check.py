@@ -5,19 +5,21 @@ reference and golden Gatekeeper session."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evigate.rules import answer_check as ac
 from evigate.rules.answer_check import AnswerMaterial, check
 from evigate.rules.gatekeeper import check as gatekeeper_check
 from evigate.rules.types import EvidenceRef, InvocationFacts
+from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.offline.composer import compose
 from evigate.server.pipeline import material
 from evigate.server.pipeline.answer_check import grounded_input, material_for
@@ -164,11 +166,14 @@ def test_adversarial_shapes_never_raise(bad: Any) -> None:
 
 def _world(name: str) -> AnswerMaterial:
     w = CORPUS["worlds"][name]
+    # "forbidden_prompt": the instruction phrases of that real prompt, as the LLM backend passes them
+    prompt = w.get("forbidden_prompt")
     return AnswerMaterial(
         facts=tuple(w["facts"]),
         hypotheses=tuple(w.get("hypotheses", ())),
         root_causes=tuple(w.get("root_causes", ())),
         language=w["language"],
+        forbidden=echo_phrases(load_prompt(prompt)) if prompt else (),
     )
 
 
@@ -177,7 +182,7 @@ def test_corpus_is_large_and_balanced() -> None:
     languages = {CORPUS["worlds"][c["world"]]["language"] for c in cases}
     assert len(cases) >= 40 and languages == {"zh", "en"}
     assert sum(1 for c in cases if not c["expect"]) >= 15  # valid outputs: no false rejection
-    assert set().union(*(set(c["expect"]) for c in cases)) == set(ac.RULES) - {ac.PROMPT_ECHO}
+    assert set().union(*(set(c["expect"]) for c in cases)) == set(ac.RULES)
 
 
 @pytest.mark.parametrize("case", CORPUS["cases"], ids=[c["name"] for c in CORPUS["cases"]])
@@ -207,9 +212,44 @@ _camel = st.builds(
 )
 
 
+_ips = st.builds(
+    lambda parts: ".".join(map(str, parts)), st.tuples(*[st.integers(min_value=1, max_value=254)] * 4)
+)
+_urls = st.builds(
+    lambda host, path: f"https://{host}.example.org/{path}",
+    st.sampled_from(["wiki", "grafana", "runbooks", "jira"]),
+    st.from_regex(r"[a-z]{3,8}/[a-z0-9]{2,6}", fullmatch=True),
+)
+_timestamps = st.builds(
+    lambda day, h, m, iso: f"2031-05-{day:02d}{'T' if iso else ' '}{h:02d}:{m:02d}:00{'Z' if iso else ''}",
+    st.integers(min_value=1, max_value=28),
+    st.integers(min_value=0, max_value=23),
+    st.integers(min_value=0, max_value=59),
+    st.booleans(),
+)
+_paths = st.builds(
+    lambda dirs, name: "/" + "/".join(dirs) + f"/{name}.log",
+    st.lists(st.sampled_from(["var", "log", "opt", "srv", "data"]), min_size=1, max_size=3),
+    st.sampled_from(["gc", "app", "audit", "slow"]),
+)
+_exceptions = st.builds(
+    lambda pkg, a, kind: f"{pkg}{a}{kind}",
+    st.sampled_from(["", "java.io.", "com.acme."]),
+    st.sampled_from(["Ledger", "Quota", "Shard", "Cursor"]),
+    st.sampled_from(["Exception", "Error", "TimeoutException"]),
+)
+_functions = st.builds(
+    lambda verb, noun, snake: f"{verb}_{noun.lower()}()" if snake else f"{verb}{noun}()",
+    st.sampled_from(["flush", "settle", "rebalance", "evict"]),
+    st.sampled_from(["Ledger", "Cursor", "Shard"]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=400)
 @given(
     case=st.sampled_from(VALID),
-    fact=st.one_of(_numbers, _identifiers, _camel),
+    fact=st.one_of(_numbers, _identifiers, _camel, _ips, _urls, _timestamps, _paths, _exceptions, _functions),
     where=st.sampled_from(["start", "end", "summary", "action"]),
 )
 def test_an_inserted_fact_is_always_caught(case: dict[str, Any], fact: str, where: str) -> None:
@@ -228,6 +268,37 @@ def test_an_inserted_fact_is_always_caught(case: dict[str, Any], fact: str, wher
         output["recommended_actions"] = [{"action_text": f"check {fact}", "reason": ""}]
     rules = _rules(output, m)
     assert rules & {ac.UNSUPPORTED_NUMBER, ac.UNSUPPORTED_IDENTIFIER}, (fact, output)
+
+
+CPU_VALID = [c for c in VALID if c["world"] in {"cpu_zh", "cpu_en"}]  # current=92%, threshold=85%, 25m
+
+
+@settings(max_examples=200)
+@given(
+    case=st.sampled_from(CPU_VALID),
+    value=st.sampled_from(["92", "85", "25"]),
+    unit=st.sampled_from(["ms", "小时", "天", "次", "倍", "hours", "days", "times", "GB", "MB"]),
+)
+def test_a_material_number_in_another_unit_is_caught(case: dict[str, Any], value: str, unit: str) -> None:
+    """92% is not 92 ms, 25m is not 25 hours or 25 times: a number counts with its unit."""
+    output = dict(case["output"])
+    output["user_facing_answer"] = f"{output['user_facing_answer']} ({value} {unit})"
+    assert _rules(output, _world(case["world"])) & {ac.UNSUPPORTED_NUMBER, ac.UNSUPPORTED_IDENTIFIER}
+
+
+@settings(max_examples=200)
+@given(
+    case=st.sampled_from(VALID),
+    words=st.from_regex(r"[a-z]{4,9}( [a-z]{4,9}){1,3}", fullmatch=True),
+    marks=st.sampled_from([("“", "”"), ('"', '"'), ("「", "」"), ("‘", "’"), ("'", "'"), ("`", "`")]),
+)
+def test_an_inserted_quote_is_always_caught(case: dict[str, Any], words: str, marks: tuple[str, str]) -> None:
+    m = _world(case["world"])
+    if words in " ".join((*m.facts, *m.hypotheses)).lower():
+        return  # not absent from the material after all
+    output = dict(case["output"])
+    output["user_facing_answer"] = f"{output['user_facing_answer']} {marks[0]}{words}{marks[1]}"
+    assert ac.UNSUPPORTED_QUOTE in _rules(output, m), output
 
 
 # --- the offline composer passes by construction -----------------------------------------------
@@ -282,3 +353,27 @@ def test_offline_composer_passes_on_every_golden_session(path: Path, verdict: st
     allowed = material_for(composer_input, gate, _records(case["invocations"]))
     output = compose(grounded_input(composer_input, allowed))
     assert check(output, allowed).ok, check(output, allowed).to_seed()
+
+
+def test_an_argument_the_model_chose_is_no_allowed_material() -> None:
+    """A pod the Executor only asked about (a tool argument) is no fact the answer may state; the
+    tool's name and the error it returned are."""
+    claim = {"claim_id": "c1", "claim_type": "observation", "claim_text": CLAIM}
+    composer_input = {"original_query": QUESTION, "language": "zh", "allowed_claims": [claim]}
+    (asked,) = _records(
+        [
+            {
+                "id": 7,
+                "tool_name": "query_logs",
+                "arguments": {"service": "payment-service", "pod": "payment-service-abc12"},
+                "evidence_refs": [],
+            }
+        ]
+    )
+    failed = dataclasses.replace(asked, id=8, status="failed", error="timeout after 5000ms")
+    allowed = material_for(composer_input, {}, [asked, failed])
+    lie = _answer(f"{CLAIM}请重启 pod payment-service-abc12。")
+    assert {(v.rule_id, v.token) for v in check(lie, allowed).violations} == {
+        (ac.UNSUPPORTED_IDENTIFIER, "payment-service-abc12")
+    }
+    assert check(_answer(f"{CLAIM}query_logs 调用失败：timeout after 5000ms。"), allowed).ok

@@ -10,6 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import text_format
 
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.llm import build_llm_backend
@@ -25,7 +26,7 @@ from evigate.v1 import (
 )
 from tests.pipeline import llm_script as s
 from tests.server.conftest import AppFactory
-from tests.support.fake_openai import FakeOpenAI, Responder, json_reply
+from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Responder, Step, json_reply
 
 JSON = dict[str, Any]
 ZH_QUESTION = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -166,62 +167,142 @@ async def test_the_retry_is_told_the_violations_and_may_correct_itself(
     assert told["rejected_output"]["user_facing_answer"] == LIES["zh"]["ticket"][0]
 
 
+PARAPHRASES = {
+    "en": (
+        "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %.",
+        "HighCPUUsage is firing on payment-service (0.92).",
+    ),
+    "zh": (
+        "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警正在触发，CPU 使用率百分之九十二（0.92）。",
+        "payment-service 的 CPU 为 92 %",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
 async def test_a_valid_paraphrase_passes_unchanged(
-    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI, language: str
 ) -> None:
-    _executor(script, "en")
-    paraphrase = "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %."
-    script.add("composer", [_composed(paraphrase, "HighCPUUsage is firing on payment-service (0.92).")])
-    reply, trace, _app = await _chat(app_factory, agents, EN_QUESTION, "en")
+    _executor(script, language)
+    paraphrase, summary = PARAPHRASES[language]
+    script.add("composer", [_composed(paraphrase, summary)])
+    question = ZH_QUESTION if language == "zh" else EN_QUESTION
+    reply, trace, _app = await _chat(app_factory, agents, question, language)
 
     assert reply.answer == paraphrase
     assert trace.answer_source == "composer" and not trace.answer_check_rejections
     assert len([r for r in fake.requests if r.model == "composer"]) == 1
 
 
+@pytest.mark.parametrize("language", ["zh", "en"])
 @pytest.mark.parametrize(
     ("answer", "rule"),
     [
         ("<the answer, in the user's language>", "answer.placeholder"),
+        ("payment-service: <one-sentence summary>", "answer.placeholder"),
         (
             "You add no facts, no root causes, no numbers that are not in the allowed material.",
             "answer.prompt_echo",
         ),
+        (
+            "Reply with one JSON object and nothing else (valid json; no prose, no code fences).",
+            "answer.prompt_echo",
+        ),
         ("", "answer.empty"),
+        ("  ", "answer.empty"),
     ],
-    ids=["placeholder", "instruction-echo", "empty"],
+    ids=["placeholder", "placeholder-in-text", "instruction-echo", "format-echo", "empty", "blank"],
 )
-async def test_placeholder_instruction_echo_and_empty_answers_are_refused(
-    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, answer: str, rule: str
+async def test_placeholder_instruction_echo_and_empty_answers_are_refused(  # noqa: PLR0917 - fixtures and parameters
+    app_factory: AppFactory,
+    agents: AgentBackend,
+    script: s.StageScript,
+    answer: str,
+    rule: str,
+    language: str,
 ) -> None:
-    _executor(script, "zh")
+    _executor(script, language)
     script.add("composer", [_composed(answer), _composed(answer)])
-    reply, trace, _app = await _chat(app_factory, agents, ZH_QUESTION, "zh")
+    question = ZH_QUESTION if language == "zh" else EN_QUESTION
+    reply, trace, _app = await _chat(app_factory, agents, question, language)
 
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
-    assert s.CPU_CLAIM in reply.answer
+    assert (s.CPU_CLAIM if language == "zh" else EN_CLAIM) in reply.answer
+    if answer.strip():
+        assert answer not in reply.answer and answer not in reply.composer_output.answer_summary
     assert trace.answer_source == "offline_fallback"
+    assert [r.attempt for r in trace.answer_check_rejections] == [1, 2]
     assert rule in {v.rule_id for v in trace.answer_check_rejections[0].violations}
+    assert rule in render.trace(trace)
 
 
+INVENTED = {
+    "zh": ("99%", "内存泄漏", "PaymentController", "OPS-4711", "abc12"),
+    "en": ("99%", "memory leak", "PaymentController", "OPS-4711", "abc12"),
+}
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("lie", ["number", "root_cause", "ticket", "pod", "together"])
 async def test_stream_chat_never_emits_the_rejected_text(
-    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, language: str, lie: str
 ) -> None:
-    text, token = LIES["zh"]["together"]
-    _executor(script, "zh")
+    text, _token = LIES[language][lie]
+    _executor(script, language)
     script.add("composer", [_composed(text), _composed(text)])
     app = await app_factory(agents=agents)
     events: list[chat_service_pb2.StreamChatResponse] = []
+    question = ZH_QUESTION if language == "zh" else EN_QUESTION
     async with grpc.aio.insecure_channel(app.address) as channel:
         stream = chat_service_pb2_grpc.ChatServiceStub(channel).StreamChat(
-            chat_service_pb2.StreamChatRequest(query=ZH_QUESTION), timeout=60
+            chat_service_pb2.StreamChatRequest(query=question, language=language), timeout=60
         )
         async for event in stream:
             events.append(event)
     kinds = [e.WhichOneof("event") for e in events]
     assert kinds.count("composer_output") == 1 and kinds[-1] == "result"
-    for event in events:
-        assert token not in str(event) and "OPS-4711" not in str(event)
+    for event in events:  # every field of every event, Chinese as written (not octal escapes)
+        shown = text_format.MessageToString(event, as_utf8=True)
+        assert text not in shown
+        assert not [token for token in INVENTED[language] if token in shown], (lie, shown)
     composed = next(e.composer_output for e in events if e.WhichOneof("event") == "composer_output")
-    assert s.CPU_CLAIM in composed.user_facing_answer
+    assert (s.CPU_CLAIM if language == "zh" else EN_CLAIM) in composed.user_facing_answer
     assert events[-1].result.answer == composed.user_facing_answer
+    assert events[-1].result.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
+
+
+def _unsure_verifier(request: RecordedRequest) -> Step:
+    """Supports every claim, but only with LOW_CONFID."""
+    claims = s.payload(request).get("executor_structured_output", {}).get("claims") or []
+    ids = [c.get("claim_id", "") for c in claims if isinstance(c, dict)]
+    checks = [{"claim_id": i, "supported": True, "reason": "partial", "unsupported_facts": []} for i in ids]
+    return json_reply(
+        {
+            "verdict": "LOW_CONFID",
+            "groundedness_score": 0.6,
+            "critical_fact_count": len(ids),
+            "claim_checks": checks,
+            "facts_checked": [],
+            "rationale": "one signal only",
+        }
+    )
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+async def test_a_refused_answer_never_raises_the_verdict(
+    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, language: str
+) -> None:
+    """A LOW_CONFID session whose Composer lies twice ends LOW_CONFID, answered by code with the
+    low-confidence notice, never PASS."""
+    text, token = LIES[language]["together"]
+    _executor(script, language)
+    script.add("verifier", [_unsure_verifier])
+    script.add("composer", [_composed(text), _composed(text)])
+    question = ZH_QUESTION if language == "zh" else EN_QUESTION
+    reply, trace, _app = await _chat(app_factory, agents, question, language)
+
+    assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
+    assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_LOW_CONFID
+    assert trace.rounds[-1].verdict.verdict == verdict_pb2.VERDICT_LABEL_LOW_CONFID
+    assert trace.answer_source == "offline_fallback" and token not in reply.answer
+    assert ("证据不足" if language == "zh" else "The evidence is insufficient") in reply.answer

@@ -76,6 +76,9 @@ class Judgement:
     unsupported: list[str] = field(default_factory=list)
     overstated: bool = False
     unchecked_as_nothing: bool = False
+    # the answer check's refusals of the offline Composer's output (it passes by construction)
+    refused: list[str] = field(default_factory=list)
+    answer_source: str | None = None
 
     @property
     def correct(self) -> bool:
@@ -122,6 +125,9 @@ def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) ->
     answer = result.answer or ""
     verdict = (result.verdict or {}).get("verdict")
     j = Judgement(question, answer)
+    check = result.answer_check or {}
+    j.answer_source = check.get("answer_source")
+    j.refused = [str(v["rule_id"]) for r in check.get("rejections", []) for v in r["violations"]]
     if result.status != "SUCCESS":
         j.problems.append(f"session {result.status}: {result.failure_reason}")
         return j

@@ -38,6 +38,10 @@ async def test_labelled_questions_are_answered_correctly(world: str, tmp_path: P
         await db.close()
     report = f"{table(world, judgements)}\n{failures(judgements)}"
     assert not any(j.unsupported for j in judgements), report
+    # the offline composer passes the answer check by construction: every answer is its own
+    assert not [(j.question.id, j.refused) for j in judgements if j.refused], report
+    sources = Counter(j.answer_source for j in judgements)
+    assert set(sources) <= {"composer", "composed_by_code"} and sources["composer"] > 0, sources
     assert not any(j.overstated for j in judgements), report
     assert not any(j.unchecked_as_nothing for j in judgements), report
     family_floor, overall_floor = FLOORS[world]

@@ -59,7 +59,7 @@ _TEXT = {
         "actions": "Suggested next steps (evidence collection only):",
         "none": "Nothing could be confirmed this time.",
         "negative_generic": "This query found no matching evidence.",
-        "scope_note": "Note: 'no matching evidence' covers only this query's filters.",
+        "scope_note": "Note: finding no matching evidence holds only for this query's filters.",
         "summary_none": "Nothing could be confirmed",
         "sep": " ",
     },
