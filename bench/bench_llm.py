@@ -4,9 +4,11 @@
         [--world DIR] [--mix llm offline+llm ...] [--cases ID ...] [--limit N] [--timeout S]
 
 Runs each question of tests/pipeline/test_demo_questions.py (the demo world) and, with `--world DIR`,
-each question of DIR/questions.json on DIR's data: a list of {"id", "query", "language",
-"verdict", "claim_types"} (the verdict and the first claim types a correct answer has). Each
-session runs once per stage-backend mix (`--mix`):
+each question of DIR/questions.json on DIR's data. That file is either a labelled world as under
+tests/worlds/ ({"questions": [...]} with `must`, `must_not`, `tools`, judged by tests/worlds/judge.py,
+e.g. `--world tests/worlds/tidewater`) or a list of {"id", "query", "language", "verdict",
+"claim_types"} (the verdict and the first claim types a correct answer has). Each session runs once
+per stage-backend mix (`--mix`):
   llm           every stage on the model
   offline+llm   offline Planner and Executor, LLM Verifier and Composer
   llm+offline   LLM Planner and Executor, offline Verifier and Composer
@@ -41,13 +43,16 @@ from evigate.rules import answer_check  # noqa: E402
 from evigate.rules.catalog import load_catalog  # noqa: E402
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
 from evigate.server.agents.mix import build_agents  # noqa: E402
+from evigate.server.agents.offline import build_offline_backend  # noqa: E402
 from evigate.server.deadline import Deadline  # noqa: E402
 from evigate.server.pipeline import Pipeline  # noqa: E402
+from evigate.server.pipeline.events import ChatResult  # noqa: E402
 from evigate.server.pipeline.orchestrator import PipelineSettings  # noqa: E402
 from evigate.server.skills import load_skills  # noqa: E402
-from evigate.server.tools import build_backend  # noqa: E402
+from evigate.server.tools import FixtureBackend, build_backend  # noqa: E402
 from evigate.storage import Database  # noqa: E402
 from evigate.storage.records import TraceRecord  # noqa: E402
+from tests.worlds import judge  # noqa: E402
 
 JSON = dict[str, Any]
 STAGES = ("planner", "executor", "verifier", "composer")
@@ -67,6 +72,7 @@ class Question:
     verdict: str
     claim_types: tuple[str, ...]
     data_dir: Path | None  # None: the bundled demo world
+    labelled: judge.Question | None = None  # a world's labelled question: judged by tests/worlds/judge
 
 
 def demo_questions() -> list[Question]:
@@ -79,7 +85,10 @@ def demo_questions() -> list[Question]:
 
 
 def world_questions(world: Path) -> list[Question]:
-    items = json.loads((world / "questions.json").read_text("utf-8"))
+    path = world / "questions.json"
+    items = json.loads(path.read_text("utf-8"))
+    if isinstance(items, dict):  # a labelled world (tests/worlds/*)
+        return [Question(q.id, q.query, q.language, q.verdict or "", (), world, q) for q in judge.load(path)]
     return [
         Question(
             str(q["id"]),
@@ -169,16 +178,19 @@ async def run_mix(
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         db = await Database.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}", pool_size=5)
-        agents = build_agents(mix, settings)
         pipelines: dict[Path | None, Pipeline] = {}
         try:
             for q in questions:
                 pipeline = pipelines.get(q.data_dir)
                 if pipeline is None:
+                    tools = build_backend("fixture", q.data_dir, db.repo)
+                    # The offline stages (and fallbacks) over the world's service catalog, as served.
+                    catalog = tools.services if isinstance(tools, FixtureBackend) else None
+                    offline = build_offline_backend(catalog=catalog)
                     pipeline = Pipeline(
                         db.repo,
-                        build_backend("fixture", q.data_dir, db.repo),
-                        agents,
+                        tools,
+                        build_agents(mix, settings, offline=offline),
                         load_skills(),
                         load_catalog(),
                         PipelineSettings(owner="bench-llm"),
@@ -189,10 +201,12 @@ async def run_mix(
                 elapsed = time.perf_counter() - started
                 trace = await db.repo.get_trace(result.session_id)
                 assert trace is not None
-                line = _account(tally, q, result.status, result.verdict, result.answer, trace, elapsed)
+                judged = judge.judge(q.labelled, result, trace.invocations) if q.labelled else None
+                line = _account(tally, q, result, trace, elapsed, judged)
                 print(f"  [{name}] {q.id:<32} {line}", flush=True)
         finally:
-            await agents.aclose()
+            for pipeline in pipelines.values():
+                await pipeline.aclose()
             await db.close()
             logging.getLogger("evigate.llm").removeHandler(counter)
     return tally, counter
@@ -201,12 +215,12 @@ async def run_mix(
 def _account(  # noqa: PLR0917 - one per thing a session is judged on
     tally: Tally,
     q: Question,
-    status: str,
-    verdict: JSON | None,
-    answer: str,
+    result: ChatResult,
     trace: TraceRecord,
     elapsed: float,
+    judged: judge.Judgement | None,
 ) -> str:
+    status, verdict, answer = result.status, result.verdict, result.answer
     tally.sessions += 1
     tally.wall += elapsed
     tally.statuses[status] += 1
@@ -228,9 +242,12 @@ def _account(  # noqa: PLR0917 - one per thing a session is judged on
         if trace.rounds
         else []
     )
-    correct = (
-        status == "SUCCESS" and word == q.verdict and tuple(claims[: len(q.claim_types)]) == q.claim_types
-    )
+    if judged is not None:
+        correct = judged.correct
+    else:
+        correct = (
+            status == "SUCCESS" and word == q.verdict and tuple(claims[: len(q.claim_types)]) == q.claim_types
+        )
     tally.correct += correct
     flags = [f"unsupported={unsupported}"] if unsupported else []
     flags += ["PLACEHOLDER"] if placeholder else []

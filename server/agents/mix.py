@@ -32,6 +32,7 @@ from evigate.server.agents.llm import LLMClient, LLMError, LLMSettings, LLMUnava
 from evigate.server.agents.llm.settings import FALLBACK_STAGES
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
+from evigate.server.jsontext import find_json_object
 
 log = logging.getLogger("evigate.agents")
 BACKENDS = ("offline", "llm")
@@ -64,17 +65,27 @@ class FallbackPlanner:
 
 
 class FallbackExecutor:
+    """Falls back when the endpoint fails and also when the model's last reply (after the LLM
+    Executor's own repeat) still holds no JSON object: the offline Executor then writes claims
+    over the tool results the session already has, where the unparseable text could only end the
+    round REJECT. Output that parses goes on to the Gatekeeper, which judges it as it is."""
+
     def __init__(self, llm: Executor, offline: Executor) -> None:
         self._llm, self._offline = llm, offline
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
         try:
-            return await self._llm.execute(task)
+            output = await self._llm.execute(task)
         except _RECOVERABLE as error:
-            # the same ToolBox: calls the model already made are deduped, not run again
             note = _note("executor", error)
-            out = await self._offline.execute(task)
-            return dataclasses.replace(out, notes=(*out.notes, note))
+        else:
+            if find_json_object(output.raw_text) is not None:
+                return output
+            unusable = UnusableOutputError(f"the reply holds no JSON object: {output.raw_text[:120]!r}")
+            note = _note("executor", unusable)
+        # the same ToolBox: calls the model already made are deduped, not run again
+        out = await self._offline.execute(task)
+        return dataclasses.replace(out, notes=(*out.notes, note))
 
 
 class FallbackVerifier:

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.fake_openai import FakeOpenAI, Reply
+from tests.worlds import judge
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -26,3 +29,42 @@ def test_bench_grpc_without_h2load_says_what_to_install(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "Traceback" not in result.stderr, result.stderr
     assert "h2load" in result.stderr and "nghttp2-client" in result.stderr
+
+
+def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
+    """bench_llm over a tests/worlds world: its questions are judged by tests/worlds/judge, and an
+    endpoint whose every reply is unusable shows as stage fallbacks, never as a FAILED session."""
+
+    first = judge.questions("tidewater")[0]
+    with FakeOpenAI(default=Reply(content="I cannot answer in JSON.")) as fake:
+        result = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "bench_llm.py"),
+                "--base-url",
+                fake.base_url,
+                "--model",
+                "scripted",
+                "--world",
+                str(ROOT / "tests" / "worlds" / "tidewater"),
+                "--cases",
+                first.id,
+                "--mix",
+                "llm",
+                "--timeout",
+                "60",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert fake.requests  # the stages did ask the endpoint
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert f"[llm] {first.id}" in out
+    assert "SUCCESS / FAILED    1 / 0" in out
+    assert "correct             1 (100%)" in out  # the offline fallbacks answer it as the offline agents do
+    assert "unsupported facts   0" in out and "placeholder answers 0" in out
+    assert "'composer'" in out.split("stage fallbacks", 1)[1].splitlines()[0]

@@ -149,6 +149,35 @@ async def test_a_model_that_never_calls_a_tool_runs_the_executor_offline(
     assert notes and notes[0].stage == "executor" and notes[0].detail.startswith("unusable_output")
 
 
+async def test_prose_instead_of_claims_runs_the_executor_offline_over_the_same_calls(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    """A weak model that gathers evidence, then answers in prose twice (the repeat asks for the
+    JSON object): the offline Executor writes the claims, citing this session's calls."""
+    script.add("executor", [s.call(), reply("The service looks fine to me."), reply("All good.")])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"  # offline claims over the model's call, verified
+    ids = {i.id for i in trace.invocations}
+    claims = trace.rounds[-1].executor_output["claims"]  # type: ignore[index]
+    assert claims and all(b["source_invocation_id"] in ids for c in claims for b in c["evidence_bindings"])
+    notes = [n for n in convert.trace(trace).stage_notes if n.kind == "offline_fallback"]
+    assert notes and notes[0].stage == "executor"
+    assert notes[0].detail.startswith("unusable_output") and "no JSON object" in notes[0].detail
+
+
+async def test_prose_instead_of_claims_with_fallback_fail_is_a_reject(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    script.add("executor", [s.call(), reply("fine"), reply("fine")] * 2)
+    settings = s.settings(fake.base_url, executor_fallback="fail")
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "REJECT"  # the Gatekeeper judged the unparseable text
+    assert not [n for n in convert.trace(trace).stage_notes if n.kind == "offline_fallback"]
+
+
 async def test_fallback_fail_keeps_the_old_behaviour(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
