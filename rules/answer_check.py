@@ -132,6 +132,12 @@ def _texts(output: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
                         yield f"recommended_actions[{index}].{name}", value
 
 
+def placeholders(text: str) -> list[str]:
+    """Template placeholders in a text ("<service>", "{{value}}", "TODO"), normalised as the check
+    compares them: what a model copies from a prompt's example, never data of its own."""
+    return _PLACEHOLDER.findall(normalize(text))
+
+
 def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in its three views
     where: str,
     text: str,

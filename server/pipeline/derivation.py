@@ -1,6 +1,7 @@
 """A code check under the Verifier: every critical fact of a claim's text (number, percentage,
-identifier, error code — rules.text.critical_tokens) must occur in the claim's verified excerpts, and
-the text must not over-state negative evidence (rules.guard).
+identifier, error code — rules.text.critical_tokens) must occur in the claim's verified excerpts, the
+text must not over-state negative evidence (rules.guard), and it must not hold a template
+placeholder its excerpts do not (a weak model's copy of a prompt example: "<service> is firing").
 
 The Gatekeeper proves each excerpt comes from a real tool result, but it never reads claim_text; an
 LLM Verifier may still wave through "CPU 95%" cited to an excerpt saying "current=92%". Like the
@@ -13,7 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from evigate.rules import guard
+from evigate.rules import answer_check, guard
+from evigate.rules.answer_facts import normalize
 from evigate.rules.enums import CheckStatus
 from evigate.rules.text import critical_tokens
 
@@ -77,11 +79,30 @@ def overstatements(claim: JSON) -> list[str]:
     return [f"over-statement: {finding.phrase}" for finding in guard.scan(text, [claim])]
 
 
+def template_placeholders(claim: JSON, gatekeeper_result: JSON) -> list[str]:
+    """Placeholders in claim_text that none of its verified excerpts holds ("<init>" of a quoted
+    stack frame is data)."""
+    text = claim.get("claim_text")
+    if not isinstance(text, str):
+        return []
+    excerpts = [normalize(e) for e in verified_excerpts(claim, gatekeeper_result)]
+    return [
+        f"placeholder: {p}"
+        for p in dict.fromkeys(answer_check.placeholders(text))
+        if not any(p in e for e in excerpts)
+    ]
+
+
 def check_claims(claims: Sequence[JSON], gatekeeper_result: JSON) -> dict[str, list[str]]:
-    """claim_id → its underived facts and over-statements, for the claims that have any."""
+    """claim_id → its underived facts, over-statements and placeholders, for the claims that have
+    any."""
     out: dict[str, list[str]] = {}
     for claim in claims:
-        missing = underived_facts(claim, gatekeeper_result) + overstatements(claim)
+        missing = (
+            underived_facts(claim, gatekeeper_result)
+            + overstatements(claim)
+            + template_placeholders(claim, gatekeeper_result)
+        )
         if missing:
             out[str(claim.get("claim_id", ""))] = missing
     return out

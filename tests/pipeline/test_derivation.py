@@ -65,3 +65,24 @@ def test_overstating_claim_texts_are_flagged(text: str, flagged: bool) -> None:
     assert bool(found) == flagged
     if flagged:
         assert all(fact.startswith("over-statement: ") for fact in found["claim-1"])
+
+
+@pytest.mark.parametrize(
+    ("text", "excerpt", "flagged"),
+    [
+        ("<service> 的 HighCPUUsage 告警正在触发。", EXCERPT, ["placeholder: <service>"]),
+        (
+            "<what the cited ref text says, in the task's language>",
+            EXCERPT,
+            ["placeholder: <what the cited ref text says, in the task's language>"],
+        ),
+        ("payment-service has {{value}} CPU", EXCERPT, ["placeholder: {{value}}"]),
+        ("payment-service HighCPUUsage is firing (TODO: add duration)", EXCERPT, ["placeholder: todo"]),
+        # a placeholder-shaped token of the data itself is data
+        ("order-service threw at Pool.<init>", "IllegalStateException at Pool.<init>(Pool.java:40)", []),
+        ("payment-service 当前存在 HighCPUUsage 告警，CPU 使用率为 92%。", EXCERPT, []),
+    ],
+)
+def test_a_copied_template_placeholder_is_no_claim(text: str, excerpt: str, flagged: list[str]) -> None:
+    found = check_claims([_claim(text, excerpt)], _gate()).get("claim-1", [])
+    assert [f for f in found if f.startswith("placeholder")] == flagged

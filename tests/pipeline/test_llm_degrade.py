@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from evigate.rules import answer_check
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.mix import build_agents
 from evigate.server.cli import render
@@ -22,7 +23,7 @@ from evigate.storage import Database
 from evigate.storage.records import TraceRecord
 from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
-from tests.support.fake_openai import FakeOpenAI, json_reply, reply
+from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step, json_reply, reply
 
 JSON = dict[str, Any]
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -115,6 +116,27 @@ async def test_planned_calls_run_before_the_model_and_a_copied_example_is_real_e
     out = convert.trace(trace)
     assert dict(out.stage_backends) == ALL_LLM
     assert out.planner_plan.tool_calls[0].tool_name == "query_metrics"
+
+
+def _placeholder_claim(request: RecordedRequest) -> Step:
+    """A weak model: the example's real binding, with the prompt's placeholder as its claim text."""
+    example = s.listing(request)["example_output"]
+    example["claims"][0]["claim_text"] = "<what the cited ref text says, in the task's language>"
+    return json_reply(example)
+
+
+async def test_a_placeholder_claim_text_never_reaches_the_answer(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    """Its binding is real, so the Gatekeeper passes it; the code check under the Verifier refuses
+    the placeholder, so no Composer (the model's or the offline fallback) may state it."""
+    script.add("planner", [json_reply(PLANNED)]).add("executor", [_placeholder_claim] * 2)
+    result, _ = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] != "PASS"
+    assert "<what the cited ref" not in result.answer
+    assert not answer_check.placeholders(result.answer)
 
 
 async def test_claims_before_any_tool_call_are_not_accepted(
