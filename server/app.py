@@ -187,6 +187,8 @@ class App:
         orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
+            # Ended here, by this start: their callers saw the connection drop.
+            self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
         probes = tools.clients() if isinstance(tools, LiveAlertsBackend) else []
         self.health = HealthChecker(
