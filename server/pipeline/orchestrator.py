@@ -24,7 +24,7 @@ from evigate.server.pipeline.progress import Progress
 from evigate.server.pipeline.stages import StageSequence
 from evigate.server.tasks import cancel_and_wait
 from evigate.server.tools import ToolBackend
-from evigate.storage.errors import DatabaseUnavailable, SessionAlreadyExists
+from evigate.storage.errors import DatabaseRefused, DatabaseUnavailable, SessionAlreadyExists
 from evigate.storage.repository import Repository
 
 Emit = Callable[[StageEvent], None]
@@ -128,6 +128,10 @@ class Pipeline:
         try:
             async with _within(deadline):
                 await self._lifecycle.create(session_id, query, language, deadline)
+        except DatabaseRefused:
+            # Refused by the open breaker before the INSERT was sent: no session exists, none is
+            # counted (the call is, in evigate_rpc_total as UNAVAILABLE).
+            raise
         except DatabaseUnavailable:
             # The connection may have dropped after the INSERT committed: the row can exist, RUNNING.
             self._lifecycle.report_failed(session_id, "database_unavailable")
