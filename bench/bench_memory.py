@@ -5,8 +5,11 @@ Run: .venv/bin/python bench/bench_memory.py [--concurrency 200] [--rounds 3] [--
 Starts `python -m server` on a fresh SQLite file, then, for each kind of request, resets the
 process's peak RSS (/proc/PID/clear_refs), sends `rounds` bursts of `concurrency` calls at once over
 8 connections and reads the peak (VmHWM) and the RSS after the bursts. Kinds: a Chat whose query
-fills the receive limit (refused by validation), a Gatekeeper Check whose evidence fills it, and a
-4 MiB Chat (over the limit). Server flags after `--` are passed on, e.g. `-- --max-request-bytes
+fills the receive limit (refused by validation), a Gatekeeper Check of one real session at its
+limits (256 bindings, max_excerpt_chars of Chinese excerpts: judged), a Check whose excerpts fill
+the receive limit (refused by validation) and a 4 MiB Chat (over the limit). The server hands freed
+memory back once quiet (server.grpc.memory), so the RSS a second after a kind is what it keeps.
+Server flags after `--` are passed on, e.g. `-- --max-request-bytes
 4194304 --max-concurrent-rpcs 100000` to measure the old behaviour. Target: peak under 300 MB.
 """
 
@@ -34,6 +37,8 @@ from evigate.v1 import (
 from tests.reliability.procs import ServerProc
 
 CHANNELS = 8
+SETTLE_S = 1.0
+QUESTION = "Does payment-service have a HighCPUUsage alert right now?"
 MB = 1024 * 1024
 
 
@@ -52,9 +57,10 @@ def _chat(size: int) -> chat_service_pb2.ChatRequest:
     return chat_service_pb2.ChatRequest(query="x" * (size - 64), language="en")
 
 
-def _check(size: int) -> gatekeeper_service_pb2.CheckRequest:
-    """256 bindings (the default max_bindings) whose excerpts fill `size` bytes, just under it."""
-    chars = max(1, (size - 8192) // 256 // 3)
+def _check(session_id: str, excerpt_chars: int, size: int) -> gatekeeper_service_pb2.CheckRequest:
+    """256 bindings (the default max_bindings) whose UTF-8 Chinese excerpts hold `excerpt_chars`
+    characters in all, the request kept under `size` bytes."""
+    chars = excerpt_chars // 256
     while True:
         binding = evidence_pb2.EvidenceBinding(
             tool_name="query_logs",
@@ -64,7 +70,7 @@ def _check(size: int) -> gatekeeper_service_pb2.CheckRequest:
         )
         claim = evidence_pb2.Claim(claim_id="claim-1", claim_text="x", evidence_bindings=[binding] * 256)
         evidence = evidence_pb2.ExecutorEvidence(answer_version="executor_evidence_v2", claims=[claim])
-        request = gatekeeper_service_pb2.CheckRequest(session_id="bench", evidence=evidence)
+        request = gatekeeper_service_pb2.CheckRequest(session_id=session_id, evidence=evidence)
         if request.ByteSize() <= size - 64 or chars == 1:
             return request
         chars -= 1
@@ -96,17 +102,25 @@ async def run(args: argparse.Namespace, server_flags: list[str]) -> None:
             grpc.aio.insecure_channel(server.address, options=[("grpc.max_send_message_length", 8 * MB)])
             for _ in range(CHANNELS)
         ]
+        session = await chat_service_pb2_grpc.ChatServiceStub(channels[0]).Chat(
+            chat_service_pb2.ChatRequest(query=QUESTION, language="en"), timeout=60
+        )
         idle = _status_kb(pid, "VmRSS") / 1024
+        excerpts = Settings().max_excerpt_chars
         kinds: list[tuple[str, str, Any]] = [
             ("Chat at the limit", "chat", _chat(limit)),
-            ("Check at the limit", "check", _check(limit)),
+            ("Check at the limits", "check", _check(session.session_id, excerpts, limit)),
+            ("Check, long excerpts", "check", _check(session.session_id, 4 * limit, limit)),
             ("Chat of 4 MiB", "chat", _chat(4 * MB)),
         ]
         print(
             f"server idle RSS {idle:.0f} MB; receive limit {limit / MB:g} MiB; "
             f"{args.concurrency} calls per burst"
         )
-        print(f"{'request':<20} {'bytes':>9} {'calls':>6} {'peak RSS MB':>12} {'RSS after MB':>13}  codes")
+        print(
+            f"{'request':<20} {'bytes':>9} {'calls':>6} {'peak RSS MB':>12} {'RSS after MB':>13} "
+            f"{'1 s later':>10}  codes"
+        )
         for label, service, request in kinds:
             _reset_peak(pid)
             codes: collections.Counter[str] = collections.Counter()
@@ -122,10 +136,12 @@ async def run(args: argparse.Namespace, server_flags: list[str]) -> None:
                 await asyncio.gather(*bursts)
             peak = _status_kb(pid, "VmHWM") / 1024
             after = _status_kb(pid, "VmRSS") / 1024
+            await asyncio.sleep(SETTLE_S)  # the trim runs once the server is quiet
+            settled = _status_kb(pid, "VmRSS") / 1024
             shown = ", ".join(f"{code} {n}" for code, n in sorted(codes.items()))
             print(
                 f"{label:<20} {request.ByteSize():>9,} {sum(codes.values()):>6} "
-                f"{peak:>12.0f} {after:>13.0f}  {shown}"
+                f"{peak:>12.0f} {after:>13.0f} {settled:>10.0f}  {shown}"
             )
         for channel in channels:
             await channel.close()

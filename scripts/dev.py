@@ -4,8 +4,9 @@ Creates .venv (once, and again when pyproject.toml changes), installs the projec
 extras, then either starts the service on embedded defaults or runs every quality gate and the
 whole test suite. Before testing it also sets up the machine: installs the Debian packages of
 scripts/debian-test-packages.txt that are missing (apt-get, as root or through sudo) and starts
-MariaDB when it does not answer. When everything is present that costs one dpkg-query and one
-mysqladmin ping. Needs only Python 3.11+ and the package registries.
+MariaDB when it does not answer (on a fresh container, where /run is empty and /var/lib/mysql may be
+too, it first makes /run/mysqld owned by mysql and runs mariadb-install-db). When everything is
+present that costs one dpkg-query and one mysqladmin ping. Needs only Python 3.11+ and the package registries.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ PY = BIN / "python"
 PACKAGE_LIST = ROOT / "scripts" / "debian-test-packages.txt"
 MARIADB = "/usr/sbin/mariadbd"
 MARIADB_WAIT_S = 60.0
+MARIADB_RUN_DIR = Path("/run/mysqld")  # the socket and pid file; /run is empty in a fresh container
+MARIADB_DATADIR = Path("/var/lib/mysql")
 
 
 @dataclass(frozen=True)
@@ -102,14 +105,37 @@ def mariadb_answers() -> bool:
     )
 
 
+def mariadb_preparation(run_dir: Path, datadir: Path) -> list[list[str]]:
+    """What Debian's init does before it starts MariaDB, where it is missing: the socket directory,
+    owned by mysql (systemd's RuntimeDirectory=mysqld, mode 0755), and the system tables of an empty
+    datadir, root reachable over TCP without a password (what the storage tests log in as)."""
+    commands = []
+    if not run_dir.is_dir():
+        commands.append(["install", "-d", "-o", "mysql", "-g", "mysql", "-m", "0755", str(run_dir)])
+    if not (datadir / "mysql").is_dir():
+        commands.append(
+            [
+                "mariadb-install-db",
+                "--user=mysql",
+                f"--datadir={datadir}",
+                "--skip-test-db",
+                "--auth-root-authentication-method=normal",
+            ]
+        )
+    return commands
+
+
 def ensure_mariadb() -> None:
     """Starts the local MariaDB the storage tests use when it does not answer (not when the tests are
-    pointed at another server with EVIGATE_TEST_MYSQL)."""
+    pointed at another server with EVIGATE_TEST_MYSQL), preparing it first on a fresh machine."""
     if os.environ.get("EVIGATE_TEST_MYSQL") or mariadb_answers():
         return
-    command = ["start-stop-daemon", "--start", "--oknodo", "--background", "--exec", MARIADB]
-    print("+", " ".join(command), flush=True)
-    subprocess.run(command, check=True)
+    sudo = [] if os.geteuid() == 0 or shutil.which("sudo") is None else ["sudo"]
+    start = ["start-stop-daemon", "--start", "--oknodo", "--background", "--exec", MARIADB]
+    for step in [*mariadb_preparation(MARIADB_RUN_DIR, MARIADB_DATADIR), start]:
+        command = [*sudo, *step]
+        print("+", " ".join(command), flush=True)
+        subprocess.run(command, check=True)
     deadline = time.monotonic() + MARIADB_WAIT_S
     while not mariadb_answers():  # bounded poll on the server's own ping
         if time.monotonic() > deadline:

@@ -28,6 +28,7 @@ from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
+from evigate.server.grpc.memory import RequestBytes
 from evigate.server.grpc.metrics import Metrics
 from evigate.server.grpc.registration import register
 from evigate.server.grpc.servicers import (
@@ -187,6 +188,8 @@ class App:
         orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
+            # Ended here, by this start: their callers saw the connection drop.
+            self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
         probes = tools.clients() if isinstance(tools, LiveAlertsBackend) else []
         self.health = HealthChecker(
@@ -277,8 +280,8 @@ class App:
     ) -> grpc.aio.Server:
         """The grpc.aio server with every service, health and reflection registered (not bound)."""
         s = self.settings
-        limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings)
-        calls = CallWrapper(self.metrics)
+        limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings, s.max_excerpt_chars)
+        calls = CallWrapper(self.metrics, RequestBytes(s.max_request_bytes_in_flight))
         interceptors: list[grpc.aio.ServerInterceptor] = []
         if s.auth_enabled:
             interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health, calls.wrap))

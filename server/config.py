@@ -46,9 +46,10 @@ class Settings:
     listen: str = "127.0.0.1:50051"
     max_message_bytes: int = 4 * 1024 * 1024  # the largest reply (a trace can be large)
     # The largest request: a question is at most max_query_chars (4,000 characters, ≤ 16 KB) and a
-    # Check at its limits about 0.8 MB (256 bindings of 1,000-character excerpts in UTF-8 Chinese).
+    # Check at max_bindings and max_excerpt_chars 190 KB in UTF-8 Chinese, 250 KB in 4-byte UTF-8.
     max_request_bytes: int = 256 * 1024
     max_concurrent_rpcs: int = 100  # calls handled at once; more are RESOURCE_EXHAUSTED at once
+    max_request_bytes_in_flight: int = 16 * 1024 * 1024  # server.grpc.memory
     keepalive_time_s: float = 60.0
     keepalive_timeout_s: float = 20.0
     keepalive_min_ping_interval_s: float = 10.0
@@ -119,6 +120,7 @@ class Settings:
     max_query_chars: int = 4000
     max_claims: int = 32
     max_bindings: int = 256  # per request, all claims together
+    max_excerpt_chars: int = 60_000  # per Check, all bindings together (see max_request_bytes)
     # operations
     metrics_port: int = 0  # 0: no metrics endpoint
     metrics_host: str = "127.0.0.1"
@@ -370,9 +372,11 @@ def validate(settings: Settings) -> None:
         "max_message_bytes",
         "max_request_bytes",
         "max_concurrent_rpcs",
+        "max_request_bytes_in_flight",
         "max_query_chars",
         "max_claims",
         "max_bindings",
+        "max_excerpt_chars",
         "max_rounds",
     )
     for name in (*positive, "worker_batch_size", "worker_max_attempts"):

@@ -3,6 +3,7 @@
 from evigate.storage.case_vectors import CaseVectors
 from evigate.storage.db import Database, default_sqlite_url, migrate
 from evigate.storage.errors import (
+    DatabaseRefused,
     DatabaseUnavailable,
     InvalidPageToken,
     NoAnswer,
@@ -27,6 +28,7 @@ __all__ = [
     "CaseRecord",
     "CaseVectors",
     "Database",
+    "DatabaseRefused",
     "DatabaseUnavailable",
     "FeedbackOutcome",
     "InvalidPageToken",

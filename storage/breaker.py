@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
-from evigate.storage.errors import DatabaseUnavailable
+from evigate.storage.errors import DatabaseRefused
 
 log = logging.getLogger("evigate.storage")
 
@@ -36,14 +36,14 @@ class Breaker:
         return self._delay
 
     def admit(self) -> bool:
-        """Raises DatabaseUnavailable while open; returns True when this call is the probe."""
+        """Raises DatabaseRefused while open; returns True when this call is the probe."""
         retry_at = self._retry_at
         if retry_at is None:
             return False
         now = time.monotonic()
         if now < retry_at or self._probing:
             wait = max(retry_at - now, 0.0) if not self._probing else self._delay
-            raise DatabaseUnavailable(f"database unreachable ({self._reason}); retry in {wait:.1f} s", wait)
+            raise DatabaseRefused(f"database unreachable ({self._reason}); retry in {wait:.1f} s", wait)
         self._probing = True
         return True
 

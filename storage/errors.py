@@ -38,6 +38,11 @@ class DatabaseUnavailable(StorageError):  # noqa: N818 - domain names read as ev
         return self.retry_after_s
 
 
+class DatabaseRefused(DatabaseUnavailable):
+    """Refused by the open breaker (storage.breaker) before anything was sent: the unit of work
+    wrote nothing, so a session whose INSERT was refused does not exist (and is not counted)."""
+
+
 class SchemaOutOfDate(StorageError):  # noqa: N818 - domain names read as events, like TimeoutError
     """The database schema is missing or older than this code; run `evigate migrate`."""
 

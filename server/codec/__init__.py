@@ -40,7 +40,7 @@ Key style
 from __future__ import annotations
 
 from .descriptors import CodecError, KeyStyle, enum_word
-from .emit import to_seed
+from .emit import check_enums, to_seed
 from .parse import from_seed
 
-__all__ = ["CodecError", "KeyStyle", "enum_word", "from_seed", "to_seed"]
+__all__ = ["CodecError", "KeyStyle", "check_enums", "enum_word", "from_seed", "to_seed"]

@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from .descriptors import (
@@ -110,3 +110,54 @@ def _emit_json_value(message: Message) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # seed → proto
+
+
+def check_enums(message: Message) -> None:
+    """Raises the CodecError ``to_seed`` would raise for an enum number with no name, without
+    building the dict: only the fields whose type holds an enum are walked (an EvidenceBinding,
+    which holds none, is never visited), so a large request is checked at no cost in memory."""
+    _check_enums(message, "")
+
+
+def _check_enums(message: Message, path: str) -> None:
+    for field in _enum_fields(_descriptor(message)):
+        field_path = _join(path, field.name)
+        value = getattr(message, field.name)
+        if _is_map(field):
+            value_field = _map_fields(field)[1]
+            for k, v in value.items():
+                _check_single(value_field, v, f"{field_path}[{json.dumps(k)}]")
+        elif field.is_repeated:
+            for i, v in enumerate(value):
+                _check_single(field, v, f"{field_path}[{i}]")
+        elif field.type != FieldDescriptor.TYPE_MESSAGE or message.HasField(field.name):
+            _check_single(field, value, field_path)
+
+
+def _check_single(field: FieldDescriptor, value: Any, path: str) -> None:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        _check_enums(value, path)
+    elif enum_word(_enum_type(field), value) is None and value != 0:
+        raise CodecError(path, f"{_enum_type(field).name} value {value} has no name")
+
+
+_ENUM_FIELDS: dict[str, tuple[FieldDescriptor, ...]] = {}
+
+
+def _enum_fields(desc: Descriptor) -> tuple[FieldDescriptor, ...]:
+    """The fields of `desc` that are enums or messages holding an enum somewhere below (maps by
+    their value). Time and JSON types never fail in to_seed: they hold none."""
+    known = _ENUM_FIELDS.get(desc.full_name)
+    if known is not None:
+        return known
+    _ENUM_FIELDS[desc.full_name] = ()  # a recursive type is taken as holding none while it is walked
+    found: list[FieldDescriptor] = []
+    if desc.full_name not in _TIME_TYPES and desc.full_name not in _JSON_TYPES:
+        for field in _fields(desc):
+            target = _map_fields(field)[1] if _is_map(field) else field
+            if target.type == FieldDescriptor.TYPE_ENUM or (
+                target.type == FieldDescriptor.TYPE_MESSAGE and _enum_fields(_message_type(target))
+            ):
+                found.append(field)
+    _ENUM_FIELDS[desc.full_name] = result = tuple(found)
+    return result

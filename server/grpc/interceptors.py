@@ -23,6 +23,7 @@ from evigate.server.grpc.errors import (
     to_status,
 )
 from evigate.server.grpc.logs import call_context, log_fields
+from evigate.server.grpc.memory import RequestBytes
 from evigate.server.grpc.metrics import Metrics
 
 log = logging.getLogger("evigate.rpc")
@@ -113,8 +114,9 @@ class CallWrapper:
     Wrapping at registration rather than in an interceptor keeps the per-call path short: no
     interceptor chain to run and no wrapper to look up for every call."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, requests: RequestBytes) -> None:
         self._metrics = metrics
+        self._requests = requests
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         """`method` is the full name, `/package.Service/Method`. Client-streaming handlers are not
@@ -127,12 +129,12 @@ class CallWrapper:
             generator = inspect.isasyncgenfunction(handler.unary_stream)
             streaming = _stream_wrapper if generator else _writer_wrapper
             return grpc.unary_stream_rpc_method_handler(
-                streaming(handler, method, self._finish),
+                streaming(handler, method, self._finish, self._requests),
                 request_deserializer=None,
                 response_serializer=handler.response_serializer,
             )
         return grpc.unary_unary_rpc_method_handler(
-            _unary_wrapper(handler, method, self._finish),
+            _unary_wrapper(handler, method, self._finish, self._requests),
             request_deserializer=None,
             response_serializer=handler.response_serializer,
         )
@@ -177,16 +179,19 @@ def _parse(decode: Callable[[bytes], Any] | None, raw: bytes) -> Any:
         ) from None
 
 
-def _unary_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
+def _unary_wrapper(
+    handler: grpc.RpcMethodHandler, method: str, finish: Finish, requests: RequestBytes
+) -> Any:
     behavior, decode = handler.unary_unary, handler.request_deserializer
 
     async def unary_unary(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
         start, code, session = time.perf_counter(), "OK", ""
         try:
-            request = _parse(decode, raw)
-            session = getattr(request, "session_id", "")
-            call_context.set({"rpc": method, "session_id": session})
-            response = await behavior(request, context)
+            with requests.hold(len(raw)):
+                request = _parse(decode, raw)
+                session = getattr(request, "session_id", "")
+                call_context.set({"rpc": method, "session_id": session})
+                response = await behavior(request, context)
             session = session or getattr(response, "session_id", "")
             return response
         except grpc.aio.AbortError:
@@ -205,22 +210,25 @@ def _unary_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) 
     return unary_unary
 
 
-def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
+def _stream_wrapper(
+    handler: grpc.RpcMethodHandler, method: str, finish: Finish, requests: RequestBytes
+) -> Any:
     behavior, decode = handler.unary_stream, handler.request_deserializer
 
     async def unary_stream(raw: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         start, code, session = time.perf_counter(), "OK", ""
         try:
-            request = _parse(decode, raw)
-            session = getattr(request, "session_id", "")
-            fields = {"rpc": method, "session_id": session}
-            call_context.set(fields)
-            async for item in behavior(request, context):
-                if not session:
-                    # The server chose the id: later lines of this call (and of the pipeline task,
-                    # which shares this dict) carry it from now on.
-                    session = fields["session_id"] = getattr(item, "session_id", "")
-                yield item
+            with requests.hold(len(raw)):
+                request = _parse(decode, raw)
+                session = getattr(request, "session_id", "")
+                fields = {"rpc": method, "session_id": session}
+                call_context.set(fields)
+                async for item in behavior(request, context):
+                    if not session:
+                        # The server chose the id: later lines of this call (and of the pipeline
+                        # task, which shares this dict) carry it from now on.
+                        session = fields["session_id"] = getattr(item, "session_id", "")
+                    yield item
         except grpc.aio.AbortError:
             code = _code_name(context.code())
             raise
@@ -237,16 +245,19 @@ def _stream_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish)
     return unary_stream
 
 
-def _writer_wrapper(handler: grpc.RpcMethodHandler, method: str, finish: Finish) -> Any:
+def _writer_wrapper(
+    handler: grpc.RpcMethodHandler, method: str, finish: Finish, requests: RequestBytes
+) -> Any:
     """The unary-stream wrapper for handlers that send with `await context.write(...)`."""
     behavior, decode = handler.unary_stream, handler.request_deserializer
 
     async def unary_stream(raw: bytes, context: grpc.aio.ServicerContext) -> None:
         start, code = time.perf_counter(), "OK"
         try:
-            request = _parse(decode, raw)
-            call_context.set({"rpc": method, "session_id": ""})
-            await behavior(request, context)
+            with requests.hold(len(raw)):
+                request = _parse(decode, raw)
+                call_context.set({"rpc": method, "session_id": ""})
+                await behavior(request, context)
         except grpc.aio.AbortError:
             code = _code_name(context.code())
             raise

@@ -17,7 +17,7 @@ from evigate.rules.errors import EvigateError, StatusCode
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.progress import Progress
-from evigate.storage.errors import DatabaseUnavailable
+from evigate.storage.errors import DatabaseRefused, DatabaseUnavailable
 from evigate.storage.records import SessionRecord, TraceRecord
 from evigate.storage.repository import Repository
 
@@ -87,6 +87,8 @@ class SessionLifecycle:
         reason = f"{kind.replace('_', ' ')} before the pipeline started"
         try:
             await create
+        except DatabaseRefused:  # never sent: not created
+            return
         except DatabaseUnavailable:  # the INSERT may have committed all the same
             self.report_failed(session_id, kind)
             self.fail_once_reachable(session_id, reason, Progress())

@@ -24,7 +24,7 @@ from evigate.server.pipeline.progress import Progress
 from evigate.server.pipeline.stages import StageSequence
 from evigate.server.tasks import cancel_and_wait
 from evigate.server.tools import ToolBackend
-from evigate.storage.errors import DatabaseUnavailable, SessionAlreadyExists
+from evigate.storage.errors import DatabaseRefused, DatabaseUnavailable, SessionAlreadyExists
 from evigate.storage.repository import Repository
 
 Emit = Callable[[StageEvent], None]
@@ -75,7 +75,8 @@ class Pipeline:
     async def run(self, query: str, session_id: str | None, language: str, deadline: Deadline) -> ChatResult:
         """Runs a session to its end; a finished session with this id returns its stored result."""
         deadline.check()
-        existing = await self._lifecycle.existing(session_id)
+        async with _within(deadline):
+            existing = await self._lifecycle.existing(session_id)
         if existing is not None:
             return existing
         return await self._run(query, session_id or _new_id(), language, deadline, emit=None)
@@ -85,7 +86,8 @@ class Pipeline:
     ) -> AsyncIterator[StageEvent]:
         """Yields each stage event as it happens, ending with the `result` event."""
         deadline.check()
-        existing = await self._lifecycle.existing(session_id)
+        async with _within(deadline):
+            existing = await self._lifecycle.existing(session_id)
         if existing is not None:
             yield StageEvent(existing.session_id, "result", 0, existing)
             return
@@ -118,13 +120,18 @@ class Pipeline:
         self, query: str, session_id: str, language: str, deadline: Deadline, emit: Emit | None
     ) -> ChatResult:
         """The deadline rule: the server checks its own deadline (the caller's, shortened) before
-        the first write, and a timeout on it covers every stage and write after; past it the
-        session ends FAILED "deadline exceeded during <stage>", even when a SUCCESS commit raced
-        it (the caller never gets that answer). Nothing is written when it passed before the
-        session was created."""
+        the first write, and a timeout on it covers the INSERT and every stage and write after;
+        past it the session ends FAILED "deadline exceeded during <stage>" (or "before the pipeline
+        started"), even when a SUCCESS commit raced it (the caller never gets that answer).
+        Nothing is written when it passed before the session was created."""
         deadline.check()
         try:
-            await self._lifecycle.create(session_id, query, language, deadline)
+            async with _within(deadline):
+                await self._lifecycle.create(session_id, query, language, deadline)
+        except DatabaseRefused:
+            # Refused by the open breaker before the INSERT was sent: no session exists, none is
+            # counted (the call is, in evigate_rpc_total as UNAVAILABLE).
+            raise
         except DatabaseUnavailable:
             # The connection may have dropped after the INSERT committed: the row can exist, RUNNING.
             self._lifecycle.report_failed(session_id, "database_unavailable")
@@ -155,7 +162,7 @@ class Pipeline:
         except (DeadlineExceeded, TimeoutError) as error:
             expired = isinstance(error, DeadlineExceeded) or deadline.expired()
             if expired:
-                reason, kind = f"deadline exceeded during {progress.where()}", "deadline_exceeded"
+                reason, kind = f"deadline exceeded {_when(progress)}", "deadline_exceeded"
             else:  # a timeout of its own (e.g. a database connect), not the caller's deadline
                 reason, kind = f"{progress.where()} failed: {type(error).__name__}: {error}", "error"
             # shielded: gRPC may cancel the call at the same moment its deadline passes
@@ -166,7 +173,7 @@ class Pipeline:
             # gRPC also cancels the call when the caller's deadline passes (ours passed first then):
             # the reason is the one the caller saw. Shielded: written although this task is cancelled.
             kind = "deadline_exceeded" if deadline.expired() else "cancelled"
-            reason = f"{kind.replace('_', ' ')} during {progress.where()}"
+            reason = f"{kind.replace('_', ' ')} {_when(progress)}"
             with contextlib.suppress(DatabaseUnavailable):  # recorded once the database is back
                 await asyncio.shield(
                     self._lifecycle.fail_or_later(session_id, reason, progress, kind, undelivered=True)
@@ -185,6 +192,27 @@ class Pipeline:
         if emit is not None:
             emit(StageEvent(session_id, "result", 0, result))
         return result
+
+
+@contextlib.asynccontextmanager
+async def _within(deadline: Deadline) -> AsyncIterator[None]:
+    """The server's deadline around a database call made before the stages start (the reads of a
+    client-chosen id, the INSERT): past it, DeadlineExceeded from the server itself."""
+    try:
+        async with asyncio.timeout(deadline.remaining()):
+            yield
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise DeadlineExceeded("deadline exceeded before the pipeline started") from None
+
+
+def _when(progress: Progress) -> str:
+    """Where a deadline or cancellation found the session, as its FAILED reason says it; before the
+    first stage (the INSERT answered too late) the same words as a cancelled INSERT's."""
+    if progress.stage == Progress().stage:
+        return "before the pipeline started"
+    return f"during {progress.where()}"
 
 
 def _new_id() -> str:

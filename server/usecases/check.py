@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evigate.rules import gatekeeper
@@ -16,9 +17,11 @@ class CheckUseCase:
         self._store = store
         self._catalog = catalog
 
-    async def check(self, session_id: str, evidence: dict[str, Any]) -> dict[str, Any]:
-        """The gatekeeper result dict; SessionNotFound for an unknown session."""
+    async def check(self, session_id: str, evidence: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The gatekeeper result dict; SessionNotFound for an unknown session. `evidence` builds the
+        evidence dict: called after the reads, so that a converted request never waits on them
+        (a burst of large Checks would hold all of them at once; issue 19, item 8)."""
         if await self._store.get_session(session_id) is None:
             raise SessionNotFound(session_id)
         invocations = await self._store.list_invocations(session_id)
-        return gatekeeper.check(evidence, material.invocation_facts(invocations), self._catalog).to_seed()
+        return gatekeeper.check(evidence(), material.invocation_facts(invocations), self._catalog).to_seed()

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import pytest
 from google.protobuf.message import Message
 
-from evigate.server.codec import CodecError, KeyStyle, from_seed, to_seed
+from evigate.server.codec import CodecError, KeyStyle, check_enums, from_seed, to_seed
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,
@@ -254,3 +254,19 @@ def test_unnamed_enum_number_path_is_full() -> None:
     with pytest.raises(CodecError) as info:
         to_seed(evidence)
     assert info.value.path == "claims[1].claim_type"
+
+
+@pytest.mark.parametrize("field", ["claim_type", "support_level"])
+def test_check_enums_finds_what_to_seed_refuses_without_building_the_dict(field: str) -> None:
+    evidence = evidence_pb2.ExecutorEvidence()
+    for _ in range(3):
+        evidence.claims.add().evidence_bindings.add(evidence_excerpt="x")
+    check_enums(evidence)  # every enum named (or unset): nothing to refuse
+    to_seed(evidence)
+    setattr(evidence.claims[2], field, 77)
+    with pytest.raises(CodecError) as emitted:
+        to_seed(evidence)
+    with pytest.raises(CodecError) as checked:
+        check_enums(evidence)
+    assert (checked.value.path, checked.value.reason) == (emitted.value.path, emitted.value.reason)
+    assert checked.value.path == f"claims[2].{field}"

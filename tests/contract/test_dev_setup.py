@@ -1,6 +1,7 @@
 """`python3 scripts/dev.py test` sets the machine up itself (issue 19, item 13): it installs the
 missing Debian packages of scripts/debian-test-packages.txt and starts MariaDB when it does not
-answer; `.ci/run` only calls it. apt-get, mysqladmin and start-stop-daemon are replaced by small
+answer (on a fresh container making /run/mysqld and the system tables first); `.ci/run` only calls
+it. apt-get, mysqladmin, start-stop-daemon, install and mariadb-install-db are replaced by small
 scripts on PATH that record their arguments (the real ones would change the machine)."""
 
 from __future__ import annotations
@@ -92,6 +93,16 @@ def test_setup_installs_only_the_missing_packages(
     ]
 
 
+@pytest.fixture
+def prepared_mariadb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A socket directory and an initialised datadir, as on a machine that ran MariaDB before."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "datadir" / "mysql").mkdir(parents=True)
+    monkeypatch.setattr(dev, "MARIADB_RUN_DIR", tmp_path / "run")
+    monkeypatch.setattr(dev, "MARIADB_DATADIR", tmp_path / "datadir")
+
+
+@pytest.mark.usefixtures("prepared_mariadb")
 def test_mariadb_is_started_when_it_does_not_answer(
     fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,6 +118,45 @@ def test_mariadb_is_started_when_it_does_not_answer(
     dev.ensure_mariadb()
     assert started.read_text().split() == ["--start", "--oknodo", "--background", "--exec", dev.MARIADB]
     assert len(pings.read_text().splitlines()) >= 3
+
+
+def test_a_fresh_container_gets_the_socket_directory_and_system_tables_before_the_start(
+    fake_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Empty /run and an empty /var/lib/mysql: the directory is made owned by mysql, as Debian's
+    init makes it, the datadir initialised, then the server started, in that order."""
+    monkeypatch.delenv("EVIGATE_TEST_MYSQL", raising=False)
+    run_dir, datadir = tmp_path / "run" / "mysqld", tmp_path / "lib" / "mysql"
+    datadir.mkdir(parents=True)  # the package made it; nothing in it yet
+    monkeypatch.setattr(dev, "MARIADB_RUN_DIR", run_dir)
+    monkeypatch.setattr(dev, "MARIADB_DATADIR", datadir)
+    monkeypatch.setattr(dev.os, "geteuid", lambda: 0)  # as root: no sudo (whose PATH has no fakes)
+    calls = tmp_path / "calls"
+    for name in ("install", "mariadb-install-db", "start-stop-daemon"):
+        _script(fake_bin, name, f'echo "{name} $*" >> {calls}')
+    _script(fake_bin, "mysqladmin", f"grep -q start-stop-daemon {calls} 2>/dev/null")
+    assert dev.mariadb_preparation(run_dir, datadir) == [
+        ["install", "-d", "-o", "mysql", "-g", "mysql", "-m", "0755", str(run_dir)],
+        [
+            "mariadb-install-db",
+            "--user=mysql",
+            f"--datadir={datadir}",
+            "--skip-test-db",
+            "--auth-root-authentication-method=normal",
+        ],
+    ]
+    dev.ensure_mariadb()
+    assert [line.split()[0] for line in calls.read_text().splitlines()] == [
+        "install",
+        "mariadb-install-db",
+        "start-stop-daemon",
+    ]
+
+
+def test_a_prepared_machine_needs_no_preparation(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "datadir" / "mysql").mkdir(parents=True)
+    assert dev.mariadb_preparation(tmp_path / "run", tmp_path / "datadir") == []
 
 
 def test_mariadb_is_left_alone_when_it_answers(

@@ -15,6 +15,7 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from evigate.server.app import App
 from evigate.storage import migrate
 from evigate.v1 import (
     chat_service_pb2,
@@ -27,9 +28,15 @@ from evigate.v1 import (
 )
 from tests.server.conftest import HIGH_CPU_EN, AppFactory
 from tests.server.tcp_proxy import TcpProxy
+from tests.support.waiting import holds
 
 DB_TIMEOUT_S = 1.5
 CLIENT_TIMEOUT_S = 30.0  # far beyond the database timeout: the server must answer first
+CHAT_RPC = "/evigate.v1.ChatService/Chat"
+
+
+def _metric(app: App, name: str, **labels: str) -> float:
+    return app.metrics.registry.get_sample_value(name, labels) or 0.0
 
 
 async def _health(channel: grpc.aio.Channel) -> int:
@@ -106,6 +113,14 @@ async def test_a_blackholed_database_fails_fast_with_unavailable_and_recovers(
             for call in calls:  # known unreachable: none of them waits for the timeout
                 took, delay = await _unavailable(call)
                 assert took < DB_TIMEOUT_S and delay > 0, (took, delay)
+            # The Chat was refused before its INSERT: no session exists, so none is counted in
+            # evigate_sessions_total (issue 19, item 9); the refused call is, in evigate_rpc_total.
+            assert _metric(app, "evigate_sessions_total", status="FAILED", reason="database_unavailable") == 0
+            await holds(  # recorded in the event loop's next pass after the reply
+                lambda: _metric(app, "evigate_rpc_total", method=CHAT_RPC, code="UNAVAILABLE") == 1,
+                within=5,
+                what="the refused Chat counted as an UNAVAILABLE call",
+            )
 
             proxy.restore()
             await _wait_health(channel, health_pb2.HealthCheckResponse.SERVING)
@@ -114,6 +129,7 @@ async def test_a_blackholed_database_fails_fast_with_unavailable_and_recovers(
             listed = await traces.ListSessions(
                 trace_service_pb2.ListSessionsRequest(), timeout=CLIENT_TIMEOUT_S
             )
-            assert again.session_id in {s.session_id for s in listed.sessions}
+            assert {s.session_id for s in listed.sessions} == {answered.session_id, again.session_id}
+            assert _metric(app, "evigate_sessions_total", status="SUCCESS", reason="ok") == 2
     finally:
         await proxy.close()
