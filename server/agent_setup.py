@@ -41,6 +41,7 @@ def build_agents(
             executor_fallback=settings.llm_executor_fallback,  # type: ignore[arg-type]
             verifier_fallback=settings.llm_verifier_fallback,  # type: ignore[arg-type]
             composer_fallback=settings.llm_composer_fallback,  # type: ignore[arg-type]
+            executor_retry=settings.llm_executor_retry,  # type: ignore[arg-type]
         ),
         offline=offline,
     )

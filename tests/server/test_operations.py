@@ -170,6 +170,8 @@ def test_flags_win_over_environment_and_defaults_are_embedded(tmp_path: Path) ->
         {"EVIGATE_EMBEDDING_BACKEND": "word2vec"},
         {"EVIGATE_EMBEDDING_BACKEND": "openai", "EVIGATE_EMBEDDING_BASE_URL": "http://127.0.0.1:1/v1"},
         {"EVIGATE_EMBEDDING_TIMEOUT_S": "0"},
+        {"EVIGATE_LLM_EXECUTOR_FALLBACK": "retry"},
+        {"EVIGATE_LLM_EXECUTOR_RETRY": "twice"},
     ],
 )
 def test_bad_settings_are_named(env: dict[str, str]) -> None:

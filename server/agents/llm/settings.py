@@ -14,6 +14,8 @@ Fallback = Literal["offline", "fail"]
 JSON_MODES: tuple[str, ...] = get_args(JsonMode)
 STAGES: tuple[str, ...] = get_args(Stage)
 FALLBACKS: tuple[str, ...] = get_args(Fallback)
+Retry = Literal["offline", "llm"]
+RETRIES: tuple[str, ...] = get_args(Retry)
 # The pipeline's stages, which fall back to offline; the evaluator (the opinion job) fails its job.
 FALLBACK_STAGES: tuple[str, ...] = ("planner", "executor", "verifier", "composer")
 
@@ -44,6 +46,10 @@ class LLMSettings:
     executor_fallback: Fallback = "offline"
     verifier_fallback: Fallback = "offline"
     composer_fallback: Fallback = "offline"
+    # Who writes the claims of the retry round after the Gatekeeper / Verifier rejected the model's:
+    # the offline Executor over the same tool results (a weak model rarely mends its claims), or the
+    # model again with the retry context. Only with executor_fallback = offline.
+    executor_retry: Retry = "offline"
 
     def __post_init__(self) -> None:
         if not self.base_url:
@@ -55,6 +61,8 @@ class LLMSettings:
                 raise ValueError(
                     f"{stage}_fallback must be offline or fail, not {self.fallback_for(stage)!r}"
                 )
+        if self.executor_retry not in RETRIES:
+            raise ValueError(f"executor_retry must be offline or llm, not {self.executor_retry!r}")
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
         if (
