@@ -204,6 +204,8 @@ async def run_mix(
                 judged = judge.judge(q.labelled, result, trace.invocations) if q.labelled else None
                 line = _account(tally, q, result, trace, elapsed, judged)
                 print(f"  [{name}] {q.id:<32} {line}", flush=True)
+                if args.show:
+                    show(trace, result, judged)
         finally:
             for pipeline in pipelines.values():
                 await pipeline.aclose()
@@ -256,6 +258,19 @@ def _account(  # noqa: PLR0917 - one per thing a session is judged on
         f"{status:<7} {word:<10} {'ok ' if correct else 'BAD'} {elapsed:6.1f}s "
         f"calls={len(trace.invocations)} {' '.join(flags)}"
     )
+
+
+def show(trace: TraceRecord, result: ChatResult, judged: judge.Judgement | None) -> None:
+    """Each round's claims and verdict, and the answer: what a wrong session did."""
+    for r in trace.rounds:
+        claims = (r.executor_output or {}).get("claims") or []
+        verdict = (r.verdict or {}).get("verdict")
+        print(f"      round {r.round}: {verdict}; parse {(r.parse_status or {}).get('status')}")
+        for c in claims:
+            print(f"        {c.get('claim_type')}: {str(c.get('claim_text'))[:160]!r}")
+    if judged is not None and judged.problems:
+        print(f"      problems: {judged.problems}")
+    print("      answer: " + result.answer.replace("\n", "\n              ")[:1200])
 
 
 def report(name: str, mix: dict[str, str], tally: Tally, tokens: TokenCounter) -> None:
@@ -315,6 +330,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per session (and per request)")
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--show", action="store_true", help="print each session's claims and answer")
     parser.add_argument("--json-mode", default="auto", choices=["auto", "json_object", "json_schema", "off"])
     asyncio.run(main_async(parser.parse_args()))
 

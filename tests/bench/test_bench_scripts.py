@@ -53,6 +53,7 @@ def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
                 "llm",
                 "--timeout",
                 "60",
+                "--show",
             ],
             cwd=ROOT,
             capture_output=True,
@@ -64,6 +65,7 @@ def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert f"[llm] {first.id}" in out
+    assert "round 1:" in out and "answer: " in out  # --show: what the session did
     assert "SUCCESS / FAILED    1 / 0" in out
     assert "correct             1 (100%)" in out  # the offline fallbacks answer it as the offline agents do
     assert "unsupported facts   0" in out and "placeholder answers 0" in out
