@@ -15,10 +15,12 @@ per stage-backend mix (`--mix`):
   p=..,e=..,v=..,c=..  any other mix (offline | llm per stage)
 LLM stages fall back to offline (the default); the fallbacks are counted.
 
-Prints per mix: sessions, SUCCESS / FAILED, verdicts, correct (the expected verdict and first
-claim types), answers with a fact that is in no tool result of the session (must be 0), answers
-holding a prompt placeholder (must be 0), stage fallbacks, tool calls per session, and seconds
-and tokens per stage. Storage is a scratch SQLite file.
+Prints per mix: sessions, SUCCESS / FAILED, verdicts, correct (demo questions: the expected verdict
+and claims about the question's service, alert and facts, as tests/pipeline/test_demo_questions
+judges them; a world's questions: tests/worlds/judge; a plain list: verdict and first claim
+types), answers with a fact that is in no tool result of the session (must be 0), answers holding a
+prompt placeholder (must be 0), stage fallbacks, tool calls per session, and seconds and tokens per
+stage. Storage is a scratch SQLite file.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from evigate.server.skills import load_skills  # noqa: E402
 from evigate.server.tools import FixtureBackend, build_backend  # noqa: E402
 from evigate.storage import Database  # noqa: E402
 from evigate.storage.records import TraceRecord  # noqa: E402
+from tests.pipeline.test_demo_questions import answers_the_case  # noqa: E402
 from tests.worlds import judge  # noqa: E402
 
 JSON = dict[str, Any]
@@ -73,13 +76,14 @@ class Question:
     claim_types: tuple[str, ...]
     data_dir: Path | None  # None: the bundled demo world
     labelled: judge.Question | None = None  # a world's labelled question: judged by tests/worlds/judge
+    demo: Any = None  # a demo case: judged by tests/pipeline/test_demo_questions.answers_the_case
 
 
 def demo_questions() -> list[Question]:
     from tests.pipeline.test_demo_questions import CASES
 
     return [
-        Question(c.id, c.query, c.language, c.verdict, tuple(x.claim_type for x in c.claims), None)
+        Question(c.id, c.query, c.language, c.verdict, tuple(x.claim_type for x in c.claims), None, demo=c)
         for c in CASES
     ]
 
@@ -246,6 +250,8 @@ def _account(  # noqa: PLR0917 - one per thing a session is judged on
     )
     if judged is not None:
         correct = judged.correct
+    elif q.demo is not None:
+        correct = answers_the_case(q.demo, result, trace.invocations)
     else:
         correct = (
             status == "SUCCESS" and word == q.verdict and tuple(claims[: len(q.claim_types)]) == q.claim_types

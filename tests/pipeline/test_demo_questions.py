@@ -211,6 +211,63 @@ async def _check(
                 assert fact in answer  # the alert's own values reach the user
 
 
+def answers_the_case(case: Case, result: Any, invocations: Sequence[Any]) -> bool:
+    """Whether a session answered `case` (bench/bench_llm.py judges any backend with it): SUCCESS
+    with the expected verdict, and claims that start with the expected ones, each citing a call
+    about the service the question names (a true alert of another service is no answer), an
+    observation's excerpt holding the alert name and the expected facts, a negative one citing
+    $.no_evidence; the alert's values reach the answer."""
+    verdict = (result.verdict or {}).get("verdict")
+    claims = (result.evidence or {}).get("claims") or []
+    if result.status != "SUCCESS" or verdict != case.verdict or len(claims) < len(case.claims):
+        return False
+    calls = {inv.id: inv for inv in invocations}
+    for claim, expected in zip(claims, case.claims, strict=False):
+        bindings = claim.get("evidence_bindings") or []
+        if claim.get("claim_type") != expected.claim_type or not bindings:
+            return False
+        first = bindings[0]
+        call = calls.get(first.get("source_invocation_id"))
+        if first.get("tool_name") != expected.tool or call is None:
+            return False
+        service = call.arguments.get("service")
+        if expected.tool != "lookup_knowledge" and not (service and str(service) in case.query):
+            return False
+        excerpt = str(first.get("evidence_excerpt", ""))
+        if expected.claim_type == "negative_observation":
+            if first.get("raw_path") != "$.no_evidence":
+                return False
+            continue
+        truth = expected.truth()
+        if not truth or not all(fact in excerpt for fact in expected.facts):
+            return False
+        if expected.tool == "query_metrics":
+            alert = truth[0]
+            if not isinstance(alert, dict) or str(alert["alert_name"]) not in excerpt:
+                return False
+            if not all(fact in (result.answer or "") for fact in expected.facts):
+                return False
+    return True
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 async def test_demo_question(case: Case, db: Database, build_pipeline: BuildPipeline) -> None:
     await _check(case, db, build_pipeline)
+
+
+async def test_the_bench_judge_accepts_each_answer_and_refuses_another_question_s(
+    db: Database, build_pipeline: BuildPipeline
+) -> None:
+    """answers_the_case: each offline answer answers its own case; the same session judged as the
+    answer to another question (another service, alert or claim type) does not."""
+    pipeline = build_pipeline()
+    chosen = [c for c in CASES if c.id in {"payment-cpu-en", "user-memory-any-en", "payment-oom-zh"}]
+    sessions = []
+    for case in chosen:
+        result = await pipeline.run(case.query, None, case.language, Deadline.after(30))
+        trace = await db.repo.get_trace(result.session_id)
+        assert trace is not None
+        sessions.append((result, trace.invocations))
+    for i, case in enumerate(chosen):
+        for j, (result, invocations) in enumerate(sessions):
+            assert answers_the_case(case, result, invocations) == (i == j), (case.id, j)
