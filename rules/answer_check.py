@@ -39,6 +39,7 @@ UNSUPPORTED_IDENTIFIER = "answer.unsupported_identifier"
 UNSUPPORTED_QUOTE = "answer.unsupported_quote"
 UNSUPPORTED_ROOT_CAUSE = "answer.unsupported_root_cause"
 UNMARKED_HYPOTHESIS = "answer.unmarked_hypothesis"
+UNSUPPORTED_ABSENCE = "answer.unsupported_absence"
 
 # rule id → what it means; the table that the docs and the trace show.
 RULES: dict[str, str] = {
@@ -51,6 +52,7 @@ RULES: dict[str, str] = {
     UNSUPPORTED_QUOTE: "a quoted string that occurs in no allowed material",
     UNSUPPORTED_ROOT_CAUSE: "a root cause that no allowed root_cause claim or hypothesis states",
     UNMARKED_HYPOTHESIS: "a hypothesis stated as fact (it must be marked unconfirmed)",
+    UNSUPPORTED_ABSENCE: "says nothing was found, in words no allowed claim or excerpt uses",
 }
 
 TEXT_FIELDS = ("user_facing_answer", "answer_summary")
@@ -155,6 +157,12 @@ def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in i
         if facts.quotes(placeholder):  # "<init>" of a quoted stack frame is data, not a template
             continue
         out.append(Violation(PLACEHOLDER, where, placeholder, RULES[PLACEHOLDER]))
+    # "found nothing" is a claim of its own: a negative observation (whose text says so, in its own
+    # words) supports it, and so does material using those very words ("user not found" in a log
+    # line); positive findings alone never do ("查询未检索到 HighCPUUsage 告警" over a firing alert)
+    if not any(_ABSENCE.search(f) for f in facts.flat):
+        for absence in dict.fromkeys(m.group() for m in _ABSENCE.finditer(flat)):
+            out.append(Violation(UNSUPPORTED_ABSENCE, where, absence, RULES[UNSUPPORTED_ABSENCE]))
     for sentence, hedged in sentences(text):
         out.extend(_check_sentence(where, sentence, hedged, facts, hypotheses, material))
     return out
@@ -217,6 +225,12 @@ _QUOTE = re.compile(
 )
 _PLACEHOLDER = re.compile(r"<[a-z][^<>\n]{1,60}>|\{\{?[a-z_]{2,30}\}?\}|\btodo\b|\btbd\b|\blorem ipsum\b")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Sayings that nothing was found (matched on normalised, lowercased text).
+_ABSENCE = re.compile(
+    r"(?:未|没有|没)(?:检索|查询|查|搜索|发现|找|检测)到|未发现|没有发现|不存在"
+    r"|found no\b|no matching evidence|(?:did not|didn't|could not|couldn't) find"
+    r"|\bno\s+(?:[a-z0-9_-]+\s+){0,3}(?:was|were|is|are)\s+found\b|\bnot found\b"
+)
 # Plain words of running English (not identifiers, which any language's answer carries).
 _PLAIN_WORD = re.compile(r"(?<![\w.\-])[a-z]{2,}(?![\w.\-])")
 

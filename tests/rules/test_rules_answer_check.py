@@ -54,6 +54,24 @@ class Row(NamedTuple):
 
 ROWS = [
     Row("verbatim claim passes", ZH, _answer(CLAIM), set()),
+    Row(
+        "nothing found over a firing alert",
+        ZH,
+        _answer("查询未检索到 HighCPUUsage 告警信息。"),
+        {ac.UNSUPPORTED_ABSENCE},
+    ),
+    Row(
+        "no alert was found, over a firing alert",
+        EN,
+        _answer("No HighCPUUsage alert was found."),
+        {ac.UNSUPPORTED_ABSENCE},
+    ),
+    Row(
+        "nothing found, from a negative observation",
+        AnswerMaterial(facts=("当前查询未检索到 inventory-service 的 HikariCP 日志。",), language="zh"),
+        _answer("没有查到 inventory-service 的 HikariCP 日志。"),
+        set(),
+    ),
     Row("92 % = 92%", ZH, _answer("payment-service 的 CPU 为 92 %。"), set()),
     Row("full-width digits and percent", ZH, _answer("payment-service 的 CPU 为９２％。"), set()),
     Row("92% = 0.92", ZH, _answer("payment-service 的 CPU 使用率 0.92。"), set()),
