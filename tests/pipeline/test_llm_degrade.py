@@ -304,3 +304,9 @@ async def test_replies_in_code_fences_and_tool_calls_as_text_are_read_and_record
     notes = _notes(trace)
     assert ("planner", "json_in_code_fence") in notes
     assert ("executor", "tool_call_in_text") in notes
+    # the call goes back to the endpoint as an assistant turn whose content is a string: llama.cpp's
+    # server answers a null content with HTTP 500
+    turns = [
+        m for r in fake.requests for m in r.messages if m.get("role") == "assistant" and m.get("tool_calls")
+    ]
+    assert turns and all(isinstance(m["content"], str) for m in turns)

@@ -257,9 +257,12 @@ def example_output(ref: JSON, language: str) -> JSON:
 
 
 def _assistant_message(reply: ChatReply) -> JSON:
+    """The model's tool-calling turn, sent back with the results. `content` is a string even when
+    the reply had none: llama.cpp's server refuses an assistant message whose content is null (HTTP
+    500, "Input should be a valid string"), which OpenAI allows."""
     return {
         "role": "assistant",
-        "content": reply.content,
+        "content": reply.content or "",
         "tool_calls": [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in reply.tool_calls
