@@ -153,6 +153,7 @@ _FACT_RULES = {
     answer_check.UNSUPPORTED_NUMBER,
     answer_check.UNSUPPORTED_IDENTIFIER,
     answer_check.UNSUPPORTED_QUOTE,
+    answer_check.UNSUPPORTED_ABSENCE,  # "nothing found" while every tool found something
 }
 
 
