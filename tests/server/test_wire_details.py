@@ -105,5 +105,8 @@ async def test_health_watch_streams_serving_not_serving_and_back(
                 await proxy.open()
                 assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
                 watch.cancel()
+        # stopped while its database answers (stop is idempotent): a stop with the proxy already
+        # closed once hung its worker's last poll past the suite's timeout under a loaded machine
+        await app.stop(grace=0)
     finally:
         await proxy.close()
