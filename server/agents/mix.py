@@ -79,18 +79,18 @@ class FallbackExecutor:
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
         if self._retry_offline and task.retry_context is not None:
-            note = _note("executor", UnusableOutputError(_rejected(task.retry_context)))
-            out = await self._offline.execute(task)
-            return dataclasses.replace(out, notes=(*out.notes, note))
+            return await self._offline_run(task, UnusableOutputError(_rejected(task.retry_context)))
         try:
             output = await self._llm.execute(task)
         except _RECOVERABLE as error:
-            note = _note("executor", error)
-        else:
-            if find_json_object(output.raw_text) is not None:
-                return output
+            return await self._offline_run(task, error)
+        if find_json_object(output.raw_text) is None:
             unusable = UnusableOutputError(f"the reply holds no JSON object: {output.raw_text[:120]!r}")
-            note = _note("executor", unusable)
+            return await self._offline_run(task, unusable)
+        return output
+
+    async def _offline_run(self, task: ExecutorTask, error: BaseException) -> ExecutorOutput:
+        note = _note("executor", error)
         # the same ToolBox: calls the model already made are deduped, not run again
         out = await self._offline.execute(task)
         return dataclasses.replace(out, notes=(*out.notes, note))
