@@ -42,6 +42,7 @@ def build_agents(
             verifier_fallback=settings.llm_verifier_fallback,  # type: ignore[arg-type]
             composer_fallback=settings.llm_composer_fallback,  # type: ignore[arg-type]
             executor_retry=settings.llm_executor_retry,  # type: ignore[arg-type]
+            planner_anchor=settings.llm_planner_anchor,  # type: ignore[arg-type]
         ),
         offline=offline,
     )

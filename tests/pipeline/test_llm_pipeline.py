@@ -83,8 +83,8 @@ async def test_passing_session(
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"
     assert trace.session.extras is not None
     assert trace.session.extras["prompt_versions"] == {
-        "planner": "planner-v2",
-        "executor": "executor-v3",
+        "planner": "planner-v3",
+        "executor": "executor-v4",
         "verifier": "verifier-v2",
         "composer": "composer-v3",
     }

@@ -7,8 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from evigate.server.agents.base import JSON, AgentBackend, Skill, StageNote, StageOutput
+from evigate.server.agents.base import JSON, AgentBackend, Planner, Skill, StageNote, StageOutput
 from evigate.server.agents.llm import contracts
+from evigate.server.agents.llm.anchor import anchored_calls
 from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
@@ -30,17 +31,24 @@ def _notes(reply: ChatReply) -> tuple[StageNote, ...]:
 
 
 class LLMPlanner:
-    """Chooses a skill and names the tool calls (tool, arguments) that code runs first."""
+    """Chooses a skill and names the tool calls (tool, arguments) that code runs first. With an
+    `anchor` (the offline planner), the calls it reads off the question come first and the model
+    adds to them (server.agents.llm.anchor)."""
 
-    def __init__(self, client: LLMClient) -> None:
+    def __init__(self, client: LLMClient, anchor: Planner | None = None) -> None:
         self._client = client
+        self._anchor = anchor
 
     async def plan(
         self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
     ) -> StageOutput:
         prompt = load_prompt("planner")
         registry = default_registry()
-        payload = {
+        code_calls: list[JSON] = []
+        if self._anchor is not None:
+            code = await self._anchor.plan(query, language, skills, deadline)
+            code_calls = contracts.planned_calls(code.data.get("tool_calls"), registry.names())
+        payload: JSON = {
             "query": query,
             "language": language,
             "skills": [
@@ -56,6 +64,8 @@ class LLMPlanner:
             ],
             "tools": [schema["function"] for schema in registry.openai_schemas()],
         }
+        if self._anchor is not None:
+            payload["calls_code_runs"] = code_calls
         data, reply = await self._client.chat_json(
             "planner",
             _messages(prompt.text, payload),
@@ -64,7 +74,12 @@ class LLMPlanner:
             schema=contracts.PLANNER_SCHEMA,
         )
         plan = contracts.planner_plan(data, {s.name for s in skills}, registry.names())
-        return StageOutput(data=plan, prompt_version=prompt.version, notes=_notes(reply))
+        notes = _notes(reply)
+        if self._anchor is not None:
+            limit = max(contracts.MAX_PLANNED_CALLS, len(code_calls))
+            plan["tool_calls"], note = anchored_calls(code_calls, plan["tool_calls"], limit)
+            notes = (*notes, note)
+        return StageOutput(data=plan, prompt_version=prompt.version, notes=notes)
 
 
 class LLMVerifier:
@@ -101,14 +116,17 @@ class LLMComposer:
         )
 
 
-def build_llm_backend(settings: LLMSettings, *, client: LLMClient | None = None) -> AgentBackend:
-    """The llm backend. `backend.aclose()` closes the client it created; a `client` passed in stays
-    the caller's to close (`await client.aclose()`)."""
+def build_llm_backend(
+    settings: LLMSettings, *, client: LLMClient | None = None, anchor: Planner | None = None
+) -> AgentBackend:
+    """The llm backend; `anchor` is the planner whose calls the LLM plan starts with. Its
+    `backend.aclose()` closes the client it created; a `client` passed in stays the caller's to
+    close (`await client.aclose()`)."""
     owned = client is None
     client = client or LLMClient(settings)
     return AgentBackend(
         name="llm",
-        planner=LLMPlanner(client),
+        planner=LLMPlanner(client, anchor),
         executor=LLMExecutor(client),
         verifier=LLMVerifier(client),
         composer=LLMComposer(client),

@@ -2,7 +2,7 @@
 
 1. Code runs the tool calls the plan names, before the model writes anything.
 2. The model sees those results (every citable ref with its invocation id and raw path, and an
-   example claim built from the first of them), and may call more tools within its budget.
+   example reply citing the first ref of each call), and may call more tools within its budget.
 3. Only then may it write claims. A final reply while no tool of this session has run is not
    accepted: the turn is repeated, with `tool_choice` forcing a call where the endpoint allows
    it; a reply holding no JSON object gets one repeat too. A model that still does neither
@@ -166,9 +166,17 @@ def _planned(plan: JSON) -> list[tuple[str, JSON]]:
     return out
 
 
-def tool_result_message(result: ToolCallResult) -> JSON:
-    """What the model sees of one tool call: enough to cite it exactly."""
+# Refs of one call shown to the model. The Gatekeeper checks a citation against the whole stored
+# result, so showing fewer loses nothing citable; showing them all can overflow a small model's
+# context (a log query's lines with their stack traces, listed twice, took 10,000 tokens).
+MAX_LISTED_REFS = 5
+
+
+def tool_result_message(result: ToolCallResult, *, with_refs: bool = True) -> JSON:
+    """What the model sees of one tool call: enough to cite it exactly. Without refs (the listing
+    has them once, in `citable_refs`), only how many there are."""
     details = result.retrieval_details
+    refs = details.get("evidence_refs") or []
     message: JSON = {
         "source_invocation_id": result.invocation_id,
         "tool_name": result.tool_name,
@@ -176,8 +184,10 @@ def tool_result_message(result: ToolCallResult) -> JSON:
         "status": result.status,
         "evidence_status": details.get("evidence_status"),
         "match_level": details.get("match_level"),
-        "evidence_refs": details.get("evidence_refs") or [],
+        "ref_count": len(refs),
     }
+    if with_refs:
+        message["evidence_refs"] = refs[:MAX_LISTED_REFS]
     if result.error:
         message["error"] = result.error
     if "deduped_from" in details:
@@ -185,10 +195,16 @@ def tool_result_message(result: ToolCallResult) -> JSON:
     return message
 
 
+EXAMPLE_CLAIMS = 2  # as many claims as a narrow answer has at most (docs/design.md §2.3)
+
+
 def evidence_listing(results: list[ToolCallResult], language: str) -> JSON:
-    """Every ref the session's calls returned, with its id and path (the only things a claim may
-    cite), failed calls, and an example claim built from the first ref: the only example the model
-    gets is one made of this session's own evidence."""
+    """The first MAX_LISTED_REFS refs of each call, with id and path (the only things a claim may
+    cite; each text listed once), failed calls, and an example reply made of this session's own
+    evidence: one claim per call, in the order the calls ran (the plan's first, which code read off
+    the question), each citing that call's first ref. The first ref of the session alone would
+    make the example, and the weak model that copies it, about whichever call happened to run
+    first."""
     refs: list[JSON] = []
     failed: list[JSON] = []
     for result in results:
@@ -198,7 +214,7 @@ def evidence_listing(results: list[ToolCallResult], language: str) -> JSON:
             )
             continue
         invocation = result.retrieval_details.get("deduped_from") or result.invocation_id
-        for ref in result.retrieval_details.get("evidence_refs") or []:
+        for ref in (result.retrieval_details.get("evidence_refs") or [])[:MAX_LISTED_REFS]:
             if isinstance(ref, dict) and isinstance(ref.get("raw_path"), str):
                 refs.append(
                     {
@@ -209,18 +225,35 @@ def evidence_listing(results: list[ToolCallResult], language: str) -> JSON:
                     }
                 )
     listing: JSON = {
-        "tool_results_of_this_session": [tool_result_message(r) for r in results],
+        "tool_results_of_this_session": [tool_result_message(r, with_refs=False) for r in results],
         "citable_refs": refs,
     }
     if failed:
         listing["failed_calls"] = failed
     if refs:
-        listing["example_output"] = example_output(refs[0], language)
+        listing["example_output"] = example_output(_first_ref_per_call(refs), language)
     return listing
 
 
-def example_output(ref: JSON, language: str) -> JSON:
-    """A valid executor_evidence_v2 reply citing `ref` word for word."""
+def _first_ref_per_call(refs: list[JSON]) -> list[JSON]:
+    firsts: dict[Any, JSON] = {}
+    for ref in refs:
+        firsts.setdefault(ref["source_invocation_id"], ref)
+    return list(firsts.values())[:EXAMPLE_CLAIMS]
+
+
+def example_output(refs: list[JSON], language: str) -> JSON:
+    """A valid executor_evidence_v2 reply with one claim citing each of `refs` word for word."""
+    return {
+        "answer_version": "executor_evidence_v2",
+        "claims": [_example_claim(i, ref, language) for i, ref in enumerate(refs, start=1)],
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+    }
+
+
+def _example_claim(number: int, ref: JSON, language: str) -> JSON:
     negative = ref["raw_path"] == "$.no_evidence"
     if negative:
         text = (
@@ -231,28 +264,20 @@ def example_output(ref: JSON, language: str) -> JSON:
     else:
         text = ref["text"]
     return {
-        "answer_version": "executor_evidence_v2",
-        "claims": [
+        "claim_id": f"claim-{number}",
+        "claim_type": "negative_observation" if negative else "observation",
+        "claim_text": text,
+        "support_level": "direct",
+        "evidence_bindings": [
             {
-                "claim_id": "claim-1",
-                "claim_type": "negative_observation" if negative else "observation",
-                "claim_text": text,
-                "support_level": "direct",
-                "evidence_bindings": [
-                    {
-                        "source_type": "tool_trace",
-                        "source_id": "",
-                        "tool_name": ref["tool_name"],
-                        "source_invocation_id": ref["source_invocation_id"],
-                        "raw_path": ref["raw_path"],
-                        "evidence_excerpt": ref["text"],
-                    }
-                ],
+                "source_type": "tool_trace",
+                "source_id": "",
+                "tool_name": ref["tool_name"],
+                "source_invocation_id": ref["source_invocation_id"],
+                "raw_path": ref["raw_path"],
+                "evidence_excerpt": ref["text"],
             }
         ],
-        "hypotheses": [],
-        "recommended_actions": [],
-        "missing_info": [],
     }
 
 

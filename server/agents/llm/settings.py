@@ -16,6 +16,8 @@ STAGES: tuple[str, ...] = get_args(Stage)
 FALLBACKS: tuple[str, ...] = get_args(Fallback)
 Retry = Literal["offline", "llm"]
 RETRIES: tuple[str, ...] = get_args(Retry)
+Anchor = Literal["offline", "none"]
+ANCHORS: tuple[str, ...] = get_args(Anchor)
 # The pipeline's stages, which fall back to offline; the evaluator (the opinion job) fails its job.
 FALLBACK_STAGES: tuple[str, ...] = ("planner", "executor", "verifier", "composer")
 
@@ -50,6 +52,9 @@ class LLMSettings:
     # the offline Executor over the same tool results (a weak model rarely mends its claims), or the
     # model again with the retry context. Only with executor_fallback = offline.
     executor_retry: Retry = "offline"
+    # The planner's calls: those the offline planner reads off the question first, then the model's
+    # (server.agents.llm.anchor), or the model's alone.
+    planner_anchor: Anchor = "offline"
 
     def __post_init__(self) -> None:
         if not self.base_url:
@@ -63,6 +68,8 @@ class LLMSettings:
                 )
         if self.executor_retry not in RETRIES:
             raise ValueError(f"executor_retry must be offline or llm, not {self.executor_retry!r}")
+        if self.planner_anchor not in ANCHORS:
+            raise ValueError(f"planner_anchor must be offline or none, not {self.planner_anchor!r}")
         if self.timeout <= 0:
             raise ValueError("timeout must be positive")
         if (

@@ -103,7 +103,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
 
-    assert out.prompt_version == "executor-v3"
+    assert out.prompt_version == "executor-v4"
     assert [(name, args) for name, args, _ in toolbox.calls] == [
         ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
     ]
@@ -138,6 +138,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
             "status": "success",
             "evidence_status": "supported",
             "match_level": "L0",
+            "ref_count": 1,
             "evidence_refs": [{"raw_path": "$.alerts[0]", "text": ALERT}],
         }
     ]
@@ -292,7 +293,7 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         ]
     )
     out = await LLMPlanner(client).plan(QUERY, "zh", SKILLS, Deadline.after(5))
-    assert out.prompt_version == "planner-v2"
+    assert out.prompt_version == "planner-v3"
     assert out.data == {
         "selected_skill": "diagnose-high-cpu",
         "selection_reason": "HighCPUUsage",
@@ -407,5 +408,5 @@ async def test_build_llm_backend(settings: LLMSettings, fake: FakeOpenAI, toolbo
     finally:
         await llm.aclose()
     assert verdict.prompt_version == "verifier-v2"
-    assert executed.prompt_version == "executor-v3"
+    assert executed.prompt_version == "executor-v4"
     assert build_llm_backend(settings).planner is not None
