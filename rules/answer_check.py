@@ -12,8 +12,9 @@ recommended action), after the answer guard and before anything is stored or sen
 - a root cause ("根因是…", "the root cause is…") is stated only where an allowed root_cause claim
   says it, or hedged where a hypothesis says it; saying that no root cause could be determined is
   always allowed;
-- an empty answer, an answer in the wrong language, and an answer that repeats the prompt's own
-  placeholders or instructions fail.
+- an empty answer, an answer in the wrong language, an answer that repeats the prompt's own
+  placeholders or instructions, and one that speaks of the pipeline itself ("supported by the
+  executor output", "claim-1", "the Gatekeeper severity") instead of the findings fail.
 
 Comparison shares the Gatekeeper's tokeniser (rules.text) after one normalisation: NFKC (full-width
 forms become half-width), lowercase, thousands separators dropped; numbers compare by value with
@@ -40,6 +41,7 @@ UNSUPPORTED_QUOTE = "answer.unsupported_quote"
 UNSUPPORTED_ROOT_CAUSE = "answer.unsupported_root_cause"
 UNMARKED_HYPOTHESIS = "answer.unmarked_hypothesis"
 UNSUPPORTED_ABSENCE = "answer.unsupported_absence"
+PIPELINE_TALK = "answer.pipeline_talk"
 
 # rule id → what it means; the table that the docs and the trace show.
 RULES: dict[str, str] = {
@@ -53,6 +55,7 @@ RULES: dict[str, str] = {
     UNSUPPORTED_ROOT_CAUSE: "a root cause that no allowed root_cause claim or hypothesis states",
     UNMARKED_HYPOTHESIS: "a hypothesis stated as fact (it must be marked unconfirmed)",
     UNSUPPORTED_ABSENCE: "says nothing was found, in words no allowed claim or excerpt uses",
+    PIPELINE_TALK: "the answer speaks of the diagnosis pipeline's stages or fields, not of the findings",
 }
 
 TEXT_FIELDS = ("user_facing_answer", "answer_summary")
@@ -163,6 +166,10 @@ def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in i
     if not any(_ABSENCE.search(f) for f in facts.flat):
         for absence in dict.fromkeys(m.group() for m in _ABSENCE.finditer(flat)):
             out.append(Violation(UNSUPPORTED_ABSENCE, where, absence, RULES[UNSUPPORTED_ABSENCE]))
+    # the pipeline's own words; a service or log line of the material may hold one ("task-executor")
+    for term in dict.fromkeys(m.group() for m in _PIPELINE_TALK.finditer(flat)):
+        if not facts.quotes(term):
+            out.append(Violation(PIPELINE_TALK, where, term, RULES[PIPELINE_TALK]))
     for sentence, hedged in sentences(text):
         out.extend(_check_sentence(where, sentence, hedged, facts, hypotheses, material))
     return out
@@ -230,6 +237,12 @@ _ABSENCE = re.compile(
     r"(?:未|没有|没)(?:检索|查询|查|搜索|发现|找|检测)到|未发现|没有发现|不存在"
     r"|found no\b|no matching evidence|(?:did not|didn't|could not|couldn't) find"
     r"|\bno\s+(?:[a-z0-9_-]+\s+){0,3}(?:was|were|is|are)\s+found\b|\bnot found\b"
+)
+# The stages and the contract fields a weak Composer recites from its input (normalised text).
+_PIPELINE_TALK = re.compile(
+    r"\b(?:gatekeeper|verifier|executor|composer|planner)\b|\ballowed[_ ]claims?\b|\bclaim[-_ ]?\d+\b"
+    r"|\bclaim_(?:id|text|type)\b|\bevidence_(?:bindings?|excerpt)\b|\braw_path\b|\bsource_invocation_id\b"
+    r"|\bexecutor_evidence_v\d\b|\bsupport_level\b|\bgroundedness(?:_score)?\b|\btool_trace\b"
 )
 # Plain words of running English (not identifiers, which any language's answer carries).
 _PLAIN_WORD = re.compile(r"(?<![\w.\-])[a-z]{2,}(?![\w.\-])")

@@ -84,6 +84,18 @@ ROWS = [
     Row(ac.WRONG_LANGUAGE, EN, _answer(CLAIM), {ac.WRONG_LANGUAGE}),
     Row(ac.PLACEHOLDER, EN, _answer("The <service> has an alert."), {ac.PLACEHOLDER}),
     Row(
+        ac.PIPELINE_TALK,
+        EN,
+        _answer("HighCPUUsage is firing, as supported by the executor output."),
+        {ac.PIPELINE_TALK},
+    ),
+    Row(
+        "a pipeline word the material holds",
+        AnswerMaterial(facts=("task-executor logged ERROR RejectedExecutionException",), language="en"),
+        _answer("task-executor logged ERROR RejectedExecutionException."),
+        set(),
+    ),
+    Row(
         ac.PROMPT_ECHO,
         AnswerMaterial(
             facts=ZH.facts, language="en", forbidden=("Reply with one JSON object and nothing else",)
