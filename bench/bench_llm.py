@@ -275,6 +275,12 @@ def show(trace: TraceRecord, result: ChatResult, judged: judge.Judgement | None)
         print(f"      round {r.round}: {verdict}; parse {(r.parse_status or {}).get('status')}")
         for c in claims:
             print(f"        {c.get('claim_type')}: {str(c.get('claim_text'))[:160]!r}")
+        gate = r.gatekeeper_result or {}
+        for failure in [*(gate.get("errors") or []), *(gate.get("warnings") or [])][:4]:
+            print(f"        gatekeeper: {json.dumps(failure, ensure_ascii=False)[:240]}")
+        for check in (r.verdict or {}).get("claim_checks") or []:
+            if isinstance(check, dict) and not check.get("supported", True):
+                print(f"        verifier: {check.get('claim_id')}: {str(check.get('reason'))[:200]!r}")
     if judged is not None and judged.problems:
         print(f"      problems: {judged.problems}")
     print("      answer: " + result.answer.replace("\n", "\n              ")[:1200])

@@ -86,7 +86,7 @@ async def test_passing_session(
         "planner": "planner-v3",
         "executor": "executor-v4",
         "verifier": "verifier-v2",
-        "composer": "composer-v3",
+        "composer": "composer-v4",
     }
     assert [r.model for r in fake.requests] == ["planner", "executor", "executor", "verifier", "composer"]
 

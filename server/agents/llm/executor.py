@@ -15,6 +15,7 @@ import json
 import logging
 from typing import Any
 
+from evigate.rules.enums import ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, StageNote, ToolCallResult
 from evigate.server.agents.llm.client import (
     ChatReply,
@@ -239,7 +240,10 @@ def _first_ref_per_call(refs: list[JSON]) -> list[JSON]:
     firsts: dict[Any, JSON] = {}
     for ref in refs:
         firsts.setdefault(ref["source_invocation_id"], ref)
-    return list(firsts.values())[:EXAMPLE_CLAIMS]
+    # A runbook's text copied as an observation states knowledge as a fact about the environment,
+    # which the Verifier rightly refuses: the example quotes knowledge only when nothing else ran.
+    observed = [ref for ref in firsts.values() if ref["tool_name"] != ToolName.LOOKUP_KNOWLEDGE]
+    return (observed or list(firsts.values()))[:EXAMPLE_CLAIMS]
 
 
 def example_output(refs: list[JSON], language: str) -> JSON:

@@ -380,7 +380,7 @@ async def test_composer(client: LLMClient, fake: FakeOpenAI) -> None:
     }
     fake.script([reply("Here you go:\n" + json.dumps(output, ensure_ascii=False) + "\nThanks")])
     out = await LLMComposer(client).compose({"language": "zh", "verdict": "PASS"}, Deadline.after(5))
-    assert out.prompt_version == "composer-v3"
+    assert out.prompt_version == "composer-v4"
     assert out.data == output
 
 

@@ -152,3 +152,29 @@ async def test_the_listing_holds_each_ref_text_once_and_a_few_refs_per_call(
     ]
     # the ref once; the example claim quotes it in its text and its excerpt
     assert fake.requests[0].text().count("line 0 of <log>") == 3
+
+
+async def test_the_example_quotes_knowledge_only_when_nothing_else_ran(
+    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
+) -> None:
+    examples: list[JSON] = []
+
+    def copy(request: RecordedRequest) -> Reply:
+        examples.append(json.loads(request.messages[-1]["content"])["example_output"])
+        return json_reply(examples[-1])
+
+    knowledge = {"tool_name": "lookup_knowledge", "arguments": {"query": "<topic>"}}
+    for calls in ([knowledge, CODE_CALL], [knowledge]):
+        fake.script([copy])
+        task = ExecutorTask(
+            query=QUERY,
+            language="zh",
+            plan={"tool_calls": calls},
+            round=1,
+            retry_context=None,
+            tools=toolbox,
+            deadline=Deadline.after(5),
+        )
+        await LLMExecutor(client).execute(task)
+    tools = [[c["evidence_bindings"][0]["tool_name"] for c in e["claims"]] for e in examples]
+    assert tools == [["query_metrics"], ["lookup_knowledge"]]
