@@ -281,6 +281,13 @@ def show(trace: TraceRecord, result: ChatResult, judged: judge.Judgement | None)
         for check in (r.verdict or {}).get("claim_checks") or []:
             if isinstance(check, dict) and not check.get("supported", True):
                 print(f"        verifier: {check.get('claim_id')}: {str(check.get('reason'))[:200]!r}")
+    checked = (trace.session.extras or {}).get("answer_check") or {}
+    for rejection in checked.get("rejections") or []:
+        refused = [
+            f"{v.get('rule_id')}:{str(v.get('token'))[:40]!r}" for v in rejection.get("violations") or []
+        ]
+        text = str((rejection.get("composer_output") or {}).get("user_facing_answer", ""))[:160]
+        print(f"      composer attempt {rejection.get('attempt')} refused {refused[:4]}: {text!r}")
     if judged is not None and judged.problems:
         print(f"      problems: {judged.problems}")
     print("      answer: " + result.answer.replace("\n", "\n              ")[:1200])

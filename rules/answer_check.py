@@ -14,7 +14,8 @@ recommended action), after the answer guard and before anything is stored or sen
   always allowed;
 - an empty answer, an answer in the wrong language, an answer that repeats the prompt's own
   placeholders or instructions, and one that speaks of the pipeline itself ("supported by the
-  executor output", "claim-1", "the Gatekeeper severity") instead of the findings fail.
+  executor output", "claim-1", "the Gatekeeper severity") instead of the findings, and one that
+  only repeats the question, fail.
 
 Comparison shares the Gatekeeper's tokeniser (rules.text) after one normalisation: NFKC (full-width
 forms become half-width), lowercase, thousands separators dropped; numbers compare by value with
@@ -42,6 +43,7 @@ UNSUPPORTED_ROOT_CAUSE = "answer.unsupported_root_cause"
 UNMARKED_HYPOTHESIS = "answer.unmarked_hypothesis"
 UNSUPPORTED_ABSENCE = "answer.unsupported_absence"
 PIPELINE_TALK = "answer.pipeline_talk"
+QUESTION_ECHO = "answer.question_echo"
 
 # rule id → what it means; the table that the docs and the trace show.
 RULES: dict[str, str] = {
@@ -56,6 +58,7 @@ RULES: dict[str, str] = {
     UNMARKED_HYPOTHESIS: "a hypothesis stated as fact (it must be marked unconfirmed)",
     UNSUPPORTED_ABSENCE: "says nothing was found, in words no allowed claim or excerpt uses",
     PIPELINE_TALK: "the answer speaks of the diagnosis pipeline's stages or fields, not of the findings",
+    QUESTION_ECHO: "the answer only repeats (part of) the question",
 }
 
 TEXT_FIELDS = ("user_facing_answer", "answer_summary")
@@ -74,6 +77,7 @@ class AnswerMaterial:
     root_causes: tuple[str, ...] = ()
     language: str = "zh"
     forbidden: tuple[str, ...] = ()
+    question: str = ""  # also among the facts; kept apart so an answer that only echoes it fails
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ def check(composer_output: Mapping[str, Any], material: AnswerMaterial) -> Answe
         out.append(Violation(EMPTY, "user_facing_answer", "", RULES[EMPTY]))
     elif not _in_language(answer, material.language):
         out.append(Violation(WRONG_LANGUAGE, "user_facing_answer", material.language, RULES[WRONG_LANGUAGE]))
+    elif material.question and _core(answer) in _core(material.question):
+        out.append(Violation(QUESTION_ECHO, "user_facing_answer", answer.strip()[:80], RULES[QUESTION_ECHO]))
     for where, text in _texts(composer_output):
         out.extend(_check_text(where, text, facts, hypotheses, material, forbidden))
     return AnswerCheckResult(tuple(dict.fromkeys(out)))
@@ -280,6 +286,11 @@ def _says_same(sentence: str, statement: str) -> bool:
         return True
     theirs = set(tokenize(normalize(statement)))
     return len(mine & theirs) / len(mine) >= 0.5
+
+
+def _core(text: str) -> str:
+    """The text's letters, digits and CJK characters alone, normalised."""
+    return "".join(ch for ch in normalize(text) if ch.isalnum())
 
 
 def _meaningful(text: str) -> bool:

@@ -61,6 +61,7 @@ def material_for(
         root_causes=tuple(root_causes),
         language=str(composer_input.get("language", "zh")),
         forbidden=tuple(forbidden),
+        question=facts[0],
     )
 
 

@@ -84,6 +84,18 @@ ROWS = [
     Row(ac.WRONG_LANGUAGE, EN, _answer(CLAIM), {ac.WRONG_LANGUAGE}),
     Row(ac.PLACEHOLDER, EN, _answer("The <service> has an alert."), {ac.PLACEHOLDER}),
     Row(
+        ac.QUESTION_ECHO,
+        AnswerMaterial(facts=ZH.facts, language="zh", question=QUESTION),
+        _answer("payment-service 现在有 HighCPUUsage 告警吗？"),
+        {ac.QUESTION_ECHO},
+    ),
+    Row(
+        "an answer that says more than the question",
+        AnswerMaterial(facts=ZH.facts, language="zh", question=QUESTION),
+        _answer(CLAIM),
+        set(),
+    ),
+    Row(
         ac.PIPELINE_TALK,
         EN,
         _answer("HighCPUUsage is firing, as supported by the executor output."),
@@ -204,6 +216,7 @@ def _world(name: str) -> AnswerMaterial:
         root_causes=tuple(w.get("root_causes", ())),
         language=w["language"],
         forbidden=echo_phrases(load_prompt(prompt)) if prompt else (),
+        question=w.get("question", ""),
     )
 
 

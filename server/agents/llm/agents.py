@@ -98,15 +98,24 @@ class LLMVerifier:
         return StageOutput(data=contracts.verdict(data), prompt_version=prompt.version, notes=_notes(reply))
 
 
+_ANSWER_IN_EN = "Write answer_summary and user_facing_answer in English only, stating the claims' values."
+_ANSWER_IN_ZH = "answer_summary 和 user_facing_answer 只用中文书写，保留各条结论中的数值与名称。"
+
+
 class LLMComposer:
     def __init__(self, client: LLMClient) -> None:
         self._client = client
 
     async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
         prompt = load_prompt("composer")
+        messages = _messages(prompt.text, composer_input)
+        # Said last, in the answer's own language: a small model otherwise follows the prompt's
+        # Chinese phrasings and answers an English question in Chinese.
+        english = composer_input.get("language") == "en"
+        messages.append({"role": "user", "content": _ANSWER_IN_EN if english else _ANSWER_IN_ZH})
         data, reply = await self._client.chat_json(
             "composer",
-            _messages(prompt.text, composer_input),
+            messages,
             deadline,
             schema_name="composer_output",
             schema=contracts.COMPOSER_SCHEMA,
@@ -131,7 +140,7 @@ def build_llm_backend(
         verifier=LLMVerifier(client),
         composer=LLMComposer(client),
         closer=client.aclose if owned else None,
-        composer_phrases=echo_phrases(load_prompt("composer")),
+        composer_phrases=(*echo_phrases(load_prompt("composer")), _ANSWER_IN_EN, _ANSWER_IN_ZH),
     )
 
 

@@ -382,6 +382,13 @@ async def test_composer(client: LLMClient, fake: FakeOpenAI) -> None:
     out = await LLMComposer(client).compose({"language": "zh", "verdict": "PASS"}, Deadline.after(5))
     assert out.prompt_version == "composer-v4"
     assert out.data == output
+    # the answer's language is said last, in that language
+    assert (
+        fake.requests[0].messages[-1]["content"].startswith("answer_summary 和 user_facing_answer 只用中文")
+    )
+    fake.script([reply(json.dumps(output, ensure_ascii=False))])
+    await LLMComposer(client).compose({"language": "en", "verdict": "PASS"}, Deadline.after(5))
+    assert fake.requests[1].messages[-1]["content"].startswith("Write answer_summary and user_facing_answer")
 
 
 @pytest.mark.parametrize("content", ["当前查询未检索到相关日志。", '{"answer_summary": "x"}'])
