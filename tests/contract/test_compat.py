@@ -67,7 +67,8 @@ def _package_messages() -> dict[str, Descriptor]:
 MESSAGES = _package_messages()
 
 
-def google_class(desc: Descriptor) -> type[Message]:
+def google_class(desc: Descriptor) -> Any:
+    """The message class (typed Any: types-protobuf's stubs do not know a factory class's fields)."""
     return message_factory.GetMessageClass(desc)
 
 
@@ -212,7 +213,7 @@ def _set_field(draw: Callable[..., Any], message: Message, field: FieldDescripto
 def messages(desc: Descriptor) -> st.SearchStrategy[Message]:
     @st.composite
     def build(draw: Callable[..., Any]) -> Message:
-        message = google_class(desc)()
+        message: Message = google_class(desc)()
         _populate(draw, message, 0)
         return message
 
@@ -335,8 +336,8 @@ def test_optional_zero_keeps_presence() -> None:
 def test_timestamp_sub_microsecond_nanos_are_truncated() -> None:
     """betterproto2 maps Timestamp to datetime: nanoseconds below a microsecond are lost."""
     message = google_class(MESSAGES["DiagnosisSession"])()
-    message.create_time.seconds = 1_720_000_000  # type: ignore[attr-defined]
-    message.create_time.nanos = 1_001  # type: ignore[attr-defined]
+    message.create_time.seconds = 1_720_000_000
+    message.create_time.nanos = 1_001
     back = round_trip(message)
     assert back.create_time.seconds == 1_720_000_000  # type: ignore[attr-defined]
     assert back.create_time.nanos == 1_000  # type: ignore[attr-defined]
@@ -355,7 +356,7 @@ def test_seed_codec_keeps_negative_zero_and_whole_numbers_in_struct() -> None:
     from evigate.server.codec import from_seed, to_seed
 
     message = google_class(MESSAGES["ToolInvocation"])()
-    message.arguments.update({"neg_zero": -0.0, "zero": 0.0, "count": 3.0, "neg": -3.0, "half": 0.5})  # type: ignore[attr-defined]
+    message.arguments.update({"neg_zero": -0.0, "zero": 0.0, "count": 3.0, "neg": -3.0, "half": 0.5})
     seed = to_seed(message)
     assert seed["arguments"] == {"neg_zero": -0.0, "zero": 0, "count": 3, "neg": -3, "half": 0.5}
     assert str(seed["arguments"]["neg_zero"]) == "-0.0"
