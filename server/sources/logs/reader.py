@@ -7,6 +7,7 @@ start nor continue an event are yielded as SkippedLine, never raised."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -244,12 +245,35 @@ class StreamParser:
             current.end = max(current.end, line.end)
             current.joined = current.joined or line.joined
             return None
-        if parsed is not None:
-            return SkippedLine(self._rel, line.number, "no timestamp")
-        if isinstance(self._format.line_format, _NoFormat):
-            return SkippedLine(self._rel, line.number, "format not recognised")
-        why = "truncated" if not line.whole else f"not {self._format.name}"
-        return SkippedLine(self._rel, line.number, why)
+        return SkippedLine(self._rel, line.number, skip_reason(parsed, self._format, line.whole))
+
+
+@dataclass(frozen=True)
+class EventParser:
+    """Reads single events out of one file's bytes, and tells which lines start one."""
+
+    source: LogSource
+    rel: str
+    file_format: FileFormat
+    config: LogConfig
+
+    def event(self, data: bytes, line: int, offset: int) -> LogEvent | None:
+        """The first event of bytes that start with one (its first line number and file offset given)."""
+        parser = StreamParser(self.rel, self.file_format)
+        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
+            if isinstance(item, Draft):
+                return finish(item, self.source, self.file_format, self.rel, self.config)
+        return None
+
+    def starts(self, raw: bytes) -> bool:
+        """Whether a line (without its newline) starts an event of a file without a container."""
+        if len(raw) >= MAX_LINE:
+            return False
+        text, _ = decode(raw)
+        if not text or text.isspace():
+            return False
+        parsed = self.file_format.line_format.parse(text)
+        return parsed is not None and parsed.timestamp is not None
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:
@@ -283,8 +307,21 @@ def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, c
     )
 
 
+def skip_reason(parsed: LineFields | None, file_format: FileFormat, whole: bool) -> str:
+    """Why a line that neither starts nor continues an event is skipped."""
+    if parsed is not None:
+        return "no timestamp"
+    if isinstance(file_format.line_format, _NoFormat):
+        return "format not recognised"
+    return "truncated" if not whole else f"not {file_format.name}"
+
+
 def event_level(parsed: LineFields, config: LogConfig) -> str:
-    level = parsed.level
+    return final_level(parsed.level, config)
+
+
+def final_level(level: str | None, config: LogConfig) -> str:
+    """A parsed level (or none) as the event's: one of LEVELS, else the configured default."""
     if level in _NORMAL:
         return level
     return normalize_level(level) or config.default_level
