@@ -67,3 +67,4 @@ class LogConfig:
     # A keyword query scans a file not indexed yet from this size on (scan.py); a smaller one is
     # indexed at once (a fraction of a second), which also counts its unreadable lines.
     scan_from_bytes: int = 4 * 2**20
+    index_file: Path | None = None  # where the indexes persist (store.location()); None: in memory only

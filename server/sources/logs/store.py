@@ -8,9 +8,11 @@ indexes live in memory only, and queries never fail because of it."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from array import array
@@ -33,6 +35,7 @@ CREATE TABLE IF NOT EXISTS file_index (
 );
 """
 _ARRAYS = ("starts", "lines", "stamps", "levels", "services")
+_NOT_INDEXED = ("root", "scan_from_bytes", "index_file")  # settings the indexes do not depend on
 
 
 def fingerprint(config: LogConfig) -> str:
@@ -47,18 +50,19 @@ def fingerprint(config: LogConfig) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def location(root: Path, cache_dir: Path) -> Path:
-    """Beside the data when its directory is writable; else under the cache directory, one file
-    per tree (the bundled demo inside an installed package, a read-only mount)."""
-    beside = root / ".evigate-index.sqlite3"
-    try:
-        probe = root / f".evigate-index-probe-{threading.get_ident()}"
-        probe.touch()
-        probe.unlink()
-        return beside
-    except OSError:
-        digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
-        return cache_dir / "log-index" / f"{digest}.sqlite3"
+def location(root: Path, fallback: Path, *, beside: bool = True) -> Path:
+    """Beside the data when its directory is writable (and `beside`); else one file per tree under
+    `fallback` (a read-only mount, the bundled demo inside an installed package)."""
+    if beside:
+        try:
+            probe = root / f".evigate-index-probe-{os.getpid()}-{threading.get_ident()}"
+            probe.touch()
+            probe.unlink()
+            return root / ".evigate-index.sqlite3"
+        except OSError:
+            pass
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    return fallback / f"{digest}.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,45 @@ class IndexStore:
                 db.executemany("DELETE FROM file_index WHERE path = ?", [(p,) for p in stored - paths])
             except sqlite3.DatabaseError as error:
                 self._give_up(error)
+
+    def save_progress(self, progress: dict[str, Any]) -> None:
+        """The running build's progress, for `evigate sources` in another process."""
+        with self._lock:
+            db = self._connection()
+            if db is None:
+                return
+            with contextlib.suppress(sqlite3.DatabaseError):
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('progress', ?)", (json.dumps(progress),))
+
+    def load_progress(self) -> dict[str, Any] | None:
+        found = self._meta("progress")
+        try:
+            value = json.loads(found) if found is not None else None
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def identities(self) -> dict[str, str]:
+        """Each stored file's identity (JSON text), by path."""
+        with self._lock:
+            db = self._connection()
+            if db is None:
+                return {}
+            try:
+                return {row[0]: row[1] for row in db.execute("SELECT path, identity FROM file_index")}
+            except sqlite3.DatabaseError:
+                return {}
+
+    def _meta(self, key: str) -> str | None:
+        with self._lock:
+            db = self._connection()
+            if db is None:
+                return None
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         with self._lock:

@@ -159,7 +159,7 @@ def test_an_index_read_back_from_the_store_answers_as_the_one_built(tree: str, t
     shutil.copytree(source, root)
     config = _config(root)
     built = LogFiles(config, LogReader(config, IndexStore(tmp_path / "index.sqlite3", config)))
-    progress = built._log_reader().build_all()
+    progress = built.reader().build_all()
     assert progress.state == "ready" and progress.bytes_built == progress.bytes_total
     again = LogReader(config, IndexStore(tmp_path / "index.sqlite3", config))
     assert again.build_all().bytes_built == 0  # nothing changed: nothing read
