@@ -88,9 +88,13 @@ class IndexBuild:
         if store is not None:
             store.save_progress({**progress, "detail": self.progress.describe(), "at": time.time()})
 
+    def request_stop(self) -> None:
+        """The thread stops after the chunk it is reading."""
+        self._stop.set()
+
     async def stop(self) -> None:
         """Asks the thread to stop and waits for it at most `stop_within_s`."""
-        self._stop.set()
+        self.request_stop()
         if self._done is not None and not self._done.is_set():
             try:
                 await asyncio.wait_for(self._done.wait(), self._stop_within_s)
