@@ -71,10 +71,9 @@ def table(documents: Sequence[dict[str, Any]]) -> str:
         measured = f"{machine.get('date', '?')}, {machine.get('cores', '?')} cores, load {load}"
         first = True
         for figure in document["figures"]:
-            bench = f"`{document['bench']}.py`" if first else ""
-            what = _cell(document["what"]) if first else ""
-            row = (bench, what, _cell(figure["name"]), _cell(figure["value"]), figure["sample"], figure["cache"],
-                   measured if first else "")  # fmt: skip
+            bench, what = (f"`{document['bench']}.py`", _cell(document["what"])) if first else ("", "")
+            labels = (figure["sample"], figure["cache"], measured if first else "")
+            row = (bench, what, _cell(figure["name"]), _cell(figure["value"]), *labels)
             lines.append("| " + " | ".join(row) + " |")
             first = False
     if not documents:

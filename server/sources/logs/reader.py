@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -265,6 +266,15 @@ class EventParser:
                 return finish(item, self.source, self.file_format, self.rel, self.config)
         return None
 
+    def first(self, handle: BinaryIO, line: int, offset: int) -> tuple[LogEvent | None, int]:
+        """The event starting at the handle's position (its first line number and offset given),
+        read until the next one starts, and where its last line ends."""
+        parser = StreamParser(self.rel, self.file_format)
+        for item in parser.run(raw_lines(handle, line, offset)):
+            if isinstance(item, Draft):
+                return finish(item, self.source, self.file_format, self.rel, self.config), item.end
+        return None, offset
+
     def starts(self, raw: bytes) -> bool:
         """Whether a line (without its newline) starts an event of a file without a container."""
         if len(raw) >= MAX_LINE:
@@ -272,8 +282,13 @@ class EventParser:
         text, _ = decode(raw)
         if not text or text.isspace():
             return False
-        parsed = self.file_format.line_format.parse(text)
+        parsed = self._light.parse(text)
         return parsed is not None and parsed.timestamp is not None
+
+    @cached_property
+    def _light(self) -> LineFormat:
+        """The format reading only what tells a start (a time), as indexing reads it."""
+        return self.file_format.for_indexing().line_format
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:

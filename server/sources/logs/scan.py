@@ -11,6 +11,7 @@ space or `=`, and ASCII unless it has no letter case. Any other file is indexed 
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from .reader import GZIP_ERRORS, EventParser, FileFormat, open_member, raw_lines
 from .tree import Entry
 
 CHUNK = 8 * 2**20
+GZIP_RATIO = 8  # what text logs commonly shrink to: a .gz is weighed by the text it holds
 MAX_HELD = 64 * 2**20  # bytes held back waiting for an event's end: beyond it, index the file
 # Characters JSON and logfmt writers escape: a keyword containing one is not searched as raw bytes.
 ESCAPED_BY_WRITERS = re.compile(r'["\\/<>&\'\x00-\x1f]')
@@ -68,9 +70,11 @@ def plan(entry: Entry, config: LogConfig, keyword: str) -> Scan | None:
     """How to scan the file for the keyword; None when it must be indexed first: a small file
     (config.scan_from_bytes), a file raw bytes could miss a match in (see above), or one that
     holds no event at all (its index then says which lines could not be read)."""
-    if entry.identity is None or entry.identity[2] < config.scan_from_bytes:
+    if entry.identity is None:
         return None
     index = empty(entry.source, entry.member, config, entry.identity)
+    if entry.identity[2] * (GZIP_RATIO if index.compressed else 1) < config.scan_from_bytes:
+        return None
     file_format = index.file_format
     if file_format.container:
         return None
@@ -139,30 +143,29 @@ def _last_start(buf: bytes, starts: Callable[[bytes], bool]) -> int:
 
 def _region(scan: Scan, buf: bytes, limit: int, at: tuple[int, int]) -> Iterator[tuple[int, LogEvent]]:
     """The events of buf[:limit] holding the needle, with their offsets in the file; `at` is the
-    offset and line number of the buffer's first byte."""
-    starts, event_at = scan.parser.starts, scan.parser.event
+    offset and line number of the buffer's first byte. Each is parsed once, from its first line
+    until the next event starts (where the parser stops reading), never copied out of `buf`."""
+    starts = scan.parser.starts
     hay = buf[:limit].lower() if scan.lowered else buf[:limit]
+    stream = io.BytesIO(buf)  # shares buf's bytes
     base, counted = at
-    counted_at = 0
+    counted_at, done = 0, -1  # where lines were counted up to; the last event read
     pos = hay.find(scan.needle)
     while pos != -1:
-        line_start = hay.rfind(b"\n", 0, pos) + 1
-        start = line_start
+        start = hay.rfind(b"\n", 0, pos) + 1
         while not starts(_line_at(buf, start)):  # the event this line belongs to, if any
             if start == 0:
                 start = -1
                 break
             start = buf.rfind(b"\n", 0, start - 1) + 1
-        next_line = hay.find(b"\n", pos) + 1 or limit
-        if start < 0:  # lines before the file's first event belong to none
-            pos = hay.find(scan.needle, next_line) if next_line < limit else -1
+        if start < 0 or start == done:  # before the first event, or a line the last one skipped
+            next_line = hay.find(b"\n", pos) + 1
+            pos = hay.find(scan.needle, next_line) if 0 < next_line < limit else -1
             continue
-        end = next_line
-        while end < limit and not starts(_line_at(buf, end)):
-            end = hay.find(b"\n", end) + 1 or limit
         counted += buf.count(b"\n", counted_at, start)
-        counted_at = start
-        event = event_at(buf[start:end], counted, base + start)
+        counted_at = done = start
+        stream.seek(start)
+        event, end = scan.parser.first(stream, counted, start)
         if event is not None:
             yield base + start, event
-        pos = hay.find(scan.needle, end) if end < limit else -1
+        pos = hay.find(scan.needle, max(end, pos + 1)) if end < limit else -1
