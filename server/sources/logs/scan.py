@@ -146,11 +146,12 @@ def _region(scan: Scan, buf: bytes, limit: int, at: tuple[int, int]) -> Iterator
     offset and line number of the buffer's first byte. Each is parsed once, from its first line
     until the next event starts (where the parser stops reading), never copied out of `buf`."""
     starts = scan.parser.starts
-    hay = buf[:limit].lower() if scan.lowered else buf[:limit]
+    hay = buf.lower() if scan.lowered else buf  # searched up to `limit` only
     stream = io.BytesIO(buf)  # shares buf's bytes
     base, counted = at
     counted_at, done = 0, -1  # where lines were counted up to; the last event read
-    pos = hay.find(scan.needle)
+    needle = scan.needle
+    pos = hay.find(needle, 0, limit)
     while pos != -1:
         start = hay.rfind(b"\n", 0, pos) + 1
         while not starts(_line_at(buf, start)):  # the event this line belongs to, if any
@@ -160,7 +161,7 @@ def _region(scan: Scan, buf: bytes, limit: int, at: tuple[int, int]) -> Iterator
             start = buf.rfind(b"\n", 0, start - 1) + 1
         if start < 0 or start == done:  # before the first event, or a line the last one skipped
             next_line = hay.find(b"\n", pos) + 1
-            pos = hay.find(scan.needle, next_line) if 0 < next_line < limit else -1
+            pos = hay.find(needle, next_line, limit) if 0 < next_line < limit else -1
             continue
         counted += buf.count(b"\n", counted_at, start)
         counted_at = done = start
@@ -168,4 +169,4 @@ def _region(scan: Scan, buf: bytes, limit: int, at: tuple[int, int]) -> Iterator
         event, end = scan.parser.first(stream, counted, start)
         if event is not None:
             yield base + start, event
-        pos = hay.find(scan.needle, max(end, pos + 1)) if end < limit else -1
+        pos = hay.find(needle, max(end, pos + 1), limit) if end < limit else -1
