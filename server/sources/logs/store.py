@@ -112,7 +112,8 @@ class IndexStore:
 
     def _remove(self) -> None:
         for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # then connecting again fails, and persistence is off
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
     def _give_up(self, error: Exception) -> None:
         self._failed = True

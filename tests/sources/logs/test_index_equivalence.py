@@ -225,3 +225,14 @@ def test_a_corrupt_or_foreign_index_is_rebuilt_never_trusted(tmp_path: Path) -> 
     reader = LogReader(config, IndexStore(store, config))
     assert reader.build_all().bytes_built == size
     assert _answer(reader, LogSearch(limit=200)) == expected
+
+
+def test_an_index_that_cannot_be_written_leaves_the_queries_answering(tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    root.mkdir()
+    config = _tree_with_two_files(root)
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the store's folder would be")
+    reader = LogReader(config, IndexStore(blocked / "index.sqlite3", config))
+    assert reader.build_all().state == "ready"
+    assert _answer(reader, LogSearch(limit=200)) == _answer(LogReader(config), LogSearch(limit=200))
