@@ -76,7 +76,7 @@ class _Quick(Protocol):
     def __call__(self, line: str) -> tuple[str, str | None, str | None, bool] | None: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """What the index keeps of an event: where it starts, its time, level and service codes, where
     its last line ends."""
@@ -95,16 +95,16 @@ class Events:
     def __init__(self, index: FileIndex, config: LogConfig) -> None:
         self.index = index
         self._block_events = config.block_events
-        self._codes: dict[str, int] = {}
+        self.codes: dict[str, int] = {}  # service name → code
         self._first = 0  # the open block's first event, its start offset; the last event's end
         self._start = 0
         self._prev_end = 0
 
     def service_code(self, service: str) -> int:
-        code = self._codes.get(service)
+        code = self.codes.get(service)
         if code is None:
             index = self.index
-            code = self._codes[service] = len(self._codes)
+            code = self.codes[service] = len(self.codes)
             index.service_names.append(service)
             if code == 2**16 and index.services.typecode == "H":  # a field that names no service
                 index.services = array("I", index.services)
@@ -208,8 +208,9 @@ class Batch:
 
     def _lines(self, lines: list[bytes], number: int, offset: int, whole: bool = True) -> tuple[int, int]:
         """Indexes whole lines (without their newlines); returns the next line number and offset."""
-        quick, stamps, level_code = self._quick, self._stamps, self.level_code
+        quick, stamps, level_code, levels = self._quick, self._stamps, self.level_code, self._levels
         service_code, source_service = self._events.service_code, self.index.source.service
+        services, add, reset = self._events.codes, self._events.add, self._continuations.reset
         newline = 1 if whole else 0
         for raw in lines:
             number += 1
@@ -231,15 +232,23 @@ class Batch:
                 continue
             if quick is not None and (found := quick(text)) is not None:
                 stamp = stamps(found[0])
-                if stamp is not None:
+                if stamp is not None:  # the commonest line: what _exact does, with the lookups inlined
                     if self._open is not None:
-                        self._close()
-                    self._continuations.reset()
+                        add(self._open)
+                    reset()
                     service = found[2] or source_service
+                    code = services.get(service)
+                    level = levels.get(found[1])
                     self._open = Event(
-                        start, number, stamp, level_code(found[1]), service_code(service), offset
+                        start,
+                        number,
+                        stamp,
+                        level_code(found[1]) if level is None else level,
+                        service_code(service) if code is None else code,
+                        offset,
                     )
-                    self.index.composed = self.index.composed or found[3]
+                    if found[3]:
+                        self.index.composed = True
                     continue
             self._exact(text, number, start, offset, whole)
         return number, offset
