@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,13 +35,18 @@ class Figure:
 
 
 def machine() -> dict[str, object]:
-    """Where and when: the figures of a loaded machine are not those of an idle one."""
+    """Where, when and what: the figures of a loaded machine are not those of an idle one."""
     load = os.getloadavg()
+    head = subprocess.run(
+        ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cores": os.cpu_count() or 0,
         "load": [round(value, 2) for value in load],
         "python": platform.python_version(),
+        "commit": head.stdout.strip() or None,  # None outside a git checkout
     }
 
 
