@@ -69,6 +69,8 @@ def table(documents: Sequence[dict[str, Any]]) -> str:
         machine = document["machine"]
         load = "/".join(f"{value:g}" for value in machine.get("load", []))
         measured = f"{machine.get('date', '?')}, {machine.get('cores', '?')} cores, load {load}"
+        if machine.get("commit"):
+            measured += f", at {machine['commit']}"
         first = True
         for figure in document["figures"]:
             bench, what = (f"`{document['bench']}.py`", _cell(document["what"])) if first else ("", "")
