@@ -76,3 +76,10 @@ def test_a_result_without_labels_or_a_readme_without_markers_is_refused(tmp_path
     (tmp_path / "README.md").write_text("# no markers\n")
     refused = _report(tmp_path)
     assert refused.returncode == 2 and "bench-report:begin" in refused.stderr
+
+
+def test_the_readme_table_is_what_the_recorded_results_give() -> None:
+    """The repository's own README: its benchmark table is bench/report.py's, from bench/results."""
+    command = [sys.executable, str(ROOT / "bench" / "report.py"), "--check"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, "README.md's table is stale: run .venv/bin/python bench/report.py"
