@@ -110,15 +110,39 @@ def check(composer_output: Mapping[str, Any], material: AnswerMaterial) -> Answe
     forbidden = [p for p in (normalize(f).strip() for f in material.forbidden) if len(p) >= 8]
     out: list[Violation] = []
     answer = composer_output.get("user_facing_answer")
-    if not isinstance(answer, str) or not _meaningful(answer):
-        out.append(Violation(EMPTY, "user_facing_answer", "", RULES[EMPTY]))
-    elif not _in_language(answer, material.language):
-        out.append(Violation(WRONG_LANGUAGE, "user_facing_answer", material.language, RULES[WRONG_LANGUAGE]))
-    elif material.question and _core(answer) in _core(material.question):
-        out.append(Violation(QUESTION_ECHO, "user_facing_answer", answer.strip()[:80], RULES[QUESTION_ECHO]))
+    out.extend(answer_rules(answer if isinstance(answer, str) else "", material))
     for where, text in _texts(composer_output):
         out.extend(_check_text(where, text, facts, hypotheses, material, forbidden))
     return AnswerCheckResult(tuple(dict.fromkeys(out)))
+
+
+def answer_rules(answer: str, material: AnswerMaterial) -> list[Violation]:
+    """The rules of the answer as a whole: empty, in the wrong language, or only the question."""
+    if not _meaningful(answer):
+        return [Violation(EMPTY, "user_facing_answer", "", RULES[EMPTY])]
+    if not _in_language(answer, material.language):
+        return [Violation(WRONG_LANGUAGE, "user_facing_answer", material.language, RULES[WRONG_LANGUAGE])]
+    if material.question and _core(answer) in _core(material.question):
+        return [Violation(QUESTION_ECHO, "user_facing_answer", answer.strip()[:80], RULES[QUESTION_ECHO])]
+    return []
+
+
+def check_texts(
+    texts: Sequence[str], material: AnswerMaterial, facts: FactIndex | None = None
+) -> list[AnswerCheckResult]:
+    """`check_text` of each text, with the material prepared once (`facts`: the index of
+    `material.facts`, when the caller has built it already)."""
+    facts = facts if facts is not None else FactIndex(material.facts)
+    hypotheses = FactIndex(material.hypotheses)
+    return [
+        AnswerCheckResult(tuple(dict.fromkeys(_check_text("text", t, facts, hypotheses, material, ()))))
+        for t in texts
+    ]
+
+
+def is_hedged(text: str) -> bool:
+    """Whether a text marks what it says as unconfirmed ("可能", "待验证", "may", "unconfirmed")."""
+    return _HEDGE.search(text) is not None
 
 
 def check_text(text: str, material: AnswerMaterial, where: str = "text") -> AnswerCheckResult:
@@ -169,9 +193,9 @@ def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in i
     # "found nothing" is a claim of its own: a negative observation (whose text says so, in its own
     # words) supports it, and so does material using those very words ("user not found" in a log
     # line); positive findings alone never do ("查询未检索到 HighCPUUsage 告警" over a firing alert)
-    if not any(_ABSENCE.search(f) for f in facts.flat):
-        for absence in dict.fromkeys(m.group() for m in _ABSENCE.finditer(flat)):
-            out.append(Violation(UNSUPPORTED_ABSENCE, where, absence, RULES[UNSUPPORTED_ABSENCE]))
+    absences = list(dict.fromkeys(m.group() for m in _ABSENCE.finditer(flat)))
+    if absences and not any(_ABSENCE.search(f) for f in facts.flat):
+        out.extend(Violation(UNSUPPORTED_ABSENCE, where, a, RULES[UNSUPPORTED_ABSENCE]) for a in absences)
     # the pipeline's own words; a service or log line of the material may hold one ("task-executor")
     for term in dict.fromkeys(m.group() for m in _PIPELINE_TALK.finditer(flat)):
         if not facts.quotes(term):
