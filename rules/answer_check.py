@@ -221,7 +221,7 @@ def _check_sentence(  # noqa: PLR0917 - the sentence, where it is, and the mater
         rule = UNSUPPORTED_NUMBER if kind in (NUMBER, DATE, TIME) else UNSUPPORTED_IDENTIFIER
         out.append(Violation(rule, where, token, RULES[rule]))
     for quote in _quotes(flat):
-        if not facts.quotes(quote) and not (hedged and hypotheses.quotes(quote)):
+        if not _quoted(quote, facts) and not (hedged and _quoted(quote, hypotheses)):
             out.append(Violation(UNSUPPORTED_QUOTE, where, quote, RULES[UNSUPPORTED_QUOTE]))
     if _ROOT_CAUSE.search(flat) and not _UNKNOWN_CAUSE.search(flat):
         stated_by = material.root_causes + (material.hypotheses if hedged else ())
@@ -297,6 +297,14 @@ def sentences(text: str) -> list[tuple[str, bool]]:
         if not bullet and line.rstrip().endswith((":", "：")):
             header_hedged = line_hedged
     return out
+
+
+_ELLIPSIS = re.compile(r"…|\.{3}")
+
+
+def _quoted(quote: str, index: FactIndex) -> bool:
+    """A quote occurs in the material; one cut with an ellipsis (… or ...), each of its spans."""
+    return all(index.quotes(p.strip()) for p in _ELLIPSIS.split(quote) if p.strip())
 
 
 def _quotes(flat: str) -> list[str]:

@@ -87,7 +87,8 @@ def _check_one(index: int, sentence: Sentence, prepared: Prepared) -> list[Sente
     out: list[SentenceViolation] = []
 
     def fail(rule: str, token: str, detail: str = "") -> None:
-        out.append(SentenceViolation(rule, index, token, RULES[rule] + (f": {detail}" if detail else "")))
+        meaning = RULES.get(rule) or answer_check.RULES[rule]
+        out.append(SentenceViolation(rule, index, token, meaning + (f": {detail}" if detail else "")))
 
     material = prepared.material
     if sentence.fixed_line:

@@ -264,15 +264,20 @@ class SentenceRules:
 
     # --- connectives, severity, quantities, actions -------------------------------------------
 
-    def _relation_stated(self, clause: Clause, pattern: re.Pattern[str]) -> bool:
+    def _relation_stated(self, clause: Clause, text: str, word: re.Match[str]) -> bool:
         """A bound claim states the relation: hedged in a hypothesis, or said by a bound claim of the
-        clause's subjects (a root cause, or an excerpt or claim text with the same kind of word)
-        whose words are most of the clause's. A runbook says what often happens, not what happened:
-        it states relations only for steps."""
+        clause's subjects (a root cause, or an excerpt or claim text with the same kind of word) that
+        holds most of the words on each side of the connective ("X because Y": X and Y). A runbook
+        says what often happens, not what happened: it states relations only for steps."""
         if self.hedged and (self.kind == SentenceKind.HYPOTHESIS or self.hypothesis_ids):
             return True
+        pattern = word.re
         names = [n for n, _ in [*clause.services, *clause.alerts, *clause.names]]
-        mine = {t for t in tokenize(plain(clause.text)) if len(t) > 1 and not _FUNCTION_WORD.fullmatch(t)}
+        sides = [text[: word.start()], text[word.end() :]]
+        wanted = [
+            {tok for tok in tokenize(side) if len(tok) > 1 and not _FUNCTION_WORD.fullmatch(tok)}
+            for side in sides
+        ]
         for unit in self.units:
             # a claim that cites a runbook may carry its words in its text
             claim_text = "" if unit.claim.runbook and self.kind != SentenceKind.STEP else unit.claim_text
@@ -282,17 +287,19 @@ class SentenceRules:
             if not all(n in unit.services or n in unit.text or n in claim_text for n in names):
                 continue
             theirs = set(tokenize(unit.text)) | set(tokenize(claim_text))
-            if not mine or len(mine & theirs) >= _SAME_WORDS * len(mine):
+            if all(len(mine & theirs) >= _SAME_WORDS * len(mine) for mine in wanted):
                 return True
         return False
 
     def connectives(self, clause: Clause, text: str) -> None:
-        causal = w.causal(text)
-        if causal and not self._relation_stated(clause, w.CAUSAL):
-            self.fail(t.CAUSAL, causal[0], "no bound claim states this relation")
+        plain_text = plain(text)
+        for match in w.causal_words(plain_text):
+            if not self._relation_stated(clause, plain_text, match):
+                self.fail(t.CAUSAL, match.group(), "no bound claim states this relation")
+                break
         for pattern in (w.TREND_UP, w.TREND_DOWN):
-            trend = pattern.search(text)
-            if trend is not None and not self._relation_stated(clause, pattern):
+            trend = pattern.search(plain_text)
+            if trend is not None and not self._relation_stated(clause, plain_text, trend):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
 
     def severity(self, clause: Clause, text: str) -> None:

@@ -54,10 +54,10 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
             r"|failed to)\s+(?:be\s+)?(?:check|checked|query|queried|reach|reached|read|run|verify|verified"
             r"|retrieve|retrieved|fetch|fetched|access|accessed|contact|contacted|evaluate|evaluated"
             r"|confirm|confirmed)\b|\bnot (?:been )?(?:checked|queried|verified)\b"
-            r"|\b(?:query|call|check|lookup|request|tool call) (?:failed|errored|timed out)\b"
+            r"|\b(?:query|call|check|lookup|tool call) (?:failed|errored)\b"
             r"|\b(?:is|was|were) (?:unreachable|unavailable|down)\b|\bno metrics source\b"
             r"|(?:无法|未能|没能|不能)(?:检查|查询|确认|获取|访问|连接|读取|核实|执行|调用)"
-            r"|(?:查询|调用|检查|请求)(?:失败|出错|超时)|未配置|不可用|不可达"
+            r"|(?:查询|调用|检查)(?:失败|出错)|未配置|不可用|不可达"
         ),
         UNCHECKED,
     ),
@@ -156,6 +156,7 @@ def _state_word(word: str) -> str:
 def states(clause: str) -> tuple[list[tuple[str, str]], bool]:
     """(state, phrase) of each state a clause asserts, in the order of the patterns, and whether it
     asserts a negated state of every item ("no alert is firing")."""
+    clause = _UNKNOWN_CAUSE.sub(" ", clause)  # "no root cause could be determined" finds nothing absent
     universal = _UNIVERSAL_NOT.search(clause)
     if universal is not None:
         word = next(g for g in universal.groups() if g)
@@ -217,8 +218,13 @@ TREND_DOWN = re.compile(
 )
 
 
-def causal(clause: str) -> list[str]:
-    return [m.group() for m in CAUSAL.finditer(_UNKNOWN_CAUSE.sub(" ", clause))]
+def causal_words(clause: str) -> list[re.Match[str]]:
+    """Each causal word or consequence of a clause ("no root cause could be determined" is none)."""
+    return list(CAUSAL.finditer(_mask_all(clause, _UNKNOWN_CAUSE)))
+
+
+def _mask_all(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(lambda m: " " * len(m.group()), text)
 
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
