@@ -32,8 +32,12 @@ _FULL_WIDTH_COLON = re.compile(r"：(?!\s*[0-9０-９])")
 
 def cased(text: str) -> str:
     """`normalize` without lowercasing."""
-    flat = _CN_PERCENT.sub(_cn_percent, unicodedata.normalize("NFKC", _FULL_WIDTH_COLON.sub(": ", text)))
-    return _SPACES.sub(" ", _THOUSANDS.sub("", flat))
+    if not text.isascii():  # ASCII is its own NFKC form, and holds no 百分之 and no full-width colon
+        text = unicodedata.normalize("NFKC", _FULL_WIDTH_COLON.sub(": ", text) if "：" in text else text)
+        text = _CN_PERCENT.sub(_cn_percent, text) if "百分之" in text else text
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    return _SPACES.sub(" ", text)
 
 
 def normalize(text: str) -> str:
@@ -49,6 +53,7 @@ _TIME_RE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
 _NUMBER_RE = re.compile(r"(\d+(?:\.\d+)?)(%|[a-z]+)?")
 _SPOKEN_NUMBER = re.compile(r"(\d+(?:\.\d+)?) ?(%|percent|毫秒|秒钟?|分钟|小时|天|次|倍|字节|[a-z]+)?")
 # A unit written after the number, with or without a space.
+_WORD_AFTER = re.compile(r"\s?[a-z]")
 _UNIT_AFTER = re.compile(r"\s?(%|percent|毫秒|秒钟?|分钟|小时|天|次|倍|字节|[a-z]+)")
 NUMBER, DATE, TIME, WORD = "number", "date", "time", "word"
 
@@ -83,6 +88,8 @@ _PERCENT = {"%", "percent"}
 # Counts and sizes, by class across languages: 25 次 = 25 times, never 25 minutes.
 _COUNTER = {
     "次": "times",
+    "restart": "times",
+    "restarts": "times",
     "time": "times",
     "times": "times",
     "倍": "x",
@@ -184,6 +191,15 @@ class FactIndex:
             self._add(text, flat)
 
     @classmethod
+    def of(cls, text: str, flat: str) -> FactIndex:
+        """The index of one text whose `normalize`d form the caller has already."""
+        out = cls(())
+        if text:
+            out.flat.append(flat)
+            out._add(text, flat)
+        return out
+
+    @classmethod
     def union(cls, indexes: Iterable[FactIndex]) -> FactIndex:
         """One index of several (the same as an index of all their texts), without re-reading them."""
         out = cls(())
@@ -198,10 +214,16 @@ class FactIndex:
 
     def _add(self, text: str, flat: str) -> None:
         # CamelCase and joined parts: "HighCPUUsage" carries "cpu", "db-01.prod" carries "db-01".
-        self.parts.update(p.lower() for p in _PART.findall(unicodedata.normalize("NFKC", text)))
+        self.parts.update(
+            map(str.lower, _PART.findall(text if text.isascii() else unicodedata.normalize("NFKC", text)))
+        )
+        words = self.words
         for match in _ASCII.finditer(flat):
             token = match.group()
-            self.words.add(token)
+            starts_with_digit = token[0].isdigit()
+            if token in words and not starts_with_digit:
+                continue  # a word seen before added its parts then; a number may have another unit now
+            words.add(token)
             if token.isalnum():
                 self.parts.add(token)
             else:
@@ -215,12 +237,15 @@ class FactIndex:
                     for time in _TIME_RE.findall(token):
                         fields = time.split(":")
                         self.times.update(":".join(fields[:n]) for n in range(2, len(fields) + 1))
-            if token[0].isdigit():
+            if starts_with_digit:
                 number = _NUMBER_RE.fullmatch(token)
                 if number is not None:
                     unit = number.group(2) or _unit_after(flat, match.end())
                     value = float(number.group(1))
-                    self.numbers.update(_number_keys(value, unit))
+                    if unit or not _WORD_AFTER.match(flat, match.end()):
+                        self.numbers.update(_number_keys(value, unit))
+                    else:  # a unit of its own ("38 slow ops/min"): a count, never a duration or share
+                        self.numbers.add(_value_key(value) + "#")
                     self.numbers.add(_value_key(value) + "?")  # the bare value, for unitless answers
 
     def supports(self, token: str, kind: str) -> bool:
@@ -236,8 +261,13 @@ class FactIndex:
             key = _value_key(value)
             if not unit:  # "0.92" for 92%, "25" for 25m
                 return f"{key}?" in self.numbers or key in self.numbers
-            # The material's unit, or a unit it never wrote ("92" → "92%"); never another unit.
-            return bool(_number_keys(value, unit) & self.numbers) or key in self.numbers
+            # The material's unit, or a unit it never wrote ("92" → "92%"); never another unit. A
+            # count may name what it counts ("220 evictions/s" = 220 次).
+            return (
+                bool(_number_keys(value, unit) & self.numbers)
+                or key in self.numbers
+                or (unit in _COUNTER and f"{key}#" in self.numbers)
+            )
         return token in self.words or token in self.parts
 
     def quotes(self, quote: str) -> bool:

@@ -49,9 +49,12 @@ def check(sentences: Sequence[Sentence], material: SentenceMaterial) -> Sentence
     prepared = Prepared(material)
     tokens = token_material(material)
     # the token layer's index of the whole material, from the indexes the units already built
+    # the token layer's index of the whole material, from the claims' own indexes
     tools = {e.tool for c in material.claims for e in c.excerpts}
-    facts = FactIndex.union([FactIndex([material.question, *tools]), *prepared.claim_index.values()])
-    layer = answer_check.check_texts([s.text for s in sentences], tokens, facts)
+    whole = FactIndex.union(
+        [FactIndex([material.question, *tools]), *(prepared.claim(c.claim_id).index for c in material.claims)]
+    )
+    layer = answer_check.check_texts([s.text for s in sentences], tokens, whole)
     per_sentence = []
     for index, (sentence, beneath) in enumerate(zip(sentences, layer, strict=True)):
         found = _check_one(index, sentence, prepared)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from evigate.rules import sentence_phrases as p
 from evigate.rules import sentence_types as t
 from evigate.rules import sentence_words as w
-from evigate.rules.answer_facts import NUMBER, WORD, normalize, spans_of
+from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans_of
 from evigate.rules.enums import ClaimType, SentenceKind
 from evigate.rules.sentence_reading import Clause, Reading, plain, quote_pieces
 from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible, holds
@@ -95,9 +95,8 @@ class SentenceRules:
 
     def _named(self, name: str, service: bool) -> bool:
         for cid in self.claim_ids:
-            if (service and name in self.prepared.claim_names[cid]) or self.prepared.claim_index[
-                cid
-            ].supports(name, WORD):
+            claim = self.prepared.claim(cid)
+            if (service and name in claim.names) or claim.index.supports(name, WORD):
                 return True
         return any(self.prepared.hypothesis_index[h].supports(name, WORD) for h in self.hypothesis_ids)
 
@@ -174,7 +173,7 @@ class SentenceRules:
             x
             for cid in self.claim_ids
             if self.prepared.material.claims_by_id[cid].runbook
-            for x in self.prepared.claim_flat[cid]
+            for x in self.prepared.claim(cid).flat
         ]
         return [*runbook, *self.hypothesis_texts]
 
@@ -253,7 +252,7 @@ class SentenceRules:
             role = p.LIMIT if ("limit" in after.group() or "上限" in after.group()) else p.THRESHOLD
         if role is None:
             return
-        given = {r for u in selected for r, index in u.role_values if index.supports(token, NUMBER)}
+        given = {r for u in selected for r, value in u.pairs if FactIndex([value]).supports(token, NUMBER)}
         if given and role not in given:
             self.fail(t.ROLE, token, f"the excerpt gives it as {', '.join(sorted(given))}, not {role}")
 

@@ -10,6 +10,7 @@ are looked up unit by unit, so a value is tied to the subject of the excerpt tha
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -68,12 +69,16 @@ class Unit:
     severity: str
     index: FactIndex
     subject: FactIndex  # what a negative or failed query asked for (query=, name=, service=, …)
-    role_values: tuple[tuple[str, FactIndex], ...]  # (role, the value text) of current= / threshold= …
+    pairs: tuple[tuple[str, str], ...]  # (role, value text) of current= / threshold= / limit=
+
+
+_NAME_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 
 
 class Names:
     """The service names a session knows: the catalog's (any shape), their aliases, and every
-    `service=` of an excerpt; found in a text case- and separator-insensitively, whole."""
+    `service=` of an excerpt; found in a text case- and separator-insensitively, whole ("Catalog API"
+    is catalog-api; payment-service-7d9f8 is a pod, not payment-service)."""
 
     def __init__(self, catalog: Iterable[str], aliases: Iterable[tuple[str, str]], extra: Iterable[str]):
         self.canonical: dict[str, str] = {}
@@ -85,72 +90,89 @@ class Names:
             flat = normalize(alias).strip()
             if flat and normalize(name).strip():
                 self.canonical.setdefault(_squash(flat), normalize(name).strip())
-        # ASCII names end where ASCII letters end (a Chinese word may follow with no space)
-        pieces = sorted(
-            {
-                rf"(?<![a-z0-9_.-]){_flexible(n)}(?![a-z0-9_-]|\.[a-z0-9])" if n.isascii() else re.escape(n)
-                for n in self.canonical
-            },
-            key=len,
-            reverse=True,
-        )
-        self.pattern = re.compile("|".join(pieces)) if pieces else None
+        ascii_names = [n for n in self.canonical if n.isascii()]
+        # a name of n words may be written as n words with spaces
+        self.words = max((len(_NAME_WORD.findall(self.canonical[n])) for n in ascii_names), default=0)
+        self.other = [n for n in self.canonical if not n.isascii()]  # Chinese aliases: found as written
 
     def find(self, flat: str) -> list[tuple[str, int, int]]:
         """(canonical name, start, end) of each name in lowercase text."""
-        if self.pattern is None:
-            return []
-        return [
-            (self.canonical[_squash(m.group())], m.start(), m.end())
-            for m in self.pattern.finditer(flat)
-            if _squash(m.group()) in self.canonical
-        ]
+        out: list[tuple[str, int, int]] = []
+        if self.words:
+            tokens = [(m.group(), m.start(), m.end()) for m in _NAME_WORD.finditer(flat)]
+            i = 0
+            while i < len(tokens):
+                for n in range(min(self.words, len(tokens) - i), 0, -1):
+                    window = tokens[i : i + n]
+                    if any(flat[a[2] : b[1]] != " " for a, b in itertools.pairwise(window)):
+                        continue
+                    name = self.canonical.get(_squash("".join(t[0] for t in window)))
+                    if name is not None:
+                        out.append((name, window[0][1], window[-1][2]))
+                        i += n - 1
+                        break
+                i += 1
+        for alias in self.other:
+            at = flat.find(alias)
+            while at >= 0:
+                out.append((self.canonical[alias], at, at + len(alias)))
+                at = flat.find(alias, at + len(alias))
+        return sorted(out, key=lambda found: found[1])
+
+
+_SQUASH = str.maketrans("", "", "-_. \t\n")
 
 
 def _squash(name: str) -> str:
-    return re.sub(r"[-_.\s]+", "", name)
+    return name.translate(_SQUASH)
 
 
-def _flexible(squashed: str) -> str:
-    """A squashed name as a pattern that allows -, _, . or a space between its words (catalog-api,
-    "Catalog API") — the word boundaries of the original name are gone, so any may be split."""
-    return r"[-_.\s]?".join(re.escape(ch) for ch in squashed)
+@dataclass(frozen=True)
+class ClaimPrep:
+    """One claim, prepared: its units, an index and the normalised texts of its text and excerpts,
+    and the services they name."""
+
+    units: list[Unit]
+    index: FactIndex
+    flat: list[str]
+    names: set[str]
 
 
 class Prepared:
-    """A material's units and indexes, built once for all the sentences of an answer."""
+    """A material prepared for the sentences of one answer: the names it knows at once, each claim
+    when a sentence is first bound to it (most sentences speak of one or two claims)."""
 
     def __init__(self, material: SentenceMaterial) -> None:
         self.material = material
         excerpts = [e for c in material.claims for e in c.excerpts]
-        extra = [m.group(1) for e in excerpts for m in _SERVICE_FIELD.finditer(normalize(e.text))]
+        extra = [m.group(1) for e in excerpts for m in _SERVICE_FIELD.finditer(e.text.lower())]
         self.names = Names(material.catalog, material.aliases, extra)
-        self.units: dict[str, list[Unit]] = {c.claim_id: self._units(c) for c in material.claims}
-        self.claim_index = {
-            c.claim_id: FactIndex.union([FactIndex([c.text]), *(u.index for u in self.units[c.claim_id])])
-            for c in material.claims
-        }
-        self.claim_flat = {
-            c.claim_id: [normalize(t) for t in (c.text, *(e.text for e in c.excerpts)) if t]
-            for c in material.claims
-        }
-        self.claim_names = {
-            c.claim_id: {n for t in self.claim_flat[c.claim_id] for n, _, _ in self.names.find(t)}
-            for c in material.claims
-        }
         self.hypothesis_index = {h.hypothesis_id: FactIndex([h.text]) for h in material.hypotheses}
         self.hypothesis_flat = {h.hypothesis_id: normalize(h.text) for h in material.hypotheses}
-        self.alerts = {u.alert for units in self.units.values() for u in units if u.alert}
+        self.alerts = {a for c in material.claims for e in c.excerpts if (a := _alert_of(c, e, _scope(e)))}
+        self._claims: dict[str, ClaimPrep] = {}
 
-    def _units(self, claim: ClaimFacts) -> list[Unit]:
+    def claim(self, claim_id: str) -> ClaimPrep:
+        prep = self._claims.get(claim_id)
+        if prep is None:
+            prep = self._claims[claim_id] = self._prepare(self.material.claims_by_id[claim_id])
+        return prep
+
+    def _prepare(self, claim: ClaimFacts) -> ClaimPrep:
         claim_text = normalize(claim.text)
         claim_services = {n for n, _, _ in self.names.find(claim_text)}
         excerpts = claim.excerpts or (Excerpt(claim.text),)
-        return [self._unit(claim, claim_text, e, claim_services) for e in excerpts]
+        units = [self._unit(claim, claim_text, e, claim_services) for e in excerpts]
+        flat = [t for t in (claim_text, *(u.text for u in units if claim.excerpts)) if t]
+        return ClaimPrep(
+            units,
+            FactIndex.union([FactIndex.of(claim.text, claim_text), *(u.index for u in units)]),
+            flat,
+            {n for t in flat for n, _, _ in self.names.find(t)},
+        )
 
     def _unit(self, claim: ClaimFacts, claim_text: str, excerpt: Excerpt, claim_services: set[str]) -> Unit:
         flat = normalize(excerpt.text)
-        ref = normalize(excerpt.ref_text)
         scope = _scope(excerpt)
         # an excerpt's own service= field is its subject (labels.upstream=order-service is not);
         # without one, every service it names
@@ -160,30 +182,34 @@ class Prepared:
         services = services or {n for n, _, _ in self.names.find(flat)}
         if not services and not claim.negative and not claim.failed:
             services = set(claim_services)  # a log pattern names no service; its claim does
-        alert = _ALERT_FIELD.search(excerpt.text)
-        if alert is None and scope == w.ALERT and claim.claim_type != ClaimType.NEGATIVE_OBSERVATION:
-            alert = _LEADING_NAME.match(excerpt.text)
-        index = FactIndex([excerpt.text])
+        index = FactIndex.of(excerpt.text, flat)
         return Unit(
             claim=claim,
             text=flat,
             claim_text=claim_text,
             tool=excerpt.tool,
-            state=_state(claim, flat, ref),
+            state=_state(claim, flat, excerpt.ref_text),
             scope=scope,
-            alert=alert.group(1).lower() if alert else "",
+            alert=_alert_of(claim, excerpt, scope),
             services=frozenset(services),
-            severity=_severity(flat, ref),
+            severity=_field(_SEVERITY_FIELD, w.REF_SEVERITY, flat, excerpt.ref_text),
             index=index,
             subject=_subject(claim, excerpt.text, index),
-            role_values=tuple(_role_values(flat)),
+            pairs=tuple(_role_pairs(flat)),
         )
 
     def bound_units(self, claim_ids: Iterable[str]) -> list[Unit]:
-        return [u for cid in claim_ids for u in self.units.get(cid, ())]
+        return [u for cid in claim_ids if cid in self.material.claims_by_id for u in self.claim(cid).units]
 
     def all_units(self) -> list[Unit]:
-        return [u for units in self.units.values() for u in units]
+        return [u for c in self.material.claims for u in self.claim(c.claim_id).units]
+
+
+def _alert_of(claim: ClaimFacts, excerpt: Excerpt, scope: str) -> str:
+    alert = _ALERT_FIELD.search(excerpt.text)
+    if alert is None and scope == w.ALERT and claim.claim_type != ClaimType.NEGATIVE_OBSERVATION:
+        alert = _LEADING_NAME.match(excerpt.text)
+    return alert.group(1).lower() if alert else ""
 
 
 _ASKED = re.compile(
@@ -213,27 +239,25 @@ def _state(claim: ClaimFacts, flat: str, ref: str) -> str:
         return w.UNCHECKED
     if claim.claim_type == ClaimType.NEGATIVE_OBSERVATION:
         return w.ABSENT
-    for text in (flat, ref):
-        found = _STATE_FIELD.search(text)
-        if found is not None and found.group(1) in _STATE_WORDS:
-            return _STATE_WORDS[found.group(1)]
-    return w.FOUND
+    return _field(_STATE_FIELD, _STATE_WORDS, flat, ref) or w.FOUND
 
 
-def _severity(flat: str, ref: str) -> str:
+def _field(pattern: re.Pattern[str], words: Mapping[str, str], flat: str, ref: str) -> str:
+    """The word of a state= / severity= field: the excerpt's, else its ref text's."""
     for text in (flat, ref):
-        found = _SEVERITY_FIELD.search(text)
-        if found is not None and found.group(1) in w.REF_SEVERITY:
-            return w.REF_SEVERITY[found.group(1)]
+        found = pattern.search(text) if text is flat else pattern.search(normalize(text)) if text else None
+        if found is not None and found.group(1) in words:
+            return words[found.group(1)]
     return ""
 
 
-def _role_values(flat: str) -> Iterable[tuple[str, FactIndex]]:
+def _role_pairs(flat: str) -> Iterable[tuple[str, str]]:
+    """(role, value text) of each current= / threshold= / limit= field."""
     for match in _PAIR.finditer(flat):
         key = match.group(1).rsplit(".", 1)[-1]
         for role, keys in p.ROLE_KEYS.items():
             if key in keys:
-                yield role, FactIndex([match.group(2)])
+                yield role, match.group(2)
 
 
 def compatible(unit: Unit, alert: str | None, service: str | None) -> bool:
@@ -248,23 +272,8 @@ def holds(unit: Unit, names: Iterable[str]) -> bool:
     return all(n == unit.alert or unit.subject.supports(n, "word") for n in names)
 
 
-def severities(units: Iterable[Unit]) -> set[str]:
-    return {u.severity for u in units if u.severity}
-
-
-def words_in(texts: Iterable[str], pattern: re.Pattern[str]) -> bool:
-    return any(pattern.search(t) for t in texts)
-
-
 def claim_texts(prepared: Prepared, claim_ids: Iterable[str], hypothesis_ids: Iterable[str]) -> list[str]:
     """The normalised texts a sentence is bound to: its claims' texts and excerpts, its hypotheses."""
-    texts = [t for cid in claim_ids for t in prepared.claim_flat.get(cid, ())]
+    texts = [t for cid in claim_ids for t in prepared.claim(cid).flat]
     texts.extend(prepared.hypothesis_flat[h] for h in hypothesis_ids if h in prepared.hypothesis_flat)
     return texts
-
-
-def by_claim(units: Iterable[Unit]) -> Mapping[str, list[Unit]]:
-    out: dict[str, list[Unit]] = {}
-    for u in units:
-        out.setdefault(u.claim.claim_id, []).append(u)
-    return out

@@ -117,7 +117,8 @@ def chinese(n: int) -> str:
 
 def _check(alert: Alert, text: str, language: str) -> set[str]:
     sentence = Sentence("finding", text, (alert.claim_id,))
-    result = check([sentence], dataclasses.replace(alert.material, language=language))
+    # one sentence is the whole answer here: no question, so none is taken for an echo of it
+    result = check([sentence], dataclasses.replace(alert.material, language=language, question=""))
     return result.rules()
 
 
