@@ -33,9 +33,9 @@ def cn_integer(numerals: str) -> int:
 
 # A Chinese number counts only before a measure word or unit (三个告警, 两次, 五分钟): 一直, 一些,
 # 之一 and 第一 are no numbers, 一个 / 一种 / 一条 are the indefinite article, and 最近一次, 上一次,
-# 每一次 say which time, not how many.
+# 每一次, 最慢一次 say which time, not how many.
 _CN_NUMBER = re.compile(
-    r"(?<![第\d零〇一二两三四五六七八九十百千万近上下这那每同])"
+    r"(?<![第\d零〇一二两三四五六七八九十百千万近上下这那每同慢快高低大小后])"
     r"(?!一(?:个|种|条|项|位|份)(?![零〇一二两三四五六七八九十百千万]))"
     r"([零〇一二两三四五六七八九十百千万]+|半)"
     r"(?=\s?(?:个|条|次|秒|分钟|小时|天|台|项|种|倍|毫秒|份|例|处|只|名|位|组|批|周|月|年|行|笔|%))"

@@ -17,6 +17,7 @@ from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible
 from evigate.rules.text import tokenize
 
 _ROLE_BEFORE = 24  # characters between a role word and its value
+_ONCE = re.compile(r"1 ?(?:次|times?)")
 _SAME_WORDS = 0.5  # share of a clause's words a claim must hold to state its relation
 # words that say nothing of what a relation is between
 _FUNCTION_WORD = re.compile(
@@ -230,8 +231,10 @@ class SentenceRules:
             if kind == WORD or any(s <= start < e for s, e in counted):
                 continue
             selected = self._selected(clause.groups_near(start))
-            if any(u.index.supports(token, kind) for u in selected) or any(
-                i.supports(token, kind) for i in indexes
+            if (
+                any(u.index.supports(token, kind) for u in selected)
+                or any(i.supports(token, kind) for i in indexes)
+                or (_ONCE.fullmatch(token) and any(u.scope == w.LOG for u in selected))  # a log line is once
             ):
                 if kind == NUMBER:
                     self._role(text, start, token, selected)
@@ -318,6 +321,9 @@ class SentenceRules:
             if wrong:
                 word = asserted[0][1] if universal else every.group()  # type: ignore[union-attr]
                 self.fail(t.QUANTITY, word, f"not true of {', '.join(wrong)}")
+        things = p.ALL_OF_THINGS.search(text)
+        if things is not None and not any(p.ALL_WORDS.search(x) for x in self.texts):
+            self.fail(t.QUANTITY, things.group(), "no bound claim speaks of all of them")
         both = p.BOTH.search(text)
         if both is not None and pool and len(self._items(pool, states)) != 2:
             self.fail(t.QUANTITY, both.group(), f"the claims show {len(self._items(pool, states))}")

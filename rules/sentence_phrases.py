@@ -8,6 +8,13 @@ import re
 from collections.abc import Iterable
 
 ALL_WORDS = re.compile(r"\b(?:all|every|each|both|entire)\b|所有|全部|每个|每一个|均|都")
+# A quantifier over things no alert count can support: "every request", "所有请求".
+ALL_OF_THINGS = re.compile(
+    r"\b(?:all|every|each)\s+(?:of\s+(?:the\s+|its\s+|their\s+)?)?(?:[a-z-]+\s+){0,2}?(?:requests?|calls?|jobs?"
+    r"|users?|messages?|orders?|payments?|queries|transactions?|customers?|checkouts?|connections?|pods?"
+    r"|instances?|nodes?|hosts?|consumers?|partitions?)\b"
+    r"|(?:所有|全部|每个|每一个)的?\S{0,4}?(?:请求|调用|任务|用户|消息|订单|支付|查询|交易|连接|实例|节点|主机|消费者)"
+)
 BOTH = re.compile(r"\bboth\b|两个都|二者都|两者都")
 ONLY = re.compile(r"\bonly\b|\bjust\b|仅|只有|只")
 TOP = re.compile(r"\b(?:top|most|first|largest|biggest|main)\b|最|前")

@@ -106,16 +106,17 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             r"\b(?:still|continues? to|keeps?)\s+(?:\w+\s+)?(?:firing|fire|active|alerting|going|happening"
-            r"|ongoing|on)\b|\bfiring\b|\bfires\b|\b(?:is|are) active\b|\bongoing\b|\bin progress\b"
+            r"|ongoing|on)\b|\bstill\s+\w+ing\b|\bfiring\b|\bfires\b|\b(?:is|are) active\b|\bongoing\b"
+            r"|\bin progress\b"
             r"|正在触发|仍在触发|还在触发|触发中|在触发|仍在持续|还在持续|持续中|依然存在|仍然存在|仍在|还在"
-            r"|依然|告警中|未解决"
+            r"|一直在|持续在|依然|告警中|未解决"
         ),
         FIRING,
     ),
     (
         re.compile(
-            rf"\b{_RESOLVE_EN}\b|\b(?:is|are|was) over\b(?!\s+\d)"
-            r"|已经?(?:恢复|解除|消除|清除|结束|平息)|恢复了|恢复"
+            rf"\b{_RESOLVE_EN}\b|\b(?:is|are|was) over\b(?!\s+\d)|\b(?:fixed|solved|mitigated)\b"
+            r"|已经?(?:恢复|解除|消除|清除|结束|平息|解决|修复)|(?:恢复|解决|修复)了|恢复"
         ),
         RESOLVED,
     ),
@@ -234,8 +235,11 @@ _SEVERITY_WORDS = (
         re.compile(
             r"\b(?:minor|low[- ](?:severity|priority)|not (?:urgent|serious|critical|severe|a (?:big |real )?"
             r"(?:problem|concern|issue))|nothing (?:urgent|serious|critical|to worry about)|non[- ]urgent"
-            r"|harmless|benign|trivial|negligible|cosmetic|no cause for concern)\b"
-            r"|不严重|不紧急|不要紧|无关紧要|无需担心|不用担心|小问题|次要|轻微|影响不大|无大碍"
+            r"|harmless|benign|trivial|negligible|cosmetic|no cause for concern|false (?:alarm|positive)"
+            r"|noise"
+            r"|healthy|fine|(?<!back to )normal|no problems?|nothing wrong|all good)\b"
+            r"|不严重|不紧急|不要紧|无关紧要|无需担心|不用担心|小问题|次要|轻微|影响不大|无大碍|误报|虚警"
+            r"|健康|(?<!恢复)正常|没问题|没有问题"
         ),
     ),
     (
