@@ -257,7 +257,7 @@ _UNKNOWN_CAUSE = re.compile(
     re.IGNORECASE,
 )
 # “…” "…" 「…」 『…』 `…`, ‘…’, and '…' not inside a word (payment-service's is no quote).
-_QUOTE = re.compile(
+QUOTE = re.compile(
     r"[“\"「『`]([^”\"」』`\n]{1,300})[”\"」』`]|‘([^’\n]{1,300})’|(?<![a-z0-9])'([^'\n]{1,300})'(?![a-z0-9])"
 )
 _PLACEHOLDER = re.compile(r"<[a-z][^<>\n]{1,60}>|\{\{?[a-z_]{2,30}\}?\}|\btodo\b|\btbd\b|\blorem ipsum\b")
@@ -302,13 +302,17 @@ def sentences(text: str) -> list[tuple[str, bool]]:
 _ELLIPSIS = re.compile(r"…|\.{3}")
 
 
+def quote_spans(quote: str) -> list[str]:
+    """A quote's spans between ellipses (… or ...), each of which the material must hold."""
+    return [p.strip() for p in _ELLIPSIS.split(quote) if p.strip()]
+
+
 def _quoted(quote: str, index: FactIndex) -> bool:
-    """A quote occurs in the material; one cut with an ellipsis (… or ...), each of its spans."""
-    return all(index.quotes(p.strip()) for p in _ELLIPSIS.split(quote) if p.strip())
+    return all(index.quotes(span) for span in quote_spans(quote))
 
 
 def _quotes(flat: str) -> list[str]:
-    return [q.strip() for groups in _QUOTE.findall(flat) for q in groups if q.strip()]
+    return [q.strip() for groups in QUOTE.findall(flat) for q in groups if q.strip()]
 
 
 def _says_same(sentence: str, statement: str) -> bool:

@@ -10,13 +10,15 @@ from collections.abc import Iterable
 from evigate.rules import sentence_phrases as p
 from evigate.rules import sentence_types as t
 from evigate.rules import sentence_words as w
+from evigate.rules.answer_check import quote_spans
 from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans_of
 from evigate.rules.enums import ClaimType, SentenceKind
-from evigate.rules.sentence_reading import Clause, Reading, plain, quote_pieces
+from evigate.rules.sentence_reading import Clause, Reading, plain
 from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible, holds
 from evigate.rules.text import tokenize
 
 _ROLE_BEFORE = 24  # characters between a role word and its value
+_ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
 _ONCE = re.compile(r"1 ?(?:次|times?)")
 _SAME_WORDS = 0.5  # share of a clause's words a claim must hold to state its relation
 # words that say nothing of what a relation is between
@@ -30,28 +32,10 @@ _NOUN_SCOPES = (
     (w.SERVICE, ("service", "服务")),
     (w.LOG, ("pattern", "模式", "日志模式")),
 )
-
-
 _COUNT_FIELD = re.compile(
     r"(?<![\w.])[a-z_]*(?:total|count|known_services|services|alerts|instances|replicas|pods|consumers|partitions)"
     r"[a-z_]*\s*=\s*(\d+)\b"
 )
-
-
-def _counts_of(text: str) -> set[str]:
-    """The counts an excerpt gives (total=3, known_services=8, count=48)."""
-    return set(_COUNT_FIELD.findall(text))
-
-
-def _names_alert(unit: Unit, alert: str) -> bool:
-    return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, WORD))
-
-
-def _noun_scope(noun: str) -> str | None:
-    return next((scope for scope, starts in _NOUN_SCOPES if noun.startswith(starts)), None)
-
-
-_ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")
 
 
 class SentenceRules:
@@ -194,12 +178,8 @@ class SentenceRules:
 
     def kind_wording(self) -> None:
         said = {s for c in self.reading.clauses for s, _ in w.states(w.without_severity(plain(c.text)))[0]}
-        if self.kind == SentenceKind.ABSENCE and not said & {
-            w.ABSENT,
-            w.NOT_FIRING,
-            w.NOT_RESOLVED,
-            w.NOT_SILENCED,
-        }:
+        nothing = {w.ABSENT, w.NOT_FIRING, w.NOT_RESOLVED, w.NOT_SILENCED}
+        if self.kind == SentenceKind.ABSENCE and not said & nothing:
             self.fail(t.ABSENCE, self.reading.text[:60], "an absence sentence must say nothing was found")
         unchecked_only = bool(self.units) and all(u.state == w.UNCHECKED for u in self.units)
         if (self.kind == SentenceKind.COULD_NOT_CHECK or unchecked_only) and w.UNCHECKED not in said:
@@ -261,7 +241,7 @@ class SentenceRules:
 
     def quotes(self) -> None:
         for quote in self.reading.quotes:
-            if not all(any(piece in bound for bound in self.texts) for piece in quote_pieces(quote)):
+            if not all(any(piece in bound for bound in self.texts) for piece in quote_spans(quote)):
                 self.fail(t.QUOTE, quote)
 
     # --- connectives, severity, quantities, actions -------------------------------------------
@@ -319,7 +299,7 @@ class SentenceRules:
         if (universal or every) and states and pool:
             wrong = sorted({u.alert or u.claim.claim_id for u in pool if u.state not in w.AGREES[states[0]]})
             if wrong:
-                word = asserted[0][1] if universal else every.group()  # type: ignore[union-attr]
+                word = asserted[0][1] if universal or every is None else every.group()
                 self.fail(t.QUANTITY, word, f"not true of {', '.join(wrong)}")
         things = p.ALL_OF_THINGS.search(text)
         if things is not None and not any(p.ALL_WORDS.search(x) for x in self.texts):
@@ -374,3 +354,16 @@ class SentenceRules:
                 self.fail(t.ACTION, word, "no bound runbook claim or hypothesis gives it")
             text = text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
         return text
+
+
+def _counts_of(text: str) -> set[str]:
+    """The counts an excerpt gives (total=3, known_services=8, count=48)."""
+    return set(_COUNT_FIELD.findall(text))
+
+
+def _names_alert(unit: Unit, alert: str) -> bool:
+    return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, WORD))
+
+
+def _noun_scope(noun: str) -> str | None:
+    return next((scope for scope, starts in _NOUN_SCOPES if noun.startswith(starts)), None)

@@ -16,14 +16,11 @@ import re
 from dataclasses import dataclass, field
 
 from evigate.rules import sentence_words as words
+from evigate.rules.answer_check import QUOTE
 from evigate.rules.answer_facts import WORD, cased, spans_of
 from evigate.rules.numerals import spelled_as_digits
 from evigate.rules.sentence_units import Prepared
 
-_QUOTE = re.compile(
-    r"[“\"「『`]([^”\"」』`\n]{1,300})[”\"」』`]|‘([^’\n]{1,300})’|(?<![A-Za-z0-9])'([^'\n]{1,300})'(?![A-Za-z0-9])"
-)
-_ELLIPSIS = re.compile(r"…|\.{3}")
 _MARKER = re.compile(r"zq([a-j]+)q")
 _STRONG = re.compile(
     r"[;；。!?！？]|[,，、]|(?<!\d)[:：]|[:：](?!\d)|\.(?=\s|$)|[()（）\[\]]"
@@ -67,9 +64,6 @@ class Reading:
     alerts: list[str] = field(default_factory=list)
     clauses: list[Clause] = field(default_factory=list)
 
-    def entities(self) -> list[str]:
-        return list(dict.fromkeys([*self.services, *self.alerts, *self.names]))
-
 
 def _marker(index: int) -> str:
     return "zq" + "".join(chr(97 + int(d)) for d in str(index)) + "q"
@@ -84,8 +78,8 @@ def read(text: str, prepared: Prepared) -> Reading:
     particle = words.YES_NO.match(flat.lower())
     if particle is not None:  # a leading yes / no answers the question: it is read by the yes / no rule
         flat = " " * particle.end() + flat[particle.end() :]
-    quotes = [q.strip().lower() for groups in _QUOTE.findall(flat) for q in groups if q.strip()]
-    flat = _QUOTE.sub(' "" ', flat)
+    quotes = [q.strip().lower() for groups in QUOTE.findall(flat) for q in groups if q.strip()]
+    flat = QUOTE.sub(' "" ', flat)
     spans: list[tuple[int, int, str, str]] = []  # start, end, kind (s / a / n), lowercase name
     lower = flat.lower()
     for name, start, end in prepared.names.find(lower):
@@ -147,11 +141,6 @@ def _clauses(text: str) -> list[str]:
         else:
             out.append(part)
     return out
-
-
-def quote_pieces(quote: str) -> list[str]:
-    """A quote's spans between ellipses, each of which must occur in the bound texts."""
-    return [p.strip() for p in _ELLIPSIS.split(quote) if len(p.strip()) > 1]
 
 
 def plain(clause: str) -> str:

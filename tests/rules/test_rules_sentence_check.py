@@ -25,19 +25,9 @@ from evigate.rules.sentence_types import (
     material_to_seed,
 )
 from evigate.rules.types import EvidenceRef, InvocationFacts
+from tests.rules.session import ALERT_CPU, ALERT_MEM
+from tests.rules.session import LOG_HIKARI as LOG
 
-ALERT_CPU = (
-    "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=critical, "
-    "instance=pay-01.prod.internal, threshold=85%"
-)
-ALERT_MEM = (
-    "HighMemoryUsage, service=payment-service, state=resolved, current=71%, duration=5m, severity=warning, "
-    "instance=pay-02.prod.internal, threshold=80%"
-)
-LOG = (
-    "2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available, "
-    "request timed out after 30000ms"
-)
 NEG = "query_logs returned no evidence; query=inventory-service HikariCP; service=inventory-service; total=0"
 RUNBOOK = (
     "Runbook: when HikariCP is exhausted, check slow queries first, then restart the service and raise "
