@@ -228,3 +228,31 @@ def test_every_alert_of_both_worlds_is_drawn_from() -> None:
     assert len(ALERTS) >= 30
     assert {a.firing for a in ALERTS} == {True, False}
     assert all(a.others for a in ALERTS)
+
+
+WORDS = st.sampled_from(
+    [
+        *("is", "not", "no", "firing", "resolved", "because", "all", "every", "three", "restart", "minor"),
+        *("since", "last", "night", "threshold", "current", "92%", "25m", "yes", "No", "—", ",", ".", '"'),
+        *("告警", "没有", "已经恢复", "仍在", "导致", "所有", "三个", "重启", "轻微", "阈值", "当前", "昨晚"),
+        *("，", "。", "“", "”", "payment-service", "HighCPUUsage", "gateway", "网关", "一次", "forty-two"),
+    ]
+)
+KINDS = st.sampled_from([*(k.value for k in t.KINDS), "", "summary"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    alerts,
+    st.lists(st.tuples(KINDS, st.lists(WORDS | st.text(max_size=8), max_size=30), st.booleans()), max_size=5),
+)
+def test_any_sentence_is_checked_without_raising(
+    alert: Alert, raw: list[tuple[str, list[str], bool]]
+) -> None:
+    sentences = [
+        Sentence(kind, " ".join(words), (alert.claim_id,) if bound else ("claim-9",))
+        for kind, words, bound in raw
+    ]
+    result = check(sentences, alert.material)
+    assert len(result.sentences) == len(sentences)
+    assert all(v.rule_id for v in result.violations)
