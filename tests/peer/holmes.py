@@ -206,4 +206,9 @@ def report(results: Sequence[CaseResult]) -> str:
             f"over-statements: {sum(j.overstated for j in ran)}, "
             f"could-not-check reported as nothing: {sum(j.unchecked_as_nothing for j in ran)}"
         )
+    if len({r.case.group for r in results}) > 1:
+        lines.append(
+            f"total: {sum(r.correct for r in results)}/{len(results)} cases, "
+            f"{sum(r.right for r in results)}/{sum(len(r.case.questions) for r in results)} questions correct"
+        )
     return "\n".join(lines)
