@@ -176,19 +176,21 @@ def start_prometheus(workdir: Path, exporter_port: int, alertmanager_port: int |
     return _start("prometheus", args, port, workdir, "/-/ready")
 
 
-def start_victoria_metrics(workdir: Path, exporter_port: int) -> Server:
+def start_victoria_metrics(workdir: Path, exporter_port: int | None) -> Server:
+    """Scraping the exporter on `exporter_port`; with None, scraping nothing (series are imported)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "scrape.yml").write_text(f"global:{scrape_config(exporter_port, rules=False)}")
     port = free_port()
     args = [
         VICTORIA_METRICS,
         f"-httpListenAddr=127.0.0.1:{port}",
         f"-storageDataPath={workdir / 'data'}",
-        f"-promscrape.config={workdir / 'scrape.yml'}",
         # Serve samples as soon as they are scraped, and never from a cache of older answers.
         "-search.latencyOffset=0s",
         "-search.disableCache",
     ]
+    if exporter_port is not None:
+        (workdir / "scrape.yml").write_text(f"global:{scrape_config(exporter_port, rules=False)}")
+        args.append(f"-promscrape.config={workdir / 'scrape.yml'}")
     return _start("victoria-metrics", args, port, workdir, "/health")
 
 

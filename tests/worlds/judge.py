@@ -2,8 +2,19 @@
 
 A question file (questions.json) lists, per question: its family, language, the text, the strings
 the answer must hold (`must`: each a string, or a list of alternatives of which one must appear),
-the strings it must not hold (`must_not`), the tools that must have been called (`tools`) and,
-optionally, the verdict. Every answer is also held to the rules that hold everywhere:
+the strings it must not hold (`must_not`), the tools that must have been called (`tools`: each a
+name, or a list of alternatives) and, optionally, the verdict. Structured expectations, for what
+a rubric says about absence or could-not-check rather than about values:
+
+- `claims`: claims the answer must rest on, each {type?, tool?, call?}: an allowed claim (the
+  Composer's material) of that type (observation, negative_observation, ...) bound to a call of one
+  of `tool` whose status is `call` (succeeded | failed);
+- `forbid`: the same shape; no claim may match;
+- `calls`: calls that must have been made, each {tool, status?, arg?, contains?}: a call of one of
+  `tool` (that failed / succeeded), whose argument `arg` holds one of `contains`;
+- `missing_info`: the answer must list something it could not check.
+
+Every answer is also held to the rules that hold everywhere:
 
 - unsupported facts: every number and identifier of the answer's stated findings (its claim lines)
   is in a tool result of the session or in the question;
@@ -64,8 +75,12 @@ class Question:
     query: str
     must: tuple[str | tuple[str, ...], ...] = ()
     must_not: tuple[str, ...] = ()
-    tools: tuple[str, ...] = ()
+    tools: tuple[str | tuple[str, ...], ...] = ()
     verdict: str | None = None
+    claims: tuple[JSON, ...] = ()
+    forbid: tuple[JSON, ...] = ()
+    calls: tuple[JSON, ...] = ()
+    missing_info: bool = False
 
 
 @dataclass
@@ -92,22 +107,29 @@ class Judgement:
 
 def load(path: Path) -> list[Question]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    out = []
-    for item in data["questions"]:
-        must = tuple(tuple(m) if isinstance(m, list) else m for m in item.get("must", ()))
-        out.append(
-            Question(
-                id=item["id"],
-                family=item["family"],
-                language=item["language"],
-                query=item["query"],
-                must=must,
-                must_not=tuple(item.get("must_not", ())),
-                tools=tuple(item.get("tools", ())),
-                verdict=item.get("verdict"),
-            )
-        )
-    return out
+    return [question(item) for item in data["questions"]]
+
+
+def _options(items: Sequence[Any]) -> tuple[str | tuple[str, ...], ...]:
+    return tuple(tuple(m) if isinstance(m, list) else m for m in items)
+
+
+def question(item: JSON) -> Question:
+    """One labelled question from its JSON form."""
+    return Question(
+        id=item["id"],
+        family=item["family"],
+        language=item["language"],
+        query=item["query"],
+        must=_options(item.get("must", ())),
+        must_not=tuple(item.get("must_not", ())),
+        tools=_options(item.get("tools", ())),
+        verdict=item.get("verdict"),
+        claims=tuple(item.get("claims", ())),
+        forbid=tuple(item.get("forbid", ())),
+        calls=tuple(item.get("calls", ())),
+        missing_info=bool(item.get("missing_info", False)),
+    )
 
 
 def finding_lines(answer: str) -> list[str]:
@@ -141,10 +163,12 @@ def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) ->
             j.problems.append(f"holds {forbidden!r}")
     called = {inv.tool_name for inv in invocations}
     for tool in question.tools:
-        if tool not in called:
-            j.problems.append(f"did not call {tool}")
+        options = (tool,) if isinstance(tool, str) else tool
+        if not called & set(options):
+            j.problems.append(f"did not call {' | '.join(options)}")
     if question.verdict is not None and verdict != question.verdict:
         j.problems.append(f"verdict {verdict}, expected {question.verdict}")
+    j.problems.extend(_structure(question, result, invocations, verdict))
 
     sources = [question.query.lower()]
     for inv in invocations:
@@ -164,6 +188,57 @@ def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) ->
         if any(b.get("source_invocation_id") in failed for b in claim.get("evidence_bindings", [])):
             j.unchecked_as_nothing = True
     return j
+
+
+def _bound(claim: JSON, spec: JSON, by_id: dict[int, Any]) -> bool:
+    """Whether a claim matches a `claims` / `forbid` spec."""
+    if spec.get("type") and claim.get("claim_type") != spec["type"]:
+        return False
+    tools, status = spec.get("tool"), spec.get("call")
+    if not tools and not status:
+        return True
+    for binding in claim.get("evidence_bindings", []):
+        inv = by_id.get(binding.get("source_invocation_id"))
+        name = inv.tool_name if inv is not None else binding.get("tool_name")
+        if tools and name not in tools:
+            continue
+        if status and (inv is None or (inv.status == "success") != (status == "succeeded")):
+            continue
+        return True
+    return False
+
+
+def _structure(question: Question, result: ChatResult, invocations: Sequence[Any], verdict: Any) -> list[str]:
+    problems = []
+    by_id = {inv.id: inv for inv in invocations}
+    evidence = result.evidence or {}
+    if result.gatekeeper_result is not None and result.verdict is not None:
+        claims = material.allowed_claims(evidence, result.gatekeeper_result, result.verdict)
+    else:  # a reply read off the wire carries no Gatekeeper result: the verdict decides
+        claims = evidence.get("claims", []) if verdict != "REJECT" else []
+    for spec in question.claims:
+        if not any(_bound(c, spec, by_id) for c in claims):
+            problems.append(f"no claim {json.dumps(spec, ensure_ascii=False)}")
+    for spec in question.forbid:
+        if any(_bound(c, spec, by_id) for c in claims):
+            problems.append(f"a claim {json.dumps(spec, ensure_ascii=False)}")
+    for spec in question.calls:
+        if not any(_made(inv, spec) for inv in invocations):
+            problems.append(f"no call {json.dumps(spec, ensure_ascii=False)}")
+    if question.missing_info and not (result.evidence or {}).get("missing_info"):
+        problems.append("names nothing it could not check")
+    return problems
+
+
+def _made(inv: Any, spec: JSON) -> bool:
+    if inv.tool_name not in spec["tool"]:
+        return False
+    if "status" in spec and (inv.status == "success") != (spec["status"] == "succeeded"):
+        return False
+    if "arg" in spec:
+        value = str((inv.arguments or {}).get(spec["arg"], "")).lower()
+        return any(option.lower() in value for option in spec.get("contains", [""]))
+    return True
 
 
 async def ask(pipeline: Pipeline, repo: Repository, question: Question) -> Judgement:
@@ -220,14 +295,19 @@ def table(world: str, judgements: Sequence[Judgement]) -> str:
     return "\n".join(lines)
 
 
+def reasons(j: Judgement) -> list[str]:
+    """Why an answer is wrong: its problems and the everywhere-rules it broke."""
+    out = [*j.problems, *(f"unsupported {t}" for t in j.unsupported)]
+    if j.overstated:
+        out.append("over-statement")
+    if j.unchecked_as_nothing:
+        out.append("could-not-check reported as nothing")
+    return out
+
+
 def failures(judgements: Sequence[Judgement]) -> str:
     out = []
     for j in judgements:
         if not j.correct:
-            reasons = [*j.problems, *(f"unsupported {t}" for t in j.unsupported)]
-            if j.overstated:
-                reasons.append("over-statement")
-            if j.unchecked_as_nothing:
-                reasons.append("could-not-check reported as nothing")
-            out.append(f"{j.question.id} [{j.question.query}]: {'; '.join(reasons)}\n{j.answer}\n")
+            out.append(f"{j.question.id} [{j.question.query}]: {'; '.join(reasons(j))}\n{j.answer}\n")
     return "\n".join(out)
