@@ -12,10 +12,15 @@ near 1.0 at every size means cost grows linearly with the bindings.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import figures
 from evigate.rules.catalog import load_catalog
 from evigate.rules.gatekeeper import check
 from evigate.rules.types import EvidenceRef, InvocationFacts
@@ -95,7 +100,10 @@ def _seconds(n: int, excerpt: Callable[[int], str], repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=5, help="timings per size; the best is kept")
+    figures.add_json_flag(parser)
     args = parser.parse_args()
+    found: list[figures.Figure] = []
+    raw: dict[str, list[float]] = {}
     print(
         f"excerpt lengths: quote {len(_quote(1234))} chars, "
         f"re-spaced with an ellipsis {len(_elided(1234))} chars"
@@ -104,11 +112,18 @@ def main() -> None:
         print(f"\n{label}")
         print(f"{'bindings':>10} {'seconds':>10} {'bindings/s':>12} {'us/binding':>11} {'cost ratio':>11}")
         base = 0.0
+        rates = raw.setdefault(label, [])
         for n in SIZES:
             seconds = _seconds(n, excerpt, args.repeat)
             per = seconds / n
             base = base or per
+            rates.append(n / seconds)
             print(f"{n:>10,} {seconds:>10.5f} {n / seconds:>12,.0f} {per * 1e6:>11.2f} {per / base:>11.2f}")
+        sizes = f"{SIZES[0]:,} … {SIZES[-1]:,} bindings"
+        found.append(figures.Figure(f"{label}, bindings/s over {sizes} (best of {args.repeat})",
+                                    f"{min(rates):,.0f}–{max(rates):,.0f}", cache="warm"))  # fmt: skip
+    what = "one executor output with N bindings checked against N invocations"
+    figures.write(args.json, "bench_gatekeeper", what, found, raw)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,10 @@ from pathlib import Path
 import grpc
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import figures  # noqa: E402 - after the path that finds it
+
 BIN = Path(sys.executable).parent
 ECHO_METHOD = "/bench.Echo/Echo"
 QUERY = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -234,25 +238,29 @@ def drop_mariadb(name: str) -> None:
     admin.close()
 
 
-def measure(cases: list[Case], concurrencies: list[int], duration: int, rounds: int, work: Path) -> list[str]:
-    """Prints the table; returns the cells that missed their target.
+def measure(
+    cases: list[Case], concurrencies: list[int], duration: int, rounds: int, work: Path
+) -> tuple[list[str], list[figures.Figure]]:
+    """Prints the table; returns the cells that missed their target, and the figures.
 
     Each concurrency runs `rounds` rounds of echo, GetTrace, echo, SubmitFeedback, echo: every case is
     measured between two echo cells, and its ratio in a round is its throughput over the mean of the
     two. The machine's speed drifts between cells (seen here: the same server's CPU per call varies
     by a quarter from one 3 s window to the next); bracketing cancels a drift that is steady across
-    the three cells. A case's ratio is the median over the rounds, shown with their range."""
+    the three cells. A case's row is its median round: the req/s of that round, the echo req/s that
+    bracketed it, and their quotient, the ratio (with the range of the rounds' ratios), so the
+    printed req/s give the printed ratio."""
     header = (
-        f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}"
+        f"{'rpc':<16}{'db':<9}{'conc':>5}{'req/s':>10}{'echo/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}"
         f"{'range':>12}{'target':>8}"
     )
     print(header)
     print("-" * len(header))
     echo, others = cases[0], cases[1:]
-    missed = []
+    missed, found = [], []
     for concurrency in concurrencies:
         results: dict[str, list[Result]] = {case.name: [] for case in cases}
-        shares: dict[str, list[float]] = {case.name: [] for case in others}
+        rounds_of: dict[str, list[tuple[float, float, float]]] = {case.name: [] for case in others}
         for _ in range(rounds):
             before = _measure_one(echo, concurrency, duration, work)
             results[echo.name].append(before)
@@ -261,26 +269,30 @@ def measure(cases: list[Case], concurrencies: list[int], duration: int, rounds: 
                 after = _measure_one(echo, concurrency, duration, work)
                 results[case.name].append(result)
                 results[echo.name].append(after)
-                shares[case.name].append(result.rps / ((before.rps + after.rps) / 2))
+                bracket = (before.rps + after.rps) / 2
+                rounds_of[case.name].append((result.rps / bracket, result.rps, bracket))
                 before = after
         for case in cases:
             runs = results[case.name]
+            rps, echo_rps = statistics.median(r.rps for r in runs), 0.0
             ratio = rng = target = ""
             if case is not echo:
-                ordered = sorted(shares[case.name])
-                share = statistics.median(ordered)
-                ratio, rng = f"{share:.2f}", f"{ordered[0]:.2f}–{ordered[-1]:.2f}"
+                ordered = sorted(rounds_of[case.name])
+                share, rps, echo_rps = ordered[(len(ordered) - 1) // 2]  # the median round
+                ratio, rng = f"{share:.2f}", f"{ordered[0][0]:.2f}–{ordered[-1][0]:.2f}"
                 target = f"≥{TARGETS[case.name]}"
                 if share < TARGETS[case.name]:
                     missed.append(f"{case.name}@{concurrency}")
+                value = f"{ratio} ({rps:,.0f} req/s beside echo {echo_rps:,.0f}; rounds {rng})"
+                name = f"{case.name} ({case.db}) / echo at concurrency {concurrency}"
+                found.append(figures.Figure(name, value, cache="warm"))
             print(
-                f"{case.name:<16}{case.db:<9}{concurrency:>5}"
-                f"{statistics.median(r.rps for r in runs):>10.0f}"
+                f"{case.name:<16}{case.db:<9}{concurrency:>5}{rps:>10.0f}{echo_rps or rps:>9.0f}"
                 f"{statistics.median(r.p50_ms for r in runs):>9.2f}"
                 f"{statistics.median(r.p99_ms for r in runs):>9.2f}{ratio:>8}{rng:>12}{target:>8}",
                 flush=True,
             )
-    return missed
+    return missed, found
 
 
 def _measure_one(case: Case, concurrency: int, duration: int, work: Path) -> Result:
@@ -380,6 +392,7 @@ def main() -> None:
     parser.add_argument(
         "--feedback", choices=["useful", "not_useful"], default="useful", help="SubmitFeedback's value"
     )
+    figures.add_json_flag(parser)
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(_echo_server(args.echo_server))
@@ -401,8 +414,11 @@ def main() -> None:
             f"between two echo cells; median ratio, range over rounds); evigate log level {args.log_level}, "
             f"trace cache ttl {args.trace_cache_ttl:g}s, SubmitFeedback {args.feedback}"
         )
-        missed = measure(cases, args.concurrency, args.duration, args.rounds, work)
+        missed, found = measure(cases, args.concurrency, args.duration, args.rounds, work)
         print("targets met" if not missed else f"targets missed: {', '.join(missed)}")
+        cells = f"h2load, {args.rounds} rounds × {args.duration} s"
+        what = f"GetTrace / SubmitFeedback against a bare echo server, {cells}"
+        figures.write(args.json, "bench_grpc", what, found)
     finally:
         for server in servers:
             server.stop()

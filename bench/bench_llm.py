@@ -41,6 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.pipeline (the demo questions); evigate is installed
 
+from bench import figures  # noqa: E402
 from evigate.rules import answer_check  # noqa: E402
 from evigate.rules.catalog import load_catalog  # noqa: E402
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
@@ -293,7 +294,7 @@ def show(trace: TraceRecord, result: ChatResult, judged: judge.Judgement | None)
     print("      answer: " + result.answer.replace("\n", "\n              ")[:1200])
 
 
-def report(name: str, mix: dict[str, str], tally: Tally, tokens: TokenCounter) -> None:
+def report(name: str, mix: dict[str, str], tally: Tally, tokens: TokenCounter) -> list[figures.Figure]:
     n = max(1, tally.sessions)
     print(f"\nmix {name}: " + ", ".join(f"{stage}={backend}" for stage, backend in mix.items()))
     print(f"  sessions            {tally.sessions}")
@@ -311,6 +312,22 @@ def report(name: str, mix: dict[str, str], tally: Tally, tokens: TokenCounter) -
             f"    {stage:<9} {seconds[stage] / n:7.1f} s/session  "
             f"{tokens.tokens[stage] / n:8.0f} tokens/session  ({tokens.calls[stage]} calls)"
         )
+    # The demo questions (and a world's) are the ones the prompts were written against: in-sample.
+    head = f"mix {name}, {tally.sessions} sessions"
+    return [
+        figures.Figure(
+            f"{head}: SUCCESS / FAILED",
+            f"{tally.statuses['SUCCESS']} / {tally.statuses['FAILED']}",
+            "in-sample",
+        ),
+        figures.Figure(f"{head}: correct (the offline test's judge)", f"{tally.correct}", "in-sample"),
+        figures.Figure(
+            f"{head}: answers with an unsupported fact / a placeholder",
+            f"{tally.unsupported} / {tally.placeholder}",
+            "in-sample",
+        ),
+        figures.Figure(f"{head}: seconds per session", f"{tally.wall / n:.0f} s", "in-sample"),
+    ]
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -331,10 +348,13 @@ async def main_async(args: argparse.Namespace) -> None:
         json_mode=args.json_mode,
     )
     print(f"{len(questions)} questions, endpoint {args.base_url}, model {args.model}", flush=True)
+    found: list[figures.Figure] = []
     for name in args.mix:
         mix = parse_mix(name)
         tally, tokens = await run_mix(name, mix, questions, settings, args)
-        report(name, mix, tally, tokens)
+        found += report(name, mix, tally, tokens)
+    what = f"the pipeline on a real model ({args.model}), {len(questions)} questions"
+    figures.write(args.json, "bench_llm", what, found)
 
 
 def main() -> None:
@@ -352,6 +372,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--show", action="store_true", help="print each session's claims and answer")
     parser.add_argument("--json-mode", default="auto", choices=["auto", "json_object", "json_schema", "off"])
+    figures.add_json_flag(parser)
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -1,14 +1,23 @@
 """Log reader benchmark: mixed-format logs across 50 services, queried through server.sources.logs.
 
-    .venv/bin/python bench/bench_logs.py [--size-mb 1024] [--services 50] [--runs 20] [--keep DIR]
+    .venv/bin/python bench/bench_logs.py [--size-mb 1024] [--services 50] [--runs 10] [--keep DIR]
+        [--json FILE]
 
 Generates JSON lines, logfmt and logback-style plain text (read through a user pattern, with
 Java stack traces), every fifth service rotated into `x.log.2.gz`, `x.log.1`, `x.log`, spread over
-24 hours. A child process then builds the index (the first query) and times (a) a service +
-keyword query and (b) a level + one-hour-window query, then summarize_logs through the tool's own path
-(server/tools/logfiles.py): (c) one service's hour and (d) a window holding about 100,000 events of
-all services; its peak RSS is its own (ru_maxrss). Beside (a) and (b): `grep -F` (and `zgrep -F` for
-the .gz part) over the files that query must read. Indexing is timed in wall and CPU seconds.
+24 hours. Then, each in a fresh child process (peak RSS is the child's own):
+
+- cold: the keyword query (case-insensitive, over the whole tree) with no index anywhere and the
+  files evicted from the page cache (posix_fadvise DONTNEED): answered by the byte scan;
+- index: the whole tree indexed as the service's background build does (wall and CPU MB/s), into an
+  index file beside the data;
+- warm: the same query on the built index (p50 of --runs), plus a service + keyword query, a level
+  + one-hour-window query and summarize_logs over (c) one service's hour and (d) ~100,000 events;
+- restart: a new process reading the index file back, then the same query.
+
+Beside each keyword figure, grep on the same query: `grep -F -i -c KEYWORD` (`zgrep` for .gz) over
+the same files, cold (evicted first) against cold, warm against warm. The level + window query has
+no grep equivalent (a level is a parsed field, a window a parsed time) and is printed alone.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
 import resource
 import shutil
@@ -23,17 +33,26 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import figures
 from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, UserPattern
+from evigate.server.sources.logs.store import IndexStore
 from evigate.server.tools.backend import PatternsQuery, TimeWindow
 from evigate.server.tools.logfiles import LogFiles
 
 START = datetime(2026, 7, 8, 0, 0, tzinfo=UTC)
 KEYWORD = "Connection is not available"
+# The keyword the queries search: no space, so JSON and logfmt files are scanned before they are
+# indexed (a keyword with a space or `=` waits for their index: see server/sources/logs/scan.py).
+QUERY = "HikariPool-1"  # in about 0.6% of the events
+RARE = "O424242"  # an order number: a handful of events, so the byte search is most of the cost
 LOGBACK = UserPattern(
     "logback",
     r"(?P<timestamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) +(?P<level>[A-Z]+) +\[(?P<thread>[^\]]+)\] "
@@ -106,48 +125,103 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(root: Path, runs: int, service: str) -> dict[str, object]:
-    reader = LogReader(LogConfig(root=root, patterns=(LOGBACK,)))
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and ".evigate-index" not in p.name)
+
+
+def evict(root: Path) -> None:
+    """Drops the tree's pages from the page cache (clean pages of files we may read: no privilege)."""
+    for path in _files(root):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def _config(root: Path) -> LogConfig:
+    return LogConfig(root=root, patterns=(LOGBACK,))
+
+
+def _store(root: Path) -> IndexStore:
+    config = _config(root)
+    return IndexStore(root / ".evigate-index.sqlite3", config)
+
+
+def _timed(action: Callable[[], Any]) -> tuple[Any, float, float]:
+    started, cpu = time.perf_counter(), time.process_time()
+    result = action()
+    return result, time.perf_counter() - started, time.process_time() - cpu
+
+
+def child_cold(root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, keyword in (("common", QUERY), ("rare", RARE)):
+        reader = LogReader(_config(root))
+        evict(root)
+        result, wall, cpu = _timed(partial(reader.search, LogSearch(keyword=keyword, limit=20)))
+        out[name] = {"wall": wall, "cpu": cpu, "total": result.total, "indexed_files": reader.tree.held()}
+    return out
+
+
+def child_index(root: Path) -> dict[str, Any]:
+    reader = LogReader(_config(root), _store(root))
+    progress, wall, cpu = _timed(reader.build_all)
+    return {"wall": wall, "cpu": cpu, "mb": progress.bytes_total / 2**20}
+
+
+def child_warm(root: Path, runs: int, service: str) -> dict[str, Any]:
+    reader = LogReader(_config(root), _store(root))
     files = LogFiles(reader.config, reader)  # the tool's path over the same indexes
+    reader.build_all()  # reads the index file back
     since = START + timedelta(hours=14)
     queries = {
-        "a": LogSearch(service=service, keyword=KEYWORD, limit=20),
-        "b": LogSearch(level="ERROR", window=TimeWindow(since, since + timedelta(hours=1)), limit=20),
+        "keyword": LogSearch(keyword=QUERY, limit=20),
+        "service_keyword": LogSearch(service=service, keyword=QUERY, limit=20),
+        "level_window": LogSearch(
+            level="ERROR", window=TimeWindow(since, since + timedelta(hours=1)), limit=20
+        ),
     }
-    out: dict[str, object] = {}
-    for name, query in queries.items():  # first runs: (a) indexes its service's files, (b) the rest
-        started, cpu_started = time.perf_counter(), time.process_time()
-        reader.search(query)
-        out[f"cold_{name}"] = time.perf_counter() - started
-        out[f"cold_{name}_cpu"] = time.process_time() - cpu_started
+    out: dict[str, Any] = {}
     for name, query in queries.items():
-        times, cpu, result = [], [], None
+        times: list[float] = []
+        cpu: list[float] = []
+        result: Any = None
         for _ in range(runs):
-            t, c = time.perf_counter(), time.process_time()
-            result = reader.search(query)
-            times.append(time.perf_counter() - t)
-            cpu.append(time.process_time() - c)
-        assert result is not None
+            result, wall, used = _timed(partial(reader.search, query))
+            times.append(wall)
+            cpu.append(used)
         out[name] = {"p50": _pct(times, 0.5), "p99": _pct(times, 0.99), "cpu": _pct(cpu, 0.5),
                      "total": result.total, "files": result.files_read}  # fmt: skip
     everything = sum(index.count for index in reader.refresh().indexes)
     hours = 24 * 100_000 / max(everything, 1)
     summaries = {
-        "c": PatternsQuery(service, None, TimeWindow(since, since + timedelta(hours=1)), 10),
-        "d": PatternsQuery(None, None, TimeWindow(since, since + timedelta(hours=hours)), 10),
+        "summarize_service_hour": PatternsQuery(
+            service, None, TimeWindow(since, since + timedelta(hours=1)), 10
+        ),
+        "summarize_100k": PatternsQuery(None, None, TimeWindow(since, since + timedelta(hours=hours)), 10),
     }
     for name, patterns in summaries.items():
-        times, cpu, page = [], [], None
+        times, cpu = [], []
+        page: Any = None
         for _ in range(max(1, runs // 5)):
-            t, c = time.perf_counter(), time.process_time()
-            page = files.summarize(patterns)
-            times.append(time.perf_counter() - t)
-            cpu.append(time.process_time() - c)
-        assert page is not None
+            page, wall, used = _timed(partial(files.summarize, patterns))
+            times.append(wall)
+            cpu.append(used)
         out[name] = {"p50": _pct(times, 0.5), "p99": _pct(times, 0.99), "cpu": _pct(cpu, 0.5),
                      "events": page.extra["events"], "patterns": page.total}  # fmt: skip
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def child_restart(root: Path) -> dict[str, Any]:
+    def restart() -> Any:
+        reader = LogReader(_config(root), _store(root))
+        reader.build_all()
+        return reader.search(LogSearch(keyword=QUERY, limit=20))
+
+    result, wall, cpu = _timed(restart)
+    return {"wall": wall, "cpu": cpu, "total": result.total}
 
 
 def _children_cpu() -> float:
@@ -155,20 +229,143 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def grep_time(root: Path, files: list[str], pattern: str, runs: int, *flags: str) -> tuple[float, float]:
-    """(wall p50, CPU p50) of grep -F over the plain files plus zgrep -F over the .gz ones."""
-    plain = [str(root / f) for f in files if not f.endswith(".gz")]
-    packed = [str(root / f) for f in files if f.endswith(".gz")]
-    times, cpu = [], []
+def grep_time(root: Path, pattern: str, runs: int, *, cold: bool) -> tuple[float, float, int]:
+    """(wall p50, CPU p50, matching lines) of grep -F -i -c over the plain files plus zgrep -F -i
+    -c over the .gz ones: the whole tree, as the keyword query reads it."""
+    files = _files(root)
+    plain = [str(f) for f in files if not f.name.endswith(".gz")]
+    packed = [str(f) for f in files if f.name.endswith(".gz")]
+    times, cpu, count = [], [], 0
     for _ in range(runs):
+        if cold:
+            evict(root)
         t, c = time.perf_counter(), _children_cpu()
-        if plain:
-            subprocess.run(["grep", "-F", "-c", *flags, pattern, *plain], capture_output=True, check=False)
-        if packed:
-            subprocess.run(["zgrep", "-F", "-c", *flags, pattern, *packed], capture_output=True, check=False)
+        count = 0
+        for tool, group in (("grep", plain), ("zgrep", packed)):
+            if group:
+                done = subprocess.run(
+                    [tool, "-F", "-i", "-c", pattern, *group], capture_output=True, text=True, check=False
+                )
+                count += sum(int(line.rsplit(":", 1)[1]) for line in done.stdout.splitlines() if ":" in line)
         times.append(time.perf_counter() - t)
         cpu.append(_children_cpu() - c)
-    return _pct(times, 0.5), _pct(cpu, 0.5)
+    return _pct(times, 0.5), _pct(cpu, 0.5), count
+
+
+def _child(step: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--child", step, "--keep", str(root), "--runs", str(args.runs),
+               "--service", args.service]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    figures: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return figures
+
+
+def run(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    (root / ".evigate-index.sqlite3").unlink(missing_ok=True)
+    on_disk = sum(p.stat().st_size for p in _files(root)) / 2**20
+    cold = _child("cold", root, args)
+    grep_cold = grep_time(root, QUERY, max(1, args.runs // 5), cold=True)
+    grep_rare = grep_time(root, RARE, max(1, args.runs // 5), cold=True)
+    index = _child("index", root, args)
+    warm = _child("warm", root, args)
+    restart = _child("restart", root, args)
+    grep_warm = grep_time(root, QUERY, args.runs, cold=False)
+    return {
+        "bench": "bench_logs",
+        "size_mb": on_disk,
+        "services": args.services,
+        "keyword": QUERY,
+        "cold": cold,
+        "grep_cold": {"p50": grep_cold[0], "cpu": grep_cold[1], "lines": grep_cold[2]},
+        "grep_cold_rare": {"p50": grep_rare[0], "cpu": grep_rare[1], "lines": grep_rare[2]},
+        "index": {**index, "mb_per_s_wall": on_disk / index["wall"], "mb_per_s_cpu": on_disk / index["cpu"]},
+        "warm": warm,
+        "restart": restart,
+        "grep_warm": {"p50": grep_warm[0], "cpu": grep_warm[1], "lines": grep_warm[2]},
+    }
+
+
+def report(r: dict[str, Any]) -> None:
+    cold, gc, index, warm, restart, gw = (
+        r[k] for k in ("cold", "grep_cold", "index", "warm", "restart", "grep_warm")
+    )
+    keyword = warm["keyword"]
+    print(
+        f"{r['size_mb']:.0f} MB on disk, {r['services']} services; keyword {r['keyword']!r}, case-insensitive"
+    )
+    print(f"{'':34}{'evigate':>12}{'grep -F -i':>12}{'ratio':>8}")
+    rows = [
+        ("cold first query (no index, evicted)", cold["common"]["wall"], gc["p50"]),
+        (f"  same, rare keyword {RARE!r}", cold["rare"]["wall"], r["grep_cold_rare"]["p50"]),
+        ("warm query p50 (index built)", keyword["p50"], gw["p50"]),
+        ("restart: read index back + query", restart["wall"], gw["p50"]),
+    ]
+    for name, ours, theirs in rows:
+        print(f"{name:34}{ours * 1e3:>10.0f}ms{theirs * 1e3:>10.0f}ms{ours / theirs:>8.2f}")
+    lines = f"grep {gw['lines']} lines (a stack-trace line counts apart)"
+    print(f"matches: evigate {keyword['total']} events, {lines}")
+    wall = f"{index['wall']:.1f} s wall ({index['mb_per_s_wall']:.1f} MB/s)"
+    cpu = f"{index['cpu']:.1f} s CPU ({index['mb_per_s_cpu']:.1f} MB/s)"
+    print(f"indexing: {index['mb']:.0f} MB in {wall}, {cpu}")
+    for name in ("service_keyword", "level_window", "summarize_service_hour", "summarize_100k"):
+        row = warm[name]
+        times = (
+            f"p50 {row['p50'] * 1e3:8.1f} ms  p99 {row['p99'] * 1e3:8.1f} ms  cpu {row['cpu'] * 1e3:8.1f} ms"
+        )
+        print(f"{name:24} {times}")
+    print(f"peak RSS (warm process) {warm['rss_mb']:.0f} MB")
+
+
+WHAT = (
+    "JSON / logfmt / logback text over 50 services (every fifth rotated with a .gz), keyword "
+    f"{QUERY!r} case-insensitive over the whole tree; grep -F -i -c (zgrep for .gz) on the same files"
+)
+
+
+def labelled(r: dict[str, Any]) -> list[figures.Figure]:
+    def against(ours: dict[str, float], grep: dict[str, float]) -> str:
+        """Wall and CPU of both: on a loaded machine the CPU ratio is the steadier one."""
+        wall, cpu = ours.get("wall", ours.get("p50", 0.0)), ours["cpu"]
+        mine = f"{wall * 1e3:.0f} ms ({cpu * 1e3:.0f} ms CPU)"
+        theirs = f"grep {grep['p50'] * 1e3:.0f} ms ({grep['cpu'] * 1e3:.0f} ms CPU)"
+        return f"{mine}; {theirs}: {wall / grep['p50']:.2f}× wall, {cpu / grep['cpu']:.2f}× CPU"
+
+    warm, index = r["warm"], r["index"]
+    keyword = warm["keyword"]
+    out = [
+        figures.Figure(f"tree on disk, {r['services']} services", f"{r['size_mb']:.0f} MB"),
+        figures.Figure(
+            f"first query, no index (byte scan), pages evicted; {r['cold']['common']['total']} events",
+            against(r["cold"]["common"], r["grep_cold"]),
+            cache="cold",
+        ),
+        figures.Figure(
+            f"the same with a rare keyword ({r['cold']['rare']['total']} events)",
+            against(r["cold"]["rare"], r["grep_cold_rare"]),
+            cache="cold",
+        ),
+        figures.Figure("query on the built index, p50", against(keyword, r["grep_warm"]), cache="warm"),
+        figures.Figure(
+            "restart: index read back from disk + the query",
+            against(r["restart"], r["grep_warm"]),
+            cache="warm",
+        ),
+        figures.Figure(
+            "indexing the tree",
+            f"{index['mb_per_s_wall']:.1f} MB/s wall, {index['mb_per_s_cpu']:.1f} MB/s "
+            f"CPU ({index['wall']:.0f} s)",
+            cache="cold",
+        ),
+    ]
+    for name, label in (
+        ("service_keyword", "service + keyword, p50"),
+        ("level_window", "ERROR + 1 h window, p50 (no grep equivalent)"),
+        ("summarize_service_hour", "summarize_logs, one service's hour, p50"),
+        ("summarize_100k", "summarize_logs, ~100,000 events, p50"),
+    ):
+        out.append(figures.Figure(label, f"{warm[name]['p50'] * 1e3:.0f} ms", cache="warm"))
+    out.append(figures.Figure("peak RSS of the querying process", f"{warm['rss_mb']:.0f} MB"))
+    return out
 
 
 def main() -> None:
@@ -177,13 +374,17 @@ def main() -> None:
     )
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--services", type=int, default=50)
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
-    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child's entry
+    figures.add_json_flag(parser)
+    parser.add_argument("--child", choices=("cold", "index", "warm", "restart"), help=argparse.SUPPRESS)
     parser.add_argument("--service", default="svc-10")  # rotated, gz part included
     args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.measure, args.runs, args.service)))
+    if args.child:
+        steps = {"cold": lambda: child_cold(args.keep), "index": lambda: child_index(args.keep),
+                 "warm": lambda: child_warm(args.keep, args.runs, args.service),
+                 "restart": lambda: child_restart(args.keep)}  # fmt: skip
+        print(json.dumps(steps[args.child]()))
         return
     tmp = None
     root = args.keep
@@ -192,55 +393,13 @@ def main() -> None:
         root = Path(tmp)
     try:
         root.mkdir(parents=True, exist_ok=True)
-        if not any(root.iterdir()):
+        if not _files(root):
             t = time.perf_counter()
             generate(root, args.size_mb, args.services)
             print(f"generated {args.size_mb} MB in {time.perf_counter() - t:.1f} s under {root}")
-        on_disk = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20
-        child = [
-            sys.executable,
-            __file__,
-            "--measure",
-            str(root),
-            "--runs",
-            str(args.runs),
-            "--service",
-            args.service,
-        ]
-        result = json.loads(subprocess.run(child, capture_output=True, text=True, check=True).stdout)
-        a, b = result["a"], result["b"]
-        grep_a = grep_time(root, a["files"], KEYWORD, args.runs)
-        grep_ai = grep_time(root, a["files"], KEYWORD, args.runs, "-i")
-        grep_b = grep_time(root, b["files"], "ERROR", args.runs, "-i")
-        rss = result["rss_mb"]
-        print(f"{on_disk:.0f} MB on disk, {args.services} services; peak RSS {rss:.0f} MB (target < 300)")
-        print(f"first (a) {result['cold_a']:.1f} s ({result['cold_a_cpu']:.1f} s CPU; indexes its service's "
-              f"files), then first (b) {result['cold_b']:.1f} s ({result['cold_b_cpu']:.1f} s CPU; indexes "
-              f"all the rest: {on_disk / max(result['cold_b'], 1e-9):.1f} MB/s wall, "
-              f"{on_disk / max(result['cold_b_cpu'], 1e-9):.1f} MB/s CPU)")  # fmt: skip
-        head = f"{'query':<30}{'p50 ms':>8}{'p99 ms':>8}{'cpu ms':>8}{'matches':>8}{'files':>6}"
-        print(f"{head}{'grep p50':>9}{'grep cpu':>9}{'grep -i':>8}{'wall x':>7}{'cpu x':>7}")
-        rows = [
-            (f"(a) {args.service} + keyword", a, grep_a, grep_ai),
-            ("(b) ERROR + 1 h window", b, grep_b, grep_b),
-        ]
-        for name, r, ref, ref_i in rows:
-            ours = f"{r['p50'] * 1e3:>8.1f}{r['p99'] * 1e3:>8.1f}{r['cpu'] * 1e3:>8.1f}"
-            ours += f"{r['total']:>8}{len(r['files']):>6}"
-            theirs = f"{ref[0] * 1e3:>9.1f}{ref[1] * 1e3:>9.1f}{ref_i[0] * 1e3:>8.1f}"
-            print(f"{name:<30}{ours}{theirs}{r['p50'] / ref[0]:>7.2f}{r['cpu'] / ref[1]:>7.2f}")
-        for name, label in (
-            ("c", f"(c) summarize {args.service}, 1 h"),
-            ("d", "(d) summarize all, ~100k events"),
-        ):
-            r = result[name]
-            times = (
-                f"p50 {r['p50'] * 1e3:8.1f} ms  p99 {r['p99'] * 1e3:8.1f} ms  cpu {r['cpu'] * 1e3:8.1f} ms"
-            )
-            print(f"{label:<34}{times}  {r['events']:>7} events  {r['patterns']:>4} patterns")
-        print("x: evigate / grep -F over the same files, wall p50 and CPU p50 (target for (a): <= 2);")
-        print("the query is case-insensitive (grep -i beside it); (b)'s grep is -F -i ERROR;")
-        print("summarize_logs target: (d) under 3 s")
+        result = run(root, args)
+        report(result)
+        figures.write(args.json, "bench_logs", WHAT, labelled(result), raw=result)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

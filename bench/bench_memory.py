@@ -26,6 +26,9 @@ from typing import Any
 
 import grpc
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import figures
 from evigate.server.config import Settings
 from evigate.v1 import (
     chat_service_pb2,
@@ -113,6 +116,7 @@ async def run(args: argparse.Namespace, server_flags: list[str]) -> None:
             ("Check, long excerpts", "check", _check(session.session_id, 4 * limit, limit)),
             ("Chat of 4 MiB", "chat", _chat(4 * MB)),
         ]
+        found = [figures.Figure("idle RSS of the server", f"{idle:.0f} MB")]
         print(
             f"server idle RSS {idle:.0f} MB; receive limit {limit / MB:g} MiB; "
             f"{args.concurrency} calls per burst"
@@ -143,8 +147,12 @@ async def run(args: argparse.Namespace, server_flags: list[str]) -> None:
                 f"{label:<20} {request.ByteSize():>9,} {sum(codes.values()):>6} "
                 f"{peak:>12.0f} {after:>13.0f} {settled:>10.0f}  {shown}"
             )
+            rss = f"peak {peak:.0f} MB, {settled:.0f} MB a second after ({shown})"
+            found.append(figures.Figure(f"{label}, {args.rounds} bursts of {args.concurrency} calls", rss))
         for channel in channels:
             await channel.close()
+        what = "peak RSS of one server under bursts of maximum-size requests (default flags)"
+        figures.write(args.json, "bench_memory", what, found)
     finally:
         server.stop()
 
@@ -162,6 +170,7 @@ def main() -> None:
         default=Settings().max_request_bytes,
         help="size of the at-the-limit requests (default: the server's default receive limit)",
     )
+    figures.add_json_flag(parser)
     asyncio.run(run(parser.parse_args(own), server_flags))
 
 

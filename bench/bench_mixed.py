@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grpc
 import pymysql
 
+from bench import figures
 from evigate.storage import migrate
 from evigate.v1 import session_pb2
 from tests.reliability.procs import QUESTIONS, Client, ServerProc, db_rows
@@ -148,9 +149,13 @@ def _report(args: argparse.Namespace, load: Load, elapsed: float, lag: list[floa
     )
     print(f"{'rpc':<16}{'sent':>7}{'ok':>7}{'thr/s':>8}{'p50 ms':>9}{'p99 ms':>9}")
     done = 0
+    found = []
     for kind in ("Chat", "SubmitFeedback", "GetTrace"):
         values: list[float] = load.latencies.get(kind, [])
         done += len(values)
+        p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
+        latency = f"{len(values) / elapsed:.2f} /s, p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+        found.append(figures.Figure(f"{kind} at {args.rate:g} req/s in all", latency, cache="warm"))
         print(
             f"{kind:<16}{load.sent[kind]:>7}{len(values):>7}{len(values) / elapsed:>8.2f}"
             f"{_percentile(values, 0.5):>9.1f}{_percentile(values, 0.99):>9.1f}"
@@ -162,6 +167,14 @@ def _report(args: argparse.Namespace, load: Load, elapsed: float, lag: list[floa
         f"evaluation lag (SUCCESS → self_evaluation), {len(lag)} sessions:"
         f" p50 {_percentile(lag, 0.5):.1f} ms, p99 {_percentile(lag, 0.99):.1f} ms, mean {mean:.1f} ms"
     )
+    errors = sum(load.errors.values())
+    found.append(figures.Figure("errors", str(errors)))
+    lag_text = (
+        f"p50 {_percentile(lag, 0.5):.1f} ms, p99 {_percentile(lag, 0.99):.1f} ms ({len(lag)} sessions)"
+    )
+    found.append(figures.Figure("evaluation lag (SUCCESS → self_evaluation)", lag_text))
+    what = f"Chat / SubmitFeedback / GetTrace at a fixed rate for {args.duration:g} s, 2 processes, MariaDB"
+    figures.write(args.json, "bench_mixed", what, found)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=12.0, help="requests per second, all RPCs (default 12)")
     parser.add_argument("--chat", type=float, default=0.4, help="share of Chat (default 0.4)")
     parser.add_argument("--feedback", type=float, default=0.3, help="share of SubmitFeedback (default 0.3)")
+    figures.add_json_flag(parser)
     args: Any = parser.parse_args(argv)
     return asyncio.run(run(args))
 

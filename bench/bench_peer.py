@@ -25,10 +25,35 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import figures  # noqa: E402
 from tests.peer.holmes import GROUPS, CaseResult, load_cases, report, run_case  # noqa: E402
 
 
-async def main(group: str | None, only: set[str], answers: bool) -> int:
+def labelled(results: list[CaseResult]) -> list[figures.Figure]:
+    """Per group: cases and questions right, and the rules that must hold everywhere. Labelled
+    in-sample: the cases are data nobody here wrote, but once in the repository work may have
+    looked at them, so they no longer measure what was never seen."""
+    found = []
+    for group in GROUPS:
+        members = [r for r in results if r.case.group == group]
+        if not members:
+            continue
+        asked = sum(len(r.case.questions) for r in members)
+        ran = [j for r in members for j in r.judgements]
+        not_run = sum(r.not_run is not None for r in members)
+        cases, right = sum(r.correct for r in members), sum(r.right for r in members)
+        value = f"{cases} of {len(members)} cases, {right} of {asked} questions"
+        if not_run:
+            value += f" ({not_run} cases not run)"
+        found.append(figures.Figure(f"group {group}: right", value, "in-sample"))
+        rules = (f"{sum(len(j.unsupported) for j in ran)} / {sum(j.overstated for j in ran)} / "
+                 f"{sum(j.unchecked_as_nothing for j in ran)}")  # fmt: skip
+        found.append(figures.Figure(f"group {group}: unsupported facts / over-statements / "
+                                    "could-not-check as nothing", rules, "in-sample"))  # fmt: skip
+    return found
+
+
+async def main(group: str | None, only: set[str], answers: bool, out: Path | None = None) -> int:
     logging.disable(logging.WARNING)
     cases = [c for c in load_cases(group) if not only or c.id in only]
     unknown = only - {c.id for c in cases}
@@ -40,6 +65,8 @@ async def main(group: str | None, only: set[str], answers: bool) -> int:
         for case in cases:
             results.append(await run_case(case, Path(tmp) / case.id))
     print(report(results))
+    what = f"{len(results)} cases ported from HolmesGPT's evaluation suite (tests/peer/), offline agents"
+    figures.write(out, "bench_peer", what, labelled(results))
     if answers:
         for r in results:
             for j in r.judgements:
@@ -53,5 +80,6 @@ if __name__ == "__main__":
     parser.add_argument("--group", choices=GROUPS, help="one group only")
     parser.add_argument("--case", action="append", default=[], help="a case id (repeatable)")
     parser.add_argument("--answers", action="store_true", help="print every wrong answer")
+    figures.add_json_flag(parser)
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(args.group, set(args.case), args.answers)))
+    sys.exit(asyncio.run(main(args.group, set(args.case), args.answers, args.json)))

@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
+from bench import figures  # noqa: E402
 from evigate.rules.catalog import load_catalog  # noqa: E402
 from evigate.server.agents.base import AgentBackend  # noqa: E402
 from evigate.server.agents.llm import build_llm_backend  # noqa: E402
@@ -136,7 +137,7 @@ def serve_fake(delay: float) -> None:
     print(json.dumps(arrived), flush=True)
 
 
-async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float) -> None:
+async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float) -> figures.Figure:
     # The fake server runs in its own process so that its threads do not compete with the pipeline
     # for this process's GIL: what is measured is the pipeline's overlap, not the fake's cost.
     child = await asyncio.create_subprocess_exec(
@@ -183,6 +184,11 @@ async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float
         f"{statistics.median(latencies):>6.2f} {percentile(latencies, 99):>6.2f} "
         f"{most_in_flight(arrived, delay):>9} {cpu / sessions * 1000:>8.1f}  {statuses}"
     )
+    value = f"{wall:.1f} s (one after another: {sessions * ideal:.0f} s)"
+    value += f"; p50 {statistics.median(latencies):.2f} s"
+    return figures.Figure(
+        f"{sessions} concurrent LLM sessions ({delay * 1000:.0f} ms per reply, {kind}): wall", value
+    )
 
 
 LLM_HEADER = (
@@ -220,6 +226,7 @@ def _ms(seconds: float) -> str:
 
 async def main_async(args: argparse.Namespace) -> None:
     dbs = Databases()
+    found: list[figures.Figure] = []
     try:
         if args.sessions:
             delay_ms = args.delay * 1000
@@ -229,7 +236,7 @@ async def main_async(args: argparse.Namespace) -> None:
             )
             print(LLM_HEADER)
             for sessions in args.sessions:
-                await llm_concurrency(dbs, args.llm_db, sessions, args.delay)
+                found.append(await llm_concurrency(dbs, args.llm_db, sessions, args.delay))
             print(
                 "    ideal = all sessions overlap; queued = one after another; "
                 f"CPU ms/s = this process's CPU per session; load {_load()}"
@@ -244,8 +251,13 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"    {kind:<10} {_ms(statistics.median(lat))} {_ms(percentile(lat, 99))} "
                     f"{_ms(statistics.fmean(lat))} {len(lat) / sum(lat):11.1f}"
                 )
+                p50, p99 = statistics.median(lat) * 1000, percentile(lat, 99) * 1000
+                name = f"offline pipeline session ({kind}), p50 / p99"
+                found.append(figures.Figure(name, f"{p50:.0f} / {p99:.0f} ms", cache="warm"))
     finally:
         dbs.close()
+    what = "concurrent LLM sessions against a fake OpenAI endpoint; the offline pipeline's own cost"
+    figures.write(args.json, "bench_pipeline", what, found)
 
 
 def main() -> None:
@@ -268,6 +280,7 @@ def main() -> None:
     parser.add_argument(
         "--offline-db", nargs="+", choices=("sqlite", "mariadb"), default=["sqlite", "mariadb"]
     )
+    figures.add_json_flag(parser)
     args = parser.parse_args()
     if args.serve_fake is not None:
         serve_fake(args.serve_fake)

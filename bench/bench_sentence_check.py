@@ -17,12 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import figures
 from evigate.rules import answer_check
 from evigate.rules.sentence_check import check, token_material
 from evigate.rules.sentence_types import Sentence, SentenceMaterial, material_from_seed
@@ -62,6 +66,7 @@ def _time(run: Callable[[], object], repeat: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20, help="checks of each answer (default 20)")
+    figures.add_json_flag(parser)
     args = parser.parse_args()
     answers = _answers()
     rows: dict[str, list[float]] = {
@@ -93,6 +98,17 @@ def main() -> None:
     p50 = _percentile(rows["sentence check per answer"], 0.5)
     verdict = "meets" if p50 < TARGET_P50_MS else "misses"
     print(f"p50 {p50:.2f} ms CPU per answer {verdict} the {TARGET_P50_MS:.0f} ms target")
+    found = [
+        figures.Figure(
+            f"{name.strip()}, CPU p50 / p99",
+            f"{_percentile(v, 0.5):.2f} / {_percentile(v, 0.99):.2f} ms",
+            "in-sample",
+            "warm",
+        )
+        for name, v in rows.items()
+    ]
+    what = f"the sentence check over {len(answers)} answers of the corpus cases (real sessions)"
+    figures.write(args.json, "bench_sentence_check", what, found)
 
 
 if __name__ == "__main__":

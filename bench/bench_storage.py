@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import functools
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -22,6 +23,9 @@ from typing import Any
 import pymysql
 from sqlalchemy import event
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import figures
 from evigate.storage import Database, migrate
 
 MYSQL_SERVER = "mysql+aiomysql://root:@127.0.0.1:3306"
@@ -134,6 +138,7 @@ async def main() -> None:
     parser.add_argument("--invocations", type=int, default=10_000)
     parser.add_argument("--trace-reads", type=int, default=300)
     parser.add_argument("--backends", default="sqlite,mariadb")
+    figures.add_json_flag(parser)
     args = parser.parse_args()
 
     rows: list[tuple[str, str, int, float, float]] = []
@@ -163,6 +168,14 @@ async def main() -> None:
     print()
     for backend, count in statements.items():
         print(f"{backend}: one get_trace issues {count} SQL statements")
+    found = [
+        figures.Figure(f"{backend} {op} p50 / p99 (n={n})", f"{p50:.2f} / {p99:.2f} ms", cache="warm")
+        for backend, op, n, p50, p99 in rows
+        if op.startswith(("record_invocation", "get_trace"))
+    ]
+    found += [figures.Figure(f"{b}: SQL statements per trace read", str(c)) for b, c in statements.items()]
+    what = f"{args.invocations:,} invocations, a 100-invocation trace, on SQLite and MariaDB"
+    figures.write(args.json, "bench_storage", what, found, {"rows": rows, "statements": statements})
 
 
 if __name__ == "__main__":

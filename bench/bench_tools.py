@@ -1,6 +1,8 @@
-"""Tool benchmarks: query_logs over 1,000,000 log lines and lookup_knowledge over 1,000 documents.
+"""Tool benchmarks through the tool box (validation, the backend, refs, recording): query_logs over
+1,000,000 NDJSON log lines (read by server.sources.logs) and lookup_knowledge (the lexical search)
+over 1,000 documents.
 
-    .venv/bin/python bench/bench_tools.py [--lines 1000000] [--docs 1000] [--runs 30]
+    .venv/bin/python bench/bench_tools.py [--lines 1000000] [--docs 1000] [--runs 30] [--json FILE]
 
 Data is generated into a temporary directory. Each measurement runs in a child process so its peak
 RSS (ru_maxrss: interpreter, index, page cache of mapped files excluded) is its own.
@@ -24,6 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import figures
 from evigate.server.deadline import Deadline
 from evigate.server.tools import SessionToolBox, build_backend
 
@@ -150,7 +153,7 @@ async def child(kind: str, root: Path, runs: int) -> dict[str, Any]:
     tool = "query_logs" if kind == "logs" else "lookup_knowledge"
     start = time.perf_counter()
     first = await SessionToolBox(backend, recorder, "warm").call(tool, first_args, Deadline.none())
-    out["first call (builds the index) ms"] = round((time.perf_counter() - start) * 1000, 1)
+    out["first call ms"] = round((time.perf_counter() - start) * 1000, 1)
     out["first call status"] = first.retrieval_details["evidence_status"]
     for name, args in calls.items():
         latencies = []
@@ -188,6 +191,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--child", nargs=2, metavar=("KIND", "DIR"))
+    figures.add_json_flag(parser)
     args = parser.parse_args()
     if args.child:
         print(
@@ -201,13 +205,27 @@ def main() -> None:
         size = sum(p.stat().st_size for p in (logs_root / "logs").glob("*.ndjson"))
         took = time.perf_counter() - start
         print(f"generated {args.lines:,} log lines ({size / 2**20:.0f} MB) in {took:.1f} s")
-        for key, value in run_child("logs", logs_root, args.runs).items():
+        logs = run_child("logs", logs_root, args.runs)
+        for key, value in logs.items():
             print(f"  query_logs  {key}: {value}")
         generate_docs(docs_root, args.docs)
         (docs_root / "logs").mkdir()
         print(f"generated {args.docs:,} knowledge documents")
-        for key, value in run_child("knowledge", docs_root, args.runs).items():
+        knowledge = run_child("knowledge", docs_root, args.runs)
+        for key, value in knowledge.items():
             print(f"  lookup_knowledge  {key}: {value}")
+    found = [figures.Figure(f"query_logs {args.lines:,} lines ({size / 2**20:.0f} MB): first call",
+                            f"{logs['first call ms']:.0f} ms", cache="cold")]  # fmt: skip
+    for tool, result in (("query_logs", logs), ("lookup_knowledge", knowledge)):
+        for key, value in result.items():
+            if isinstance(value, dict):
+                latency = f"{value['p50_ms']} / {value['p99_ms']} ms"
+                found.append(figures.Figure(f"{tool} {key}, p50 / p99", latency, cache="warm"))
+        found.append(figures.Figure(f"{tool}: peak RSS of its process", f"{result['maxrss_mb']:.0f} MB"))
+    what = (
+        f"the tool box over {args.lines:,} generated NDJSON log lines and {args.docs:,} generated documents"
+    )
+    figures.write(args.json, "bench_tools", what, found, {"query_logs": logs, "lookup_knowledge": knowledge})
 
 
 if __name__ == "__main__":

@@ -16,12 +16,16 @@ import dataclasses
 import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import figures
 from evigate.server.agents.base import ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.app import App, Components
@@ -67,7 +71,7 @@ class ManyCalls:
         return await self._inner.execute(task)
 
 
-async def main(calls: int, large: int, repeat: int) -> None:
+async def main(calls: int, large: int, repeat: int) -> list[figures.Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         agents = dataclasses.replace(build_offline_backend(), executor=ManyCalls(calls, large))
@@ -104,9 +108,14 @@ async def main(calls: int, large: int, repeat: int) -> None:
                     response.raise_for_status()
             print(f"session: {len(record.invocations)} tool calls, results {stored / 1e6:.1f} MB stored")
             print(f"page: {len(html) / 1e6:.2f} MB of HTML")
+            found = [figures.Figure("HTML of the session page", f"{len(html) / 1e6:.2f} MB")]
             for name, times in (("presenter + template", renders), ("HTTP GET (read + render)", gets)):
                 p50, worst = statistics.median(times) * 1000, max(times) * 1000
                 print(f"{name}: p50 {p50:.0f} ms, max {worst:.0f} ms")
+                found.append(
+                    figures.Figure(f"{name}, p50 / max", f"{p50:.0f} / {worst:.0f} ms", cache="warm")
+                )
+            return found
         finally:
             await app.stop(grace=0)
 
@@ -116,5 +125,8 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--large", type=int, default=10, help="calls whose result is about a megabyte")
     parser.add_argument("--repeat", type=int, default=5)
+    figures.add_json_flag(parser)
     options = parser.parse_args()
-    asyncio.run(main(options.calls, options.large, options.repeat))
+    found = asyncio.run(main(options.calls, options.large, options.repeat))
+    what = f"the trace viewer's page of a {options.calls}-tool-call session, {options.large} results of ~1 MB"
+    figures.write(options.json, "bench_web", what, found)

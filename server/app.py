@@ -26,7 +26,7 @@ from evigate.rules.enums import SessionStatus
 from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import ConfigError, Settings, split_host_port
-from evigate.server.grpc.health import HealthChecker
+from evigate.server.grpc.health import HealthChecker, SourceProbe
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
 from evigate.server.grpc.memory import RequestBytes
 from evigate.server.grpc.metrics import Metrics
@@ -45,10 +45,11 @@ from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
+from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
-from evigate.server.tool_sources import build_knowledge_search, logs_settings
+from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
 from evigate.server.tools import (
     ToolBackend,
     ToolError,
@@ -131,6 +132,7 @@ class App:
         self.services: ServiceCatalog | None = None
         self.tools: ToolBackend | None = None
         self.knowledge: SemanticKnowledge | None = None
+        self.log_index: IndexBuild | None = None  # the log tree's index, built from start-up
         self._vector_cache: SqliteVectorStore | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
@@ -165,6 +167,7 @@ class App:
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
         self.tools = tools = self._tools(repo, self.knowledge)
+        self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.catalog if isinstance(tools, LiveBackend) else None
@@ -191,7 +194,9 @@ class App:
             # Ended here, by this start: their callers saw the connection drop.
             self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
-        probes = tools.clients() if isinstance(tools, LiveAlertsBackend) else []
+        probes: list[SourceProbe] = list(tools.clients()) if isinstance(tools, LiveAlertsBackend) else []
+        if self.log_index is not None:
+            probes.append(self.log_index)
         self.health = HealthChecker(
             self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
@@ -241,6 +246,10 @@ class App:
         if sources.configured():
             log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
         return build_tools(s, files, sources)
+
+    async def _logs_indexed(self) -> None:
+        if self.services is not None:  # services named only inside log records are known now
+            await self.services.refresh()
 
     def _start_workers(self, repo: Repository) -> None:
         """The evidence-score worker, and the LLM-opinion worker when one is configured."""
@@ -322,6 +331,8 @@ class App:
             await self.worker.stop()
         if self.opinions is not None:
             await self.opinions.stop()
+        if self.log_index is not None:
+            await self.log_index.stop()
         if self.services is not None:
             await self.services.stop()
         if self.pipeline is not None:

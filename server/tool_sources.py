@@ -4,20 +4,33 @@ Prometheus / Alertmanager sources are built by server.live_sources."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
 from evigate.server.config import Settings
+from evigate.server.sources.live_backend import LiveAlertsBackend
+from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.configfile import log_config, read_section
+from evigate.server.sources.logs.store import location
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
-from evigate.server.tools import demo_data_dir, knowledge_dir
+from evigate.server.tools import ToolBackend, demo_data_dir, knowledge_dir
+from evigate.server.tools.logfiles import LogFiles
 from evigate.storage import Database
 
 
 def logs_settings(settings: Settings) -> LogConfig:
-    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs."""
+    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs;
+    its index persisted beside it, or under the state directory when that is not writable (and for
+    the bundled demo, which lives inside the package)."""
     section = read_section(settings.logs_config) if settings.logs_config is not None else {}
     data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
-    return log_config(settings.logs_dir, section, data_dir / "logs")
+    config = log_config(settings.logs_dir, section, data_dir / "logs")
+    fallback = settings.state_dir / "log-index"
+    demo = settings.logs_dir is None and settings.data_dir is None and "root" not in section
+    index_file = location(config.root, fallback, beside=not demo)
+    return replace(config, index_file=index_file)
 
 
 def build_knowledge_search(
@@ -50,3 +63,14 @@ def build_knowledge_search(
     # period instead of one per lookup.
     retry = 2 * settings.embedding_timeout_s
     return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache
+
+
+def start_log_index(tools: ToolBackend, on_ready: Callable[[], Awaitable[None]]) -> IndexBuild | None:
+    """Starts indexing the file backend's log tree in the background (None: no log tree)."""
+    files = tools.files if isinstance(tools, LiveAlertsBackend) else tools
+    logs = getattr(files, "logs", None)
+    if not isinstance(logs, LogFiles):
+        return None
+    build = IndexBuild(logs.reader(), on_ready=on_ready)
+    build.start()
+    return build

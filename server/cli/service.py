@@ -113,24 +113,26 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    """Each configured source with its state; exit 1 when one is not ready (usable in scripts)."""
+    """Each source with its state: the log tree (and its index) and the configured live sources;
+    exit 1 when one is not ready (usable in scripts)."""
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
+    from evigate.server.sources.logs import LogReader
+    from evigate.server.sources.logs.building import stored_state
+    from evigate.server.sources.logs.configfile import LogConfigError
+    from evigate.server.tool_sources import logs_settings
 
     try:
         settings = load_settings(vars(args))
         config = build_sources(settings)
-    except ConfigError as error:
+        logs = logs_settings(settings)
+    except (ConfigError, LogConfigError) as error:
         raise CliError(f"configuration: {error}") from None
-    if not config.configured():
-        where = settings.data_dir or "the bundled demo world"
-        print(f"no live source configured: alerts come from the files of {where}")
-        print(
-            "set --prometheus-url / --alertmanager-url (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)"
-        )
-        return 0
-    states = asyncio.run(check_sources(config))
+    index, progress = stored_state(LogReader(logs))
+    logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
+                "detail": index.detail, "index": progress}  # fmt: skip
+    states = asyncio.run(check_sources(config)) if config.configured() else []
     if args.json:
         rows = [
             {
@@ -144,11 +146,17 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
-        print(json.dumps(rows, ensure_ascii=False))
+        print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
+        print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
         for health in states:
             print(health.line())
-    return 0 if all(h.ready for h in states) else 1
+        if not config.configured():
+            where = settings.data_dir or "the bundled demo world"
+            print(f"no live source configured: alerts come from the files of {where}")
+            flags = "--prometheus-url / --alertmanager-url"
+            print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
+    return 0 if index.ready and all(h.ready for h in states) else 1
 
 
 def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:

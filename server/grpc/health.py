@@ -4,10 +4,12 @@ A background task pings the database every interval and flips every service (and
 "" entry) between SERVING and NOT_SERVING; the same loop refreshes the job-queue gauges. On
 shutdown every entry goes NOT_SERVING for good.
 
-Live sources (Prometheus, Alertmanager) get an entry of their own, `evigate.source.<name>`, checked
-on the same loop: a source that cannot be reached is NOT_SERVING there and logged, while the service
-entries stay SERVING — the service still answers, and a call that needs the source is recorded as
-failed, naming it (taking the whole service out of rotation would hide that answer).
+Sources (Prometheus, Alertmanager, the log tree) get an entry of their own, `evigate.source.<name>`,
+checked on the same loop: a source that cannot be reached is NOT_SERVING there and logged, while the
+service entries stay SERVING — the service still answers, and a call that needs the source is
+recorded as failed, naming it (taking the whole service out of rotation would hide that answer).
+A Check of a source's entry carries the source's latest detail (the failure, or the log index's
+progress) in the trailing metadata `evigate-source-detail`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
+import grpc
 from grpc_health.v1 import health, health_pb2
 
 from evigate.server.grpc.metrics import Metrics
@@ -30,6 +33,27 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
 SOURCE_PREFIX = "evigate.source."
+DETAIL_KEY = "evigate-source-detail"
+
+
+class _DetailedHealth(health.aio.HealthServicer):  # type: ignore[misc]
+    """grpc.health.v1 whose Check of a source's entry also sends the source's detail."""
+
+    def __init__(self, details: dict[str, str]) -> None:
+        super().__init__()
+        self._details = details
+
+    async def Check(  # noqa: N802 - the generated service's method name
+        self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> health_pb2.HealthCheckResponse:
+        response = await super().Check(request, context)
+        detail = self._details.get(request.service.removeprefix(SOURCE_PREFIX))
+        if request.service.startswith(SOURCE_PREFIX) and detail:
+            # Metadata values are ASCII: anything else in a server's message is escaped.
+            context.set_trailing_metadata(
+                ((DETAIL_KEY, detail.encode("ascii", "backslashreplace").decode()),)
+            )
+        return response
 
 
 class SourceState(Protocol):
@@ -58,7 +82,8 @@ class HealthChecker:
         metrics: Metrics,
         sources: Sequence[SourceProbe] = (),
     ) -> None:
-        self.servicer = health.aio.HealthServicer()
+        self.source_detail: dict[str, str] = {}
+        self.servicer = _DetailedHealth(self.source_detail)
         self._sources = tuple(sources)
         self.source_ready: dict[str, bool] = {}
         self._database = database
@@ -98,6 +123,7 @@ class HealthChecker:
     async def _check_sources(self) -> None:
         states = await asyncio.gather(*(self._probe(s) for s in self._sources))
         for source, (ready, detail) in zip(self._sources, states, strict=True):
+            self.source_detail[source.name] = detail or ""
             if self.source_ready.get(source.name) != ready:
                 await self.servicer.set(SOURCE_PREFIX + source.name, SERVING if ready else NOT_SERVING)
                 if source.name in self.source_ready or not ready:

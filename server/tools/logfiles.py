@@ -33,7 +33,7 @@ class LogFiles:
     def root(self) -> Path:
         return self.config.root
 
-    def _log_reader(self) -> LogReader:
+    def reader(self) -> LogReader:
         # Imported here: server.sources.logs.search imports server.tools.backend, whose package
         # imports this module; a module-level import would close that circle when the reader is
         # imported first (benchmarks, the reader's own tests).
@@ -46,17 +46,12 @@ class LogFiles:
     def _search(self, **query: Any) -> SearchResult:
         from evigate.server.sources.logs.search import LogSearch
 
-        return self._log_reader().search(LogSearch(**query))
+        return self.reader().search(LogSearch(**query))
 
     def services(self) -> list[str]:
         """The services the log tree holds: the records' own service fields and the names the
         layout gives its files (for the service catalog)."""
-        names: set[str] = set()
-        for index in self._log_reader().refresh().indexes:
-            names.update(name for name in index.service_names if name)
-            if index.source.service:
-                names.add(index.source.service)
-        return sorted(names)
+        return sorted(self.reader().services())
 
     def query(self, q: LogsQuery) -> Page:
         result = self._search(

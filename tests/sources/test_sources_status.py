@@ -25,17 +25,19 @@ def test_evigate_sources_lists_each_source_with_its_state(
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     code = main(["sources", "--prometheus-url", servers.prometheus.url, "--alertmanager-url", dead])
-    prometheus, alertmanager = capsys.readouterr().out.splitlines()
+    logs, prometheus, alertmanager = capsys.readouterr().out.splitlines()
+    assert logs.startswith("logs ") and ": ready; " in logs
     assert code == 1  # one source is not ready: scripts can tell
     assert prometheus.startswith(f"prometheus {servers.prometheus.url}: ready; version ")
     assert alertmanager.startswith(f"alertmanager {dead}: UNREACHABLE; alertmanager at {dead} is unreachable")
 
     code = main(["sources", "--json", "--alertmanager-url", servers.alertmanager.url])
-    (row,) = json.loads(capsys.readouterr().out)
+    logs_row, row = json.loads(capsys.readouterr().out)
+    assert logs_row["name"] == "logs" and logs_row["state"] == "ready"
     assert code == 0 and row["state"] == "ready" and row["version"] and row["settings"]["auth"] == "none"
 
     assert main(["sources"]) == 0
-    assert capsys.readouterr().out.startswith("no live source configured")
+    assert capsys.readouterr().out.splitlines()[1].startswith("no live source configured")
 
 
 async def test_health_has_an_entry_per_source_and_a_down_one_leaves_the_service_serving(

@@ -64,3 +64,7 @@ class LogConfig:
     sample_lines: int = 50  # lines looked at to detect a file's format
     block_events: int = 2048  # events per index block (time range, levels, services)
     skipped_keep: int = 5  # how many skipped-line locations a result lists
+    # A keyword query scans a file not indexed yet from this size on (scan.py); a smaller one is
+    # indexed at once (a fraction of a second), which also counts its unreadable lines.
+    scan_from_bytes: int = 4 * 2**20
+    index_file: Path | None = None  # where the indexes persist (store.location()); None: in memory only

@@ -1,19 +1,20 @@
 """The index of one file: where each event starts, its time, level and service, in flat arrays
 (19 bytes an event), and blocks of events with their time range, levels and services, so that a
 query skips files and blocks its filters exclude and parses only the events it may return.
-A file is re-indexed when its size or mtime changes."""
+A file is re-indexed when its identity (device, inode, size, mtime) changes."""
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from .batch import LEVEL_CODES, Batch, Event, Events
 from .config import LogConfig
-from .events import LEVELS, SkippedLine, SkipReport
+from .events import SkippedLine, SkipReport
 from .layouts import LogSource, Member
 from .reader import (
     GZIP_ERRORS,
@@ -28,8 +29,6 @@ from .reader import (
     open_member,
     raw_lines,
 )
-
-LEVEL_CODES = {name: i + 1 for i, name in enumerate(LEVELS)}  # 0: a configured non-standard level
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ class Block:
 class FileIndex:
     source: LogSource
     member: Member
-    stamp: tuple[int, int]  # size, mtime_ns
+    stamp: tuple[int, int, int, int]  # identity: st_dev, st_ino, st_size, st_mtime_ns
     compressed: bool
     file_format: FileFormat
     starts: array[int] = field(default_factory=lambda: array("I"))  # from its block's start
@@ -84,6 +83,15 @@ class FileIndex:
         if len(self._block_firsts) != len(self.blocks):
             self._block_firsts = [b.first for b in self.blocks]
         return self.blocks[bisect_right(self._block_firsts, i) - 1]
+
+    def close_block(self, events: tuple[int, int], span: tuple[int, int]) -> None:
+        first, end = events
+        stamps = self.stamps[first:end]
+        mask = 0
+        for code in set(self.levels[first:end]):
+            mask |= 1 << code
+        services = frozenset(self.services[first:end])
+        self.blocks.append(Block(first, end, span[0], span[1], min(stamps), max(stamps), mask, services))
 
     def read_block(self, handle: BinaryIO, block: Block) -> BlockBytes:
         """A block's bytes (handles of gzip files must be read in ascending block order)."""
@@ -143,55 +151,62 @@ def _sample(path: Path, compressed: bool, count: int) -> list[str]:
     return out
 
 
-# A block never spans more than this, nor a gap of unreadable bytes wider than MAX_GAP between two
-# of its events: a query reads whole blocks, and garbage must not make one huge.
-MAX_SPAN = 16 * 2**20
-MAX_GAP = 2**20
+def identity(path: Path) -> tuple[int, int, int, int]:
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def build(source: LogSource, member: Member, config: LogConfig) -> FileIndex:
-    """Reads the file once. OSError propagates: the caller reports the file as unreadable."""
-    stat = member.path.stat()
+def empty(
+    source: LogSource, member: Member, config: LogConfig, stamp: tuple[int, int, int, int]
+) -> FileIndex:
+    """A file's index with nothing in it yet: its format detected from a sample of its lines."""
     compressed = is_gzip(member.path)
     file_format = detect(_sample(member.path, compressed, config.sample_lines), config)
-    index = FileIndex(source, member, (stat.st_size, stat.st_mtime_ns), compressed, file_format)
+    index = FileIndex(source, member, stamp, compressed, file_format)
     index.skipped.keep = config.skipped_keep
-    codes: dict[str, int] = {}
+    return index
+
+
+def build(
+    source: LogSource,
+    member: Member,
+    config: LogConfig,
+    stop: Callable[[], bool] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> FileIndex | None:
+    """Reads the file once; None when `stop` said so before the end. `progress` hears how many of
+    the file's bytes were read. OSError propagates: the caller reports the file as unreadable."""
+    stamp = identity(member.path)
+    index = empty(source, member, config, stamp)
+    if not index.file_format.container:
+        batch = Batch(index, config, stop)
+        if progress is not None:
+            batch.progress = progress
+        try:
+            return index if batch.run() else None
+        except GZIP_ERRORS:
+            index = empty(source, member, config, stamp)  # line by line keeps what precedes a cut
+    return build_lines(index, config)
+
+
+def build_lines(index: FileIndex, config: LogConfig) -> FileIndex:
+    """Fills an empty index line by line through StreamParser: container wrappers, truncated
+    streams, and the reference the batch reader is tested against."""
+    source, member = index.source, index.member
+    file_format, compressed = index.file_format, index.compressed
+    events = Events(index, config)
     lines = _Lines(member.path, compressed, member.rel)
     drafts = _drafts(StreamParser(member.rel, file_format.for_indexing()).run(lines), index.skipped)
-    first, start, prev_end = 0, 0, 0  # the open block's first event and its offset; the last event's end
-    # The loop runs once per event of every file: its lookups are bound to locals.
-    starts, numbers, stamps, levels = index.starts, index.lines, index.stamps, index.levels
-    block_events = config.block_events
     joined = composed = False
-    for count, draft in enumerate(drafts):
-        offset = draft.offset
-        if count > first and (
-            count - first >= block_events or offset - prev_end > MAX_GAP or offset - start > MAX_SPAN
-        ):
-            _close(index, (first, count), (start, prev_end))
-            first = count
-        if count == first:
-            start = offset
+    for draft in drafts:
         parsed = draft.parsed
-        service = event_service(draft, source)
-        code = codes.get(service)
-        if code is None:
-            code = codes[service] = len(codes)
-            index.service_names.append(service)
-            if code == 2**16 and index.services.typecode == "H":  # a field that names no service
-                index.services = array("I", index.services)
-        starts.append(offset - start)
-        numbers.append(draft.line)
-        stamps.append(draft.timestamp.timestamp())
-        levels.append(LEVEL_CODES.get(event_level(parsed, config), 0))
-        index.services.append(code)
+        service = events.service_code(event_service(draft, source))
+        level = LEVEL_CODES.get(event_level(parsed, config), 0)
+        events.add(Event(draft.offset, draft.line, draft.timestamp.timestamp(), level, service, draft.end))
         joined = joined or draft.joined
         composed = composed or getattr(parsed, "composed", False)
-        prev_end = draft.end
     index.joined, index.composed = joined, composed
-    if index.count > first:
-        _close(index, (first, index.count), (start, prev_end))
+    events.finish()
     if lines.broken is not None:
         index.skipped.add(lines.broken)
     index.escaped = lines.escaped or file_format.container == "docker"
@@ -204,16 +219,6 @@ def _drafts(items: Iterable[Draft | SkippedLine], skipped: SkipReport) -> Iterat
             skipped.add(item)
         else:
             yield item
-
-
-def _close(index: FileIndex, events: tuple[int, int], span: tuple[int, int]) -> None:
-    first, end = events
-    stamps = index.stamps[first:end]
-    mask = 0
-    for code in set(index.levels[first:end]):
-        mask |= 1 << code
-    services = frozenset(index.services[first:end])
-    index.blocks.append(Block(first, end, span[0], span[1], min(stamps), max(stamps), mask, services))
 
 
 _SCAN_CHUNK = 4 * 2**20

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import tzinfo
-from typing import Any
+from typing import Any, cast
 
 from .config import FieldNames
 from .events import ParsedLine, normalize_level, parse_time
 
 _MISSING = object()
+# json.loads's own C scanner, called directly: one call per line instead of loads' Python layers.
+_SCAN = cast("Callable[[str, int], tuple[Any, int]]", json.JSONDecoder().scan_once)  # type: ignore[attr-defined]
+_TRAILING = " \t\n\r"  # what json.loads allows after the value
+# What quick() reads of a line: time, level, service as written, and whether no message field
+# is present (the message is then composed of the other fields).
+Quick = tuple[str, str | None, str | None, bool]
 
 
 def lookup(record: dict[str, Any], key: str) -> Any:
@@ -99,6 +106,42 @@ class JsonLines:
         except ValueError:
             return None
         return self.from_record(record) if isinstance(record, dict) else None
+
+    def quick(self, line: str) -> Quick | None:
+        """What indexing needs of a line whose core fields are the commonest shape (each a direct
+        key holding a non-empty string, or absent), exactly as parse() would read them; None
+        for any other line, which parse() then reads."""
+        if not line.startswith("{"):
+            return None
+        try:
+            record, end = _SCAN(line, 0)
+        except (StopIteration, ValueError):
+            return None
+        if end != len(line) and line[end:].strip(_TRAILING):
+            return None
+        return self.quick_record(record) if type(record) is dict else None
+
+    def quick_record(self, record: dict[str, Any]) -> Quick | None:
+        plan = self._plans.get(shape := tuple(record))
+        if plan is None:
+            plan = tuple(_plan(record, keys) for keys in self._roles)
+            if len(self._plans) < _PLANS:
+                self._plans[shape] = plan
+        got: list[str | None] = [None, None, None, None]
+        for role in range(4):
+            step = plan[role]
+            if step is _ABSENT:
+                continue
+            if step is _SEARCH:
+                return None
+            value = record[step]
+            if type(value) is not str or not value:
+                return None  # an alias further down the list may hold it: parse() searches
+            got[role] = value
+        stamp = got[0]
+        if stamp is None:
+            return None
+        return stamp, got[1], got[3], got[2] is None
 
     def from_record(self, record: dict[str, Any]) -> ParsedLine:
         used: set[str] = set()

@@ -7,11 +7,13 @@ start nor continue an event are yielded as SkippedLine, never raised."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -244,12 +246,49 @@ class StreamParser:
             current.end = max(current.end, line.end)
             current.joined = current.joined or line.joined
             return None
-        if parsed is not None:
-            return SkippedLine(self._rel, line.number, "no timestamp")
-        if isinstance(self._format.line_format, _NoFormat):
-            return SkippedLine(self._rel, line.number, "format not recognised")
-        why = "truncated" if not line.whole else f"not {self._format.name}"
-        return SkippedLine(self._rel, line.number, why)
+        return SkippedLine(self._rel, line.number, skip_reason(parsed, self._format, line.whole))
+
+
+@dataclass(frozen=True)
+class EventParser:
+    """Reads single events out of one file's bytes, and tells which lines start one."""
+
+    source: LogSource
+    rel: str
+    file_format: FileFormat
+    config: LogConfig
+
+    def event(self, data: bytes, line: int, offset: int) -> LogEvent | None:
+        """The first event of bytes that start with one (its first line number and file offset given)."""
+        parser = StreamParser(self.rel, self.file_format)
+        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
+            if isinstance(item, Draft):
+                return finish(item, self.source, self.file_format, self.rel, self.config)
+        return None
+
+    def first(self, handle: BinaryIO, line: int, offset: int) -> tuple[LogEvent | None, int]:
+        """The event starting at the handle's position (its first line number and offset given),
+        read until the next one starts, and where its last line ends."""
+        parser = StreamParser(self.rel, self.file_format)
+        for item in parser.run(raw_lines(handle, line, offset)):
+            if isinstance(item, Draft):
+                return finish(item, self.source, self.file_format, self.rel, self.config), item.end
+        return None, offset
+
+    def starts(self, raw: bytes) -> bool:
+        """Whether a line (without its newline) starts an event of a file without a container."""
+        if len(raw) >= MAX_LINE:
+            return False
+        text, _ = decode(raw)
+        if not text or text.isspace():
+            return False
+        parsed = self._light.parse(text)
+        return parsed is not None and parsed.timestamp is not None
+
+    @cached_property
+    def _light(self) -> LineFormat:
+        """The format reading only what tells a start (a time), as indexing reads it."""
+        return self.file_format.for_indexing().line_format
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:
@@ -283,8 +322,21 @@ def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, c
     )
 
 
+def skip_reason(parsed: LineFields | None, file_format: FileFormat, whole: bool) -> str:
+    """Why a line that neither starts nor continues an event is skipped."""
+    if parsed is not None:
+        return "no timestamp"
+    if isinstance(file_format.line_format, _NoFormat):
+        return "format not recognised"
+    return "truncated" if not whole else f"not {file_format.name}"
+
+
 def event_level(parsed: LineFields, config: LogConfig) -> str:
-    level = parsed.level
+    return final_level(parsed.level, config)
+
+
+def final_level(level: str | None, config: LogConfig) -> str:
+    """A parsed level (or none) as the event's: one of LEVELS, else the configured default."""
     if level in _NORMAL:
         return level
     return normalize_level(level) or config.default_level

@@ -1,57 +1,44 @@
 """The query over a log tree: service, level, keyword, regex and time window, newest first.
 
-Each file is indexed on first use (and again when it changes). A query skips files and blocks
-whose services, levels or time range its filters exclude; a keyword is searched as bytes in the
-blocks it must read, so only events containing it are parsed; without a text filter the index
-alone counts the matches and only the returned events are parsed."""
+A file's index is read back from the store, or built by the background build, or by the first
+query that needs it (and again when the file changes); a keyword query over a file not indexed
+yet scans its bytes instead (scan.py). A query skips files and blocks whose services, levels or
+time range its filters exclude; a keyword is searched as bytes in the blocks it must read, so only
+events containing it are parsed; without a text filter the index alone counts the matches and only
+the returned events are parsed. Whichever way a file is read, the same events come back in the
+same order: by time, then file, then place in the file."""
 
 from __future__ import annotations
 
-import heapq
-import io
 import re
-import threading
-from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evigate.server.tools.backend import TimeWindow, ToolError
 
+from . import scan
+from .batch import LEVEL_CODES
 from .config import LogConfig
-from .events import LogEvent, SkippedLine, SkipReport, normalize_level
-from .index import LEVEL_CODES, Block, BlockBytes, FileIndex, build, mentions
-from .layouts import LogSource, Member, discover
-from .reader import Draft, StreamParser, event_level, event_service, finish, open_member, raw_lines
+from .events import SkippedLine, SkipReport, normalize_level
+from .index import FileIndex
+from .query import (
+    Filters,
+    Found,
+    IndexedFile,
+    LogSearch,
+    SearchResult,
+    block_wanted,
+    describe,
+    materialize,
+    overlaps,
+    wanted_services,
+)
+from .store import IndexStore
+from .tree import LogTree, Progress
 
 _UNBOUNDED = TimeWindow(None, None)
-# Characters JSON and logfmt writers escape: a keyword containing one is not searched as raw bytes.
-_ESCAPED_BY_WRITERS = re.compile(r'["\\/<>&\'\x00-\x1f]')
-
-
-@dataclass(frozen=True)
-class LogSearch:
-    service: str | None = None
-    level: str | None = None
-    keyword: str | None = None  # case-insensitive substring of message, fields or stack trace
-    regex: str | None = None  # re.search over the same text
-    window: TimeWindow = _UNBOUNDED
-    limit: int = 20
-    # Parse the matching events while scanning, a block at a time, not only the `limit` returned
-    # one by one afterwards: for a caller that wants most of them (summarize_logs).
-    parse_all: bool = False
-    # With parse_all: events carry time, level, service and message only (no fields, no stack
-    # trace): all that mining templates reads, at a fraction of the cost per event.
-    bare: bool = False
-
-
-@dataclass
-class SearchResult:
-    events: list[LogEvent]  # newest first, at most the limit
-    total: int  # how many matched in all
-    skipped: SkipReport  # unreadable lines in the files this query had to read
-    files_read: list[str] = field(default_factory=list)  # those with blocks its filters could not exclude
-    parsers: dict[str, str] = field(default_factory=dict)  # each file read → the parser that read it
+__all__ = ["LogReader", "LogSearch", "SearchResult", "Snapshot", "search"]
 
 
 @dataclass
@@ -61,19 +48,35 @@ class Snapshot:
     complete: bool  # every file is indexed (or unreadable)
 
 
-# A heap entry: (epoch seconds, file order, event index, the event or None until materialized).
-_Entry = tuple[float, int, int, LogEvent | None]
+@dataclass
+class _Files:
+    """What a query reads: files by their index (with their order), files it scans, files it
+    cannot open."""
+
+    indexed: list[tuple[int, FileIndex]] = field(default_factory=list)
+    scans: list[scan.Scan] = field(default_factory=list)
+    unreadable: list[tuple[str, SkippedLine]] = field(default_factory=list)
+    complete: bool = True  # every file that may matter is indexed (or unreadable)
 
 
 class LogReader:
-    """Holds the indexes of one log tree across queries; safe to share between threads."""
+    """Holds the indexes of one log tree across queries (and on disk, with a store); safe to share
+    between threads. A keyword query over a file not indexed yet scans it (scan.py); any other
+    query indexes the files it needs first."""
 
-    def __init__(self, config: LogConfig) -> None:
+    def __init__(self, config: LogConfig, store: IndexStore | None = None) -> None:
         self.config = config
-        self._lock = threading.Lock()
-        self._indexes: dict[str, FileIndex] = {}
-        # (file, size, mtime) → services whose names its bytes do not contain
-        self._absent: dict[tuple[str, int, int], set[str]] = {}
+        if store is None and config.index_file is not None:
+            store = IndexStore(config.index_file, config)
+        self.tree = LogTree(config, store)
+
+    @property
+    def progress(self) -> Progress:
+        return self.tree.progress
+
+    def build_all(self, stop: Callable[[], bool] = lambda: False) -> Progress:
+        """Indexes the whole tree (reading back what the store holds); see LogTree.build_all."""
+        return self.tree.build_all(stop)
 
     def refresh(self, service: str | None = None) -> Snapshot:
         """The current index of every file that may hold the service (every file without one).
@@ -81,294 +84,111 @@ class LogReader:
         A file not indexed yet whose place in the tree names another service is indexed only if
         its bytes contain the service's name (a scan at grep speed, remembered per file version):
         the first query about one service does not parse the whole tree."""
-        root = self.config.root
-        if not root.is_dir():
-            raise ToolError(f"log data unavailable: {root} is not a directory")
-        snapshot = Snapshot([], [], complete=True)
-        files = 0
-        with self._lock:
-            seen: set[str] = set()
-            for source in discover(self.config):
-                for member in source.members:
-                    key = str(member.path)
-                    seen.add(key)
-                    files += 1
-                    try:
-                        stat = member.path.stat()
-                        stamp = (stat.st_size, stat.st_mtime_ns)
-                        index = self._indexes.get(key)
-                        if index is None or index.stamp != stamp:
-                            if service is not None and not self._may_hold(source, member, stamp, service):
-                                snapshot.complete = False
-                                continue
-                            index = build(source, member, self.config)
-                            self._indexes[key] = index
-                    except OSError as exc:
-                        why = f"unreadable: {exc.strerror or exc}"
-                        snapshot.unreadable.append((source.service, SkippedLine(member.rel, 0, why)))
-                        continue
-                    snapshot.indexes.append(index)
-            for gone in set(self._indexes) - seen:
-                del self._indexes[gone]
-        if not files:
-            raise ToolError(f"log data unavailable: no log files under {root}")
-        return snapshot
+        files = self._files(service, None)
+        return Snapshot([index for _, index in files.indexed], files.unreadable, files.complete)
 
-    def _may_hold(self, source: LogSource, member: Member, stamp: tuple[int, int], service: str) -> bool:
-        wanted = service.lower()
-        if source.service.lower() == wanted:
-            return True
-        absent = self._absent.setdefault((str(member.path), *stamp), set())
-        if wanted in absent:
-            return False
-        if mentions(member.path, wanted):
-            return True
-        absent.add(wanted)
-        return False
+    def services(self) -> set[str]:
+        """The services the tree holds: the records' own service fields and the names the layout
+        gives its files. While the background build runs, only the indexed files' records count
+        (this never waits for the build); with no build running, every file is indexed now."""
+        if self.progress.state in ("idle", "ready"):
+            indexes = self.refresh().indexes
+            return {name for index in indexes for name in index.service_names if name} | {
+                index.source.service for index in indexes if index.source.service
+            }
+        names = set()
+        for entry in self.tree.files():
+            names.add(entry.source.service)
+            index = self.tree.ready(entry)
+            names.update(index.service_names if index is not None else ())
+        return {name for name in names if name}
+
+    def _files(self, service: str | None, keyword: str | None) -> _Files:
+        files = _Files()
+        tree = self.tree
+        for entry in tree.files():
+            if entry.identity is None:
+                files.unreadable.append(
+                    (entry.source.service, SkippedLine(entry.member.rel, 0, f"unreadable: {entry.error}"))
+                )
+                continue
+            try:
+                index = tree.ready(entry)
+                if index is None:
+                    if service is not None and not tree.may_hold(entry, service):
+                        files.complete = False
+                        continue
+                    if keyword is not None and (found := scan.plan(entry, self.config, keyword)) is not None:
+                        files.scans.append(found)
+                        continue
+                    index = tree.index(entry)
+            except OSError as exc:
+                why = f"unreadable: {exc.strerror or exc}"
+                files.unreadable.append((entry.source.service, SkippedLine(entry.member.rel, 0, why)))
+                continue
+            if index is not None:
+                files.indexed.append((entry.order, index))
+        return files
 
     def search(self, query: LogSearch) -> SearchResult:
-        snapshot = self.refresh(query.service)
-        indexes, unreadable_files = snapshot.indexes, snapshot.unreadable
-        if snapshot.complete and not any(index.count for index in indexes):
+        files = self._files(query.service, query.keyword or None)
+        indexes = [index for _, index in files.indexed]
+        if files.complete and not files.scans and not any(index.count for index in indexes):
             everything = SkipReport(keep=self.config.skipped_keep)
-            for _, line in unreadable_files:
+            for _, line in files.unreadable:
                 everything.add(line)
-            raise ToolError(
-                f"no readable log line under {self.config.root}: {_describe(indexes, everything)}"
-            )
+            raise ToolError(f"no readable log line under {self.config.root}: {describe(indexes, everything)}")
         wanted = query.service.lower() if query.service is not None else None
         unreadable = SkipReport(keep=self.config.skipped_keep)
-        for service, line in unreadable_files:
+        for service, line in files.unreadable:
             if wanted is None or service.lower() == wanted:
                 unreadable.add(line)
         level = None
         if query.level is not None:
             level = normalize_level(query.level) or query.level.upper()
+        level_code = LEVEL_CODES.get(level, 0) if level is not None else None
         regex = re.compile(query.regex) if query.regex else None
         skipped = SkipReport(keep=self.config.skipped_keep)
         skipped.merge(unreadable)
-        heap: list[_Entry] = []
-        total = 0
+        found = Found(query.limit)
         selected: list[FileIndex] = []
         consulted: dict[str, str] = {}
-        for order, index in enumerate(indexes):
-            codes = _wanted_services(index, query.service)
+        by_order = dict(files.indexed)
+        for plan in files.scans:  # found (and held) first: one that cannot finish is indexed instead
+            filters = Filters(query, level_code, regex)
+            try:
+                hits = list(scan.hits(plan, filters.keeps))
+            except scan.ScanError:
+                index = self.tree.index(plan.entry)
+                if index is not None:
+                    files.indexed.append((plan.entry.order, index))
+                    by_order[plan.entry.order] = index
+                continue
+            if hits:  # which of the files it read hold the service is known only where it matched
+                consulted[plan.entry.member.rel] = plan.parsers
+            for hit in hits:
+                found.add(hit)
+        for order, index in files.indexed:
+            codes = wanted_services(index, query.service)
             if codes is None:
                 continue
             selected.append(index)
-            if not _overlaps(index.since, index.until, query.window) and index.count:
+            if not overlaps(index.since, index.until, query.window) and index.count:
                 continue
             skipped.merge(index.skipped)
-            level_code = LEVEL_CODES.get(level, 0) if level is not None else None
-            blocks = [b for b in index.blocks if _block_wanted(b, codes, level_code, query.window)]
+            blocks = [b for b in index.blocks if block_wanted(b, codes, level_code, query.window)]
             if not blocks:
                 continue
             consulted[index.member.rel] = index.file_format.parser
-            scan = _Scan(index, self.config, codes=codes, level=level_code, query=query, regex=regex)
-            for entry in scan.entries(order, blocks):
-                total += 1
-                if len(heap) < query.limit:
-                    heapq.heappush(heap, entry)
-                elif heap and entry[:3] > heap[0][:3]:
-                    heapq.heapreplace(heap, entry)
-        readable = any(index.count for index in selected)
+            reading = IndexedFile(index, self.config, codes=codes, level=level_code, query=query, regex=regex)
+            for hit in reading.entries(order, blocks):
+                found.add(hit)
+        # A scanned file holds events and may hold the service's (its bytes name it).
+        readable = bool(files.scans) or any(index.count for index in selected)
         if (selected or unreadable.count) and not readable and skipped.count:
-            raise ToolError(f"no readable log line for this query: {_describe(selected, unreadable)}")
-        events = _materialize(sorted(heap, key=lambda e: e[:3], reverse=True), indexes, self.config)
-        return SearchResult(events, total, skipped, list(consulted), consulted)
-
-
-def _describe(indexes: list[FileIndex], unreadable: SkipReport) -> str:
-    report = SkipReport()
-    report.merge(unreadable)
-    for index in indexes:
-        report.merge(index.skipped)
-    where = ", ".join(str(s) for s in report.first)
-    return f"{report.count} lines skipped (first: {where})" if report.count else "no log events"
-
-
-def _wanted_services(index: FileIndex, service: str | None) -> set[int] | None:
-    """The service codes a query keeps in this file (all of them without a service filter), or None
-    when the file holds nothing of that service. A file with no readable event belongs to the
-    service its place in the tree names, so that its skipped lines are reported to that query."""
-    if service is None:
-        return set(range(len(index.service_names)))
-    codes = index.service_codes(service)
-    if codes or (not index.count and index.source.service.lower() == service.lower()):
-        return codes
-    return None
-
-
-def _overlaps(since: float, until: float, window: TimeWindow) -> bool:
-    return (window.since is None or until >= window.since.timestamp()) and (
-        window.until is None or since <= window.until.timestamp()
-    )
-
-
-def _block_wanted(block: Block, codes: set[int], level: int | None, window: TimeWindow) -> bool:
-    if level is not None and not block.levels >> level & 1:
-        return False
-    return _overlaps(block.since, block.until, window) and not codes.isdisjoint(block.services)
-
-
-class _Scan:
-    """One file's part of a query."""
-
-    def __init__(
-        self,
-        index: FileIndex,
-        config: LogConfig,
-        *,
-        codes: set[int],
-        level: int | None,
-        query: LogSearch,
-        regex: re.Pattern[str] | None,
-    ) -> None:
-        self.index, self.config, self.codes, self.level = index, config, codes, level
-        self.since = query.window.since.timestamp() if query.window.since else float("-inf")
-        self.until = query.window.until.timestamp() if query.window.until else float("inf")
-        self.keyword = query.keyword.casefold() if query.keyword else None
-        self.regex = regex
-        self.needle, self.lowered = _needle(query.keyword, index)
-        self.parse_all, self.bare = query.parse_all, query.bare
-
-    def _keeps(self, i: int) -> bool:
-        index = self.index
-        return (
-            self.since <= index.stamps[i] <= self.until
-            and (self.level is None or index.levels[i] == self.level)
-            and index.services[i] in self.codes
-        )
-
-    def entries(self, order: int, blocks: list[Block]) -> Iterator[_Entry]:
-        index = self.index
-        if self.keyword is None and self.regex is None and self.parse_all:
-            with open_member(index.member.path, index.compressed) as handle:
-                for block in blocks:
-                    for i, event in self._whole_block(index.read_block(handle, block)):
-                        yield (index.stamps[i], order, i, event)
-            return
-        if self.keyword is None and self.regex is None:
-            for block in blocks:
-                for i in range(block.first, block.end):
-                    if self._keeps(i):
-                        yield (index.stamps[i], order, i, None)
-            return
-        with open_member(index.member.path, index.compressed) as handle:
-            for block in blocks:
-                data = index.read_block(handle, block)
-                for i in self._candidates(block, data.data):
-                    if not self._keeps(i):
-                        continue
-                    found = parse_event(index, *data.event(i), self.config)
-                    if found is not None and self._matches(found):
-                        yield (index.stamps[i], order, i, found)
-
-    def _whole_block(self, data: BlockBytes) -> Iterator[tuple[int, LogEvent]]:
-        """The block's kept events, its bytes parsed in one pass: each draft is matched to its index
-        entry by offset (a line the index skipped stays skipped)."""
-        index, block = self.index, data.block
-        kept = [i for i in range(block.first, block.end) if self._keeps(i)]
-        if not kept:
-            return
-        if len(kept) * 4 < block.end - block.first:  # a few: parse just those
-            for i in kept:
-                event = parse_event(index, *data.event(i), self.config)
-                if event is not None:
-                    yield i, event
-            return
-        wanted = {block.start + index.starts[i]: i for i in kept}
-        file_format = index.file_format.for_mining() if self.bare else index.file_format
-        parser = StreamParser(index.member.rel, file_format)
-        lines = raw_lines(io.BytesIO(data.data), index.lines[block.first], block.start)
-        for item in parser.run(lines):
-            if isinstance(item, Draft) and (at := wanted.get(item.offset)) is not None:
-                yield at, self._event(item)
-
-    def _event(self, draft: Draft) -> LogEvent:
-        index, config = self.index, self.config
-        if not self.bare:
-            return finish(draft, index.source, index.file_format, index.member.rel, config)
-        return LogEvent(
-            draft.timestamp,
-            event_level(draft.parsed, config),
-            event_service(draft, index.source),
-            draft.parsed.message,
-            file=index.member.rel,
-            line=draft.line,
-            parser=index.file_format.parser,
-        )
-
-    def _candidates(self, block: Block, data: bytes) -> Iterator[int]:
-        if self.needle is None:
-            yield from range(block.first, block.end)
-            return
-        hay = data.lower() if self.lowered else data
-        starts = self.index.starts
-        pos = hay.find(self.needle)
-        while pos != -1:
-            i = bisect_right(starts, pos, block.first, block.end) - 1  # the event holding the hit
-            yield i
-            if i + 1 >= block.end:
-                return
-            pos = hay.find(self.needle, starts[i + 1])
-
-    def _matches(self, event: LogEvent) -> bool:
-        text = event.search_text()
-        if self.keyword is not None and self.keyword not in text.casefold():
-            return False
-        return self.regex is None or self.regex.search(text) is not None
-
-
-def _needle(keyword: str | None, index: FileIndex) -> tuple[bytes | None, bool]:
-    """The bytes to find before parsing, and whether the block must be ASCII-lowercased first;
-    None when raw bytes could miss a match (escapes, or a line split by the container runtime)."""
-    if keyword is None or index.joined or (index.composed and ("=" in keyword or " " in keyword)):
-        return None, False
-    fmt = index.file_format
-    escaping = fmt.container == "docker" or fmt.name in ("json", "logfmt")
-    if escaping and (_ESCAPED_BY_WRITERS.search(keyword) or (index.escaped and not keyword.isascii())):
-        return None, False
-    if keyword.isascii():
-        return keyword.lower().encode(), True
-    if keyword.lower() == keyword.upper():  # no letter case (Chinese): its UTF-8 bytes as they are
-        return keyword.encode(), False
-    return None, False
-
-
-def parse_event(index: FileIndex, data: bytes, line: int, offset: int, config: LogConfig) -> LogEvent | None:
-    parser = StreamParser(index.member.rel, index.file_format)
-    lines = raw_lines(io.BytesIO(data), line, offset)
-    for item in parser.run(lines):
-        if isinstance(item, Draft):
-            return finish(item, index.source, index.file_format, index.member.rel, config)
-    return None
-
-
-def _materialize(entries: list[_Entry], indexes: list[FileIndex], config: LogConfig) -> list[LogEvent]:
-    """Events the index alone chose are parsed now, one open per file, in file order."""
-    wanted: dict[int, list[int]] = {}
-    for _, order, i, event in entries:
-        if event is None:
-            wanted.setdefault(order, []).append(i)
-    loaded: dict[tuple[int, int], LogEvent] = {}
-    for order, numbers in wanted.items():
-        index = indexes[order]
-        data: BlockBytes | None = None
-        with open_member(index.member.path, index.compressed) as handle:
-            for i in sorted(numbers):
-                block = index.block_of(i)
-                if data is None or data.block is not block:
-                    data = index.read_block(handle, block)
-                event = parse_event(index, *data.event(i), config)
-                if event is not None:
-                    loaded[(order, i)] = event
-    out = []
-    for _, order, i, event in entries:
-        found = event if event is not None else loaded.get((order, i))
-        if found is not None:
-            out.append(found)
-    return out
+            raise ToolError(f"no readable log line for this query: {describe(selected, unreadable)}")
+        events = materialize(found.newest(), by_order, self.config)
+        return SearchResult(events, found.total, skipped, list(consulted), consulted)
 
 
 def search(

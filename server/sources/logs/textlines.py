@@ -54,6 +54,20 @@ class RegexFormat:
             fields=fields,
         )
 
+    def quick(self, line: str) -> tuple[str, str | None, str | None, bool] | None:
+        """What indexing needs of a matching line with a timestamp and no time_format, as parse()
+        would read it (the time still to be parsed); None otherwise: parse() decides."""
+        if self._time_format is not None:
+            return None
+        match = self._regex.match(line)
+        if match is None:
+            return None
+        groups = match.groupdict()
+        raw_time = groups.get("timestamp") or groups.get("time")
+        if not raw_time:
+            return None
+        return raw_time, groups.get("level"), groups.get("service") or None, False
+
     def _time(self, text: str) -> datetime | None:
         if self._time_format is None:
             return parse_time(text, self._tz)

@@ -96,7 +96,7 @@ def test_index_is_reused_and_rebuilt_when_a_file_changes(tmp_path: Path) -> None
             json.dumps({"time": (T0 + timedelta(seconds=1)).isoformat(), "level": "warn", "msg": "second"})
             + "\n"
         )
-    os.utime(log, ns=(before.stamp[1] + 1_000_000, before.stamp[1] + 1_000_000))
+    os.utime(log, ns=(before.stamp[3] + 1_000_000, before.stamp[3] + 1_000_000))
     result = logs.search(LogSearch())
     assert [e.message for e in result.events] == ["second", "first"]
     assert logs.refresh().indexes[0] is not before
