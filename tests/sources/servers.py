@@ -176,19 +176,23 @@ def start_prometheus(workdir: Path, exporter_port: int, alertmanager_port: int |
     return _start("prometheus", args, port, workdir, "/-/ready")
 
 
-def start_victoria_metrics(workdir: Path, exporter_port: int) -> Server:
+def start_victoria_metrics(workdir: Path, exporter_port: int | None, retention: str = "1") -> Server:
+    """Scraping the exporter when one is given (else it holds only what is imported); `retention`
+    in VictoriaMetrics' terms (a number of months by default, or "100y" for data of any age)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "scrape.yml").write_text(f"global:{scrape_config(exporter_port, rules=False)}")
     port = free_port()
     args = [
         VICTORIA_METRICS,
         f"-httpListenAddr=127.0.0.1:{port}",
         f"-storageDataPath={workdir / 'data'}",
-        f"-promscrape.config={workdir / 'scrape.yml'}",
+        f"-retentionPeriod={retention}",
         # Serve samples as soon as they are scraped, and never from a cache of older answers.
         "-search.latencyOffset=0s",
         "-search.disableCache",
     ]
+    if exporter_port is not None:
+        (workdir / "scrape.yml").write_text(f"global:{scrape_config(exporter_port, rules=False)}")
+        args.append(f"-promscrape.config={workdir / 'scrape.yml'}")
     return _start("victoria-metrics", args, port, workdir, "/health")
 
 
