@@ -110,15 +110,39 @@ def check(composer_output: Mapping[str, Any], material: AnswerMaterial) -> Answe
     forbidden = [p for p in (normalize(f).strip() for f in material.forbidden) if len(p) >= 8]
     out: list[Violation] = []
     answer = composer_output.get("user_facing_answer")
-    if not isinstance(answer, str) or not _meaningful(answer):
-        out.append(Violation(EMPTY, "user_facing_answer", "", RULES[EMPTY]))
-    elif not _in_language(answer, material.language):
-        out.append(Violation(WRONG_LANGUAGE, "user_facing_answer", material.language, RULES[WRONG_LANGUAGE]))
-    elif material.question and _core(answer) in _core(material.question):
-        out.append(Violation(QUESTION_ECHO, "user_facing_answer", answer.strip()[:80], RULES[QUESTION_ECHO]))
+    out.extend(answer_rules(answer if isinstance(answer, str) else "", material))
     for where, text in _texts(composer_output):
         out.extend(_check_text(where, text, facts, hypotheses, material, forbidden))
     return AnswerCheckResult(tuple(dict.fromkeys(out)))
+
+
+def answer_rules(answer: str, material: AnswerMaterial) -> list[Violation]:
+    """The rules of the answer as a whole: empty, in the wrong language, or only the question."""
+    if not _meaningful(answer):
+        return [Violation(EMPTY, "user_facing_answer", "", RULES[EMPTY])]
+    if not _in_language(answer, material.language):
+        return [Violation(WRONG_LANGUAGE, "user_facing_answer", material.language, RULES[WRONG_LANGUAGE])]
+    if material.question and _core(answer) in _core(material.question):
+        return [Violation(QUESTION_ECHO, "user_facing_answer", answer.strip()[:80], RULES[QUESTION_ECHO])]
+    return []
+
+
+def check_texts(
+    texts: Sequence[str], material: AnswerMaterial, facts: FactIndex | None = None
+) -> list[AnswerCheckResult]:
+    """`check_text` of each text, with the material prepared once (`facts`: the index of
+    `material.facts`, when the caller has built it already)."""
+    facts = facts if facts is not None else FactIndex(material.facts)
+    hypotheses = FactIndex(material.hypotheses)
+    return [
+        AnswerCheckResult(tuple(dict.fromkeys(_check_text("text", t, facts, hypotheses, material, ()))))
+        for t in texts
+    ]
+
+
+def is_hedged(text: str) -> bool:
+    """Whether a text marks what it says as unconfirmed ("可能", "待验证", "may", "unconfirmed")."""
+    return _HEDGE.search(text) is not None
 
 
 def check_text(text: str, material: AnswerMaterial, where: str = "text") -> AnswerCheckResult:
@@ -169,9 +193,9 @@ def _check_text(  # noqa: PLR0917 - the text, where it is, and the material in i
     # "found nothing" is a claim of its own: a negative observation (whose text says so, in its own
     # words) supports it, and so does material using those very words ("user not found" in a log
     # line); positive findings alone never do ("查询未检索到 HighCPUUsage 告警" over a firing alert)
-    if not any(_ABSENCE.search(f) for f in facts.flat):
-        for absence in dict.fromkeys(m.group() for m in _ABSENCE.finditer(flat)):
-            out.append(Violation(UNSUPPORTED_ABSENCE, where, absence, RULES[UNSUPPORTED_ABSENCE]))
+    absences = list(dict.fromkeys(m.group() for m in _ABSENCE.finditer(flat)))
+    if absences and not any(_ABSENCE.search(f) for f in facts.flat):
+        out.extend(Violation(UNSUPPORTED_ABSENCE, where, a, RULES[UNSUPPORTED_ABSENCE]) for a in absences)
     # the pipeline's own words; a service or log line of the material may hold one ("task-executor")
     for term in dict.fromkeys(m.group() for m in _PIPELINE_TALK.finditer(flat)):
         if not facts.quotes(term):
@@ -197,7 +221,7 @@ def _check_sentence(  # noqa: PLR0917 - the sentence, where it is, and the mater
         rule = UNSUPPORTED_NUMBER if kind in (NUMBER, DATE, TIME) else UNSUPPORTED_IDENTIFIER
         out.append(Violation(rule, where, token, RULES[rule]))
     for quote in _quotes(flat):
-        if not facts.quotes(quote) and not (hedged and hypotheses.quotes(quote)):
+        if not _quoted(quote, facts) and not (hedged and _quoted(quote, hypotheses)):
             out.append(Violation(UNSUPPORTED_QUOTE, where, quote, RULES[UNSUPPORTED_QUOTE]))
     if _ROOT_CAUSE.search(flat) and not _UNKNOWN_CAUSE.search(flat):
         stated_by = material.root_causes + (material.hypotheses if hedged else ())
@@ -233,7 +257,7 @@ _UNKNOWN_CAUSE = re.compile(
     re.IGNORECASE,
 )
 # “…” "…" 「…」 『…』 `…`, ‘…’, and '…' not inside a word (payment-service's is no quote).
-_QUOTE = re.compile(
+QUOTE = re.compile(
     r"[“\"「『`]([^”\"」』`\n]{1,300})[”\"」』`]|‘([^’\n]{1,300})’|(?<![a-z0-9])'([^'\n]{1,300})'(?![a-z0-9])"
 )
 _PLACEHOLDER = re.compile(r"<[a-z][^<>\n]{1,60}>|\{\{?[a-z_]{2,30}\}?\}|\btodo\b|\btbd\b|\blorem ipsum\b")
@@ -275,8 +299,20 @@ def sentences(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+_ELLIPSIS = re.compile(r"…|\.{3}")
+
+
+def quote_spans(quote: str) -> list[str]:
+    """A quote's spans between ellipses (… or ...), each of which the material must hold."""
+    return [p.strip() for p in _ELLIPSIS.split(quote) if p.strip()]
+
+
+def _quoted(quote: str, index: FactIndex) -> bool:
+    return all(index.quotes(span) for span in quote_spans(quote))
+
+
 def _quotes(flat: str) -> list[str]:
-    return [q.strip() for groups in _QUOTE.findall(flat) for q in groups if q.strip()]
+    return [q.strip() for groups in QUOTE.findall(flat) for q in groups if q.strip()]
 
 
 def _says_same(sentence: str, statement: str) -> bool:

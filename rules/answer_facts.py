@@ -10,38 +10,34 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from evigate.rules.text import critical_word, tokenize
+from evigate.rules.numerals import CN_DIGIT, cn_integer, is_number_words
+from evigate.rules.text import critical_word
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACES = re.compile(r"\s+")
 
 
-_CN_DIGIT = dict(zip("零〇一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
 _CN_PERCENT = re.compile(r"百分之([零〇一二两三四五六七八九十百]+)(?:点([零〇一二三四五六七八九]+))?")
 
 
-def _cn_integer(numerals: str) -> int:
-    if "十" not in numerals and "百" not in numerals:  # digit by digit: 九二 = 92
-        return int("".join(str(_CN_DIGIT[ch]) for ch in numerals))
-    value = current = 0
-    for ch in numerals:
-        if ch in _CN_DIGIT:
-            current = _CN_DIGIT[ch]
-        else:  # 十 or 百; a leading 十 means 1 × 10
-            value += (current or 1) * (10 if ch == "十" else 100)
-            current = 0
-    return value + current
-
-
 def _cn_percent(match: re.Match[str]) -> str:
-    decimals = "".join(str(_CN_DIGIT[ch]) for ch in match.group(2) or "")
-    return f"{_cn_integer(match.group(1))}{'.' + decimals if decimals else ''}%"
+    decimals = "".join(str(CN_DIGIT[ch]) for ch in match.group(2) or "")
+    return f"{cn_integer(match.group(1))}{'.' + decimals if decimals else ''}%"
+
+
+# A full-width colon ends a clause; NFKC would make it ':' and join the words around it
+# ("MongoNetworkError：connect" is no identifier). Times keep theirs (２３：０５ = 23:05).
+_FULL_WIDTH_COLON = re.compile(r"：(?!\s*[0-9０-９])")
 
 
 def cased(text: str) -> str:
     """`normalize` without lowercasing."""
-    flat = _CN_PERCENT.sub(_cn_percent, unicodedata.normalize("NFKC", text))
-    return _SPACES.sub(" ", _THOUSANDS.sub("", flat))
+    if not text.isascii():  # ASCII is its own NFKC form, and holds no 百分之 and no full-width colon
+        text = unicodedata.normalize("NFKC", _FULL_WIDTH_COLON.sub(": ", text) if "：" in text else text)
+        text = _CN_PERCENT.sub(_cn_percent, text) if "百分之" in text else text
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    return _SPACES.sub(" ", text)
 
 
 def normalize(text: str) -> str:
@@ -57,6 +53,7 @@ _TIME_RE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
 _NUMBER_RE = re.compile(r"(\d+(?:\.\d+)?)(%|[a-z]+)?")
 _SPOKEN_NUMBER = re.compile(r"(\d+(?:\.\d+)?) ?(%|percent|毫秒|秒钟?|分钟|小时|天|次|倍|字节|[a-z]+)?")
 # A unit written after the number, with or without a space.
+_WORD_AFTER = re.compile(r"\s?[a-z]")
 _UNIT_AFTER = re.compile(r"\s?(%|percent|毫秒|秒钟?|分钟|小时|天|次|倍|字节|[a-z]+)")
 NUMBER, DATE, TIME, WORD = "number", "date", "time", "word"
 
@@ -91,6 +88,8 @@ _PERCENT = {"%", "percent"}
 # Counts and sizes, by class across languages: 25 次 = 25 times, never 25 minutes.
 _COUNTER = {
     "次": "times",
+    "restart": "times",
+    "restarts": "times",
     "time": "times",
     "times": "times",
     "倍": "x",
@@ -134,26 +133,37 @@ def _number_keys(value: float, unit: str) -> set[str]:
 def facts_of(text: str) -> Iterable[tuple[str, str]]:
     """(lowercased token, kind) for every fact-bearing token of a sentence (NFKC, thousands
     separators dropped, case kept so CamelCase and ALL-CAPS can be told from plain words)."""
+    return ((token, kind) for token, kind, _ in spans_of(text))
+
+
+def spans_of(text: str) -> Iterable[tuple[str, str, int]]:
+    """`facts_of` with where each token starts in `text`."""
+    lowered = text.lower()
     for match in _ASCII_CASED.finditer(text):
         original = match.group()
         token = original.lower()
+        start = match.start()
         dates = _DATE_RE.findall(token)
         times = _TIME_RE.findall(token)
         if dates or times:
-            yield from ((d, DATE) for d in dates)
-            yield from ((t, TIME) for t in times)
+            yield from ((d, DATE, start) for d in dates)
+            yield from ((t, TIME, start) for t in times)
             continue
         number = _NUMBER_RE.fullmatch(token)
         if number is not None:
-            unit = number.group(2) or _unit_after(text.lower(), match.end())
-            yield f"{number.group(1)}{' ' if unit and not number.group(2) else ''}{unit}", NUMBER
+            unit = number.group(2) or _unit_after(lowered, match.end())
+            yield f"{number.group(1)}{' ' if unit and not number.group(2) else ''}{unit}", NUMBER, start
             continue
-        if token not in _VOCABULARY and (
-            any(ch.isdigit() or ch in "-_.:/" for ch in token)
-            or critical_word(original)
-            or _EXCEPTION_WORD.fullmatch(token)
+        if (
+            token not in _VOCABULARY
+            and not is_number_words(token)
+            and (
+                any(ch.isdigit() or ch in "-_.:/" for ch in token)
+                or critical_word(original)
+                or _EXCEPTION_WORD.fullmatch(token)
+            )
         ):
-            yield token, WORD
+            yield token, WORD, start
 
 
 def _unit_after(flat: str, end: int) -> str:
@@ -161,6 +171,10 @@ def _unit_after(flat: str, end: int) -> str:
     if after is not None and any(after.group(1) in units for units in (_DURATION, _PERCENT, _COUNTER)):
         return after.group(1)
     return ""
+
+
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_JOINER_SPLIT = re.compile(r"([-_.:/])")
 
 
 class FactIndex:
@@ -171,39 +185,74 @@ class FactIndex:
         self.words: set[str] = set()
         self.parts: set[str] = set()
         self.numbers: set[str] = set()
-        self.dates: set[str] = set()
-        self.times: set[str] = set()
-        self.tokens: set[str] = set()
+        self.dates: set[tuple[int, ...]] = set()
+        self.times: set[str] = set()  # every time, and its hh:mm (hh:mm:ss) prefixes
         for text, flat in zip((t for t in texts if t), self.flat, strict=True):
             self._add(text, flat)
 
+    @classmethod
+    def of(cls, text: str, flat: str) -> FactIndex:
+        """The index of one text whose `normalize`d form the caller has already."""
+        out = cls(())
+        if text:
+            out.flat.append(flat)
+            out._add(text, flat)
+        return out
+
+    @classmethod
+    def union(cls, indexes: Iterable[FactIndex]) -> FactIndex:
+        """One index of several (the same as an index of all their texts), without re-reading them."""
+        out = cls(())
+        for index in indexes:
+            out.flat.extend(index.flat)
+            out.words |= index.words
+            out.parts |= index.parts
+            out.numbers |= index.numbers
+            out.dates |= index.dates
+            out.times |= index.times
+        return out
+
     def _add(self, text: str, flat: str) -> None:
-        self.tokens.update(tokenize(flat))
-        for word in re.findall(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)*", unicodedata.normalize("NFKC", text)):
-            # CamelCase and joined parts: "HighCPUUsage" carries "cpu", "db-01.prod" carries "db-01".
-            self.parts.update(p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word))
+        # CamelCase and joined parts: "HighCPUUsage" carries "cpu", "db-01.prod" carries "db-01".
+        self.parts.update(
+            map(str.lower, _PART.findall(text if text.isascii() else unicodedata.normalize("NFKC", text)))
+        )
+        words = self.words
         for match in _ASCII.finditer(flat):
             token = match.group()
-            self.words.add(token)
-            pieces = re.split(r"([-_.:/])", token)
-            for end in range(1, len(pieces), 2):
-                self.words.add("".join(pieces[:end]))
-            for piece in pieces[::2]:
-                self.parts.add(piece)
-            self.dates.update(_DATE_RE.findall(token))
-            self.times.update(_TIME_RE.findall(token))
-            number = _NUMBER_RE.fullmatch(token)
-            if number is not None:
-                unit = number.group(2) or _unit_after(flat, match.end())
-                value = float(number.group(1))
-                self.numbers.update(_number_keys(value, unit))
-                self.numbers.add(_value_key(value) + "?")  # the bare value, for unitless answers
+            starts_with_digit = token[0].isdigit()
+            if token in words and not starts_with_digit:
+                continue  # a word seen before added its parts then; a number may have another unit now
+            words.add(token)
+            if token.isalnum():
+                self.parts.add(token)
+            else:
+                pieces = _JOINER_SPLIT.split(token)
+                for end in range(1, len(pieces), 2):
+                    self.words.add("".join(pieces[:end]))
+                self.parts.update(pieces[::2])
+                if "-" in token or "/" in token:
+                    self.dates.update(_date_key(d) for d in _DATE_RE.findall(token))
+                if ":" in token:
+                    for time in _TIME_RE.findall(token):
+                        fields = time.split(":")
+                        self.times.update(":".join(fields[:n]) for n in range(2, len(fields) + 1))
+            if starts_with_digit:
+                number = _NUMBER_RE.fullmatch(token)
+                if number is not None:
+                    unit = number.group(2) or _unit_after(flat, match.end())
+                    value = float(number.group(1))
+                    if unit or not _WORD_AFTER.match(flat, match.end()):
+                        self.numbers.update(_number_keys(value, unit))
+                    else:  # a unit of its own ("38 slow ops/min"): a count, never a duration or share
+                        self.numbers.add(_value_key(value) + "#")
+                    self.numbers.add(_value_key(value) + "?")  # the bare value, for unitless answers
 
     def supports(self, token: str, kind: str) -> bool:
         if kind == DATE:
-            return _date_key(token) in {_date_key(d) for d in self.dates}
+            return _date_key(token) in self.dates
         if kind == TIME:
-            return token in self.times or any(t.startswith(f"{token}:") for t in self.times)
+            return token in self.times
         if kind == NUMBER:
             number = _SPOKEN_NUMBER.fullmatch(token)
             if number is None:
@@ -212,8 +261,13 @@ class FactIndex:
             key = _value_key(value)
             if not unit:  # "0.92" for 92%, "25" for 25m
                 return f"{key}?" in self.numbers or key in self.numbers
-            # The material's unit, or a unit it never wrote ("92" → "92%"); never another unit.
-            return bool(_number_keys(value, unit) & self.numbers) or key in self.numbers
+            # The material's unit, or a unit it never wrote ("92" → "92%"); never another unit. A
+            # count may name what it counts ("220 evictions/s" = 220 次).
+            return (
+                bool(_number_keys(value, unit) & self.numbers)
+                or key in self.numbers
+                or (unit in _COUNTER and f"{key}#" in self.numbers)
+            )
         return token in self.words or token in self.parts
 
     def quotes(self, quote: str) -> bool:

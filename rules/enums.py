@@ -85,3 +85,15 @@ class ToolName(StrEnum):
     QUERY_PROMQL = "query_promql"
     SUMMARIZE_LOGS = "summarize_logs"
     LIST_SERVICES = "list_services"
+
+
+class SentenceKind(StrEnum):
+    """What one sentence of a structured answer does (the contract's AnswerSentenceKind)."""
+
+    HEADLINE = "headline"  # the one line that answers the question
+    FINDING = "finding"  # states what a tool result showed
+    ABSENCE = "absence"  # says a query found nothing
+    COULD_NOT_CHECK = "could_not_check"  # says a check could not run
+    HYPOTHESIS = "hypothesis"  # an unconfirmed direction, marked as such
+    STEP = "step"  # one step of a procedure (a runbook's)
+    NOTE = "note"  # a connective line: a fixed line composed by code, or a remark on a claim

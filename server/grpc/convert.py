@@ -73,7 +73,11 @@ def chat_response(result: ChatResult) -> chat_service_pb2.ChatResponse:
         answer=result.answer,
         failure_reason=result.failure_reason,
     )
-    _set(response, "composer_output", lenient(verdict_pb2.ComposerOutput, result.composer_output, "composer"))
+    composer = lenient(verdict_pb2.ComposerOutput, result.composer_output, "composer")
+    _set(response, "composer_output", composer)
+    if composer is not None:  # the answer's sentences and language, where a client reads the answer
+        response.language = composer.language
+        response.answer_sentences.extend(composer.sentences)
     _set(response, "verdict", lenient(verdict_pb2.Verdict, _verdict(result.verdict), "verdict"))
     _set(
         response,

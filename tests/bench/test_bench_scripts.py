@@ -70,3 +70,17 @@ def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
     assert "correct             1 (100%)" in out  # the offline fallbacks answer it as the offline agents do
     assert "unsupported facts   0" in out and "placeholder answers 0" in out
     assert "'composer'" in out.split("stage fallbacks", 1)[1].splitlines()[0]
+
+
+def test_bench_sentence_check_prints_the_cost_per_answer() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_sentence_check.py"), "--repeat", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "answers: " in result.stdout and "sentence check per answer" in result.stdout
+    assert "ms CPU per answer" in result.stdout

@@ -46,6 +46,7 @@ CASES: dict[str, tuple[type[Message], KeyStyle]] = {
     "verifier_input.json": (verdict_pb2.VerifierInput, "snake"),  # contracts §5
     "verifier_output.json": (verdict_pb2.Verdict, "snake"),  # contracts §5
     "composer_output.json": (verdict_pb2.ComposerOutput, "snake"),  # contracts §6
+    "composer_output_sentences.json": (verdict_pb2.ComposerOutput, "snake"),  # the structured answer
     "verifier_evaluation_trace.json": (verdict_pb2.SelfEvaluation, "snake"),  # contracts §7
     "self_evaluation.json": (verdict_pb2.SelfEvaluation, "snake"),  # score/feedback §2
     "feedback_request_useful.json": (feedback_service_pb2.SubmitFeedbackRequest, "camel"),  # §3

@@ -126,6 +126,18 @@ ROWS = [
     Row("CamelCase class", EN, _answer("PaymentController is busy."), {ac.UNSUPPORTED_IDENTIFIER}),
     Row("ticket id", ZH, _answer("见工单 OPS-4711。"), {ac.UNSUPPORTED_IDENTIFIER}),
     Row(ac.UNSUPPORTED_QUOTE, ZH, _answer("日志写着“disk quota exceeded”。"), {ac.UNSUPPORTED_QUOTE}),
+    Row(
+        "a quote cut with an ellipsis",
+        EN,
+        _answer('The alert says "HighCPUUsage, service=payment-service … duration=25m".'),
+        set(),
+    ),
+    Row(
+        "a quote cut with an ellipsis, one span invented",
+        EN,
+        _answer('The alert says "HighCPUUsage … state=resolved".'),
+        {ac.UNSUPPORTED_QUOTE},
+    ),
     Row("a quote of the excerpt", ZH, _answer("告警内容为“state=firing, current=92%”。"), set()),
     Row(
         ac.UNSUPPORTED_ROOT_CAUSE,

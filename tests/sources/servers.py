@@ -177,8 +177,8 @@ def start_prometheus(workdir: Path, exporter_port: int, alertmanager_port: int |
 
 
 def start_victoria_metrics(workdir: Path, exporter_port: int | None, retention: str = "1") -> Server:
-    """Scraping the exporter when one is given (else it holds only what is imported); `retention`
-    in VictoriaMetrics' terms (a number of months by default, or "100y" for data of any age)."""
+    """Scraping the exporter on `exporter_port`; with None, scraping nothing (series are imported).
+    `retention` in VictoriaMetrics' terms: a number of months by default, "100y" for data of any age."""
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     args = [

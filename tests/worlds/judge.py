@@ -2,11 +2,23 @@
 
 A question file (questions.json) lists, per question: its family, language, the text, the strings
 the answer must hold (`must`: each a string, or a list of alternatives of which one must appear),
-the strings it must not hold (`must_not`), the tools that must have been called (`tools`) and,
-optionally, the verdict. A question may also say which ways of asking it exercises (`classes`),
-which sources are down when it is asked (`sources_down`), and what the session must show whatever
-the answer's wording (`expect`, read from its claims and tool calls: see `expectations`). Every
-answer is also held to the rules that hold everywhere:
+the strings it must not hold (`must_not`), the tools that must have been called (`tools`: each a
+name, or a list of alternatives) and, optionally, the verdict. Structured expectations, for what
+a rubric says about absence or could-not-check rather than about values:
+
+- `claims`: claims the answer must rest on, each {type?, tool?, call?}: an allowed claim (the
+  Composer's material) of that type (observation, negative_observation, ...) bound to a call of one
+  of `tool` whose status is `call` (succeeded | failed);
+- `forbid`: the same shape; no claim may match;
+- `calls`: calls that must have been made, each {tool, status?, arg?, contains?}: a call of one of
+  `tool` (that failed / succeeded), whose argument `arg` holds one of `contains`;
+- `missing_info`: the answer must list something it could not check.
+
+A question may also say which ways of asking it exercises (`classes`), which sources are down when
+it is asked (`sources_down`), and what the session must show whatever the answer's wording
+(`expect`, read from the claims the answer rests on and the tool calls: see `expectations`).
+
+Every answer is also held to the rules that hold everywhere:
 
 - unsupported facts: every number and identifier of the answer's stated findings (its claim lines)
   is in a tool result of the session or in the question;
@@ -73,8 +85,12 @@ class Question:
     query: str
     must: tuple[str | tuple[str, ...], ...] = ()
     must_not: tuple[str, ...] = ()
-    tools: tuple[str, ...] = ()
+    tools: tuple[str | tuple[str, ...], ...] = ()
     verdict: str | None = None
+    claims: tuple[JSON, ...] = ()
+    forbid: tuple[JSON, ...] = ()
+    calls: tuple[JSON, ...] = ()
+    missing_info: bool = False
     classes: tuple[str, ...] = ()
     sources_down: tuple[str, ...] = ()
     expect: Mapping[str, Any] = field(default_factory=dict)
@@ -104,25 +120,32 @@ class Judgement:
 
 def load(path: Path) -> list[Question]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    out = []
-    for item in data["questions"]:
-        must = tuple(tuple(m) if isinstance(m, list) else m for m in item.get("must", ()))
-        out.append(
-            Question(
-                id=item["id"],
-                family=item["family"],
-                language=item["language"],
-                query=item["query"],
-                must=must,
-                must_not=tuple(item.get("must_not", ())),
-                tools=tuple(item.get("tools", ())),
-                verdict=item.get("verdict"),
-                classes=tuple(item.get("classes", ())),
-                sources_down=tuple(item.get("sources_down", ())),
-                expect=item.get("expect", {}),
-            )
-        )
-    return out
+    return [question(item) for item in data["questions"]]
+
+
+def _options(items: Sequence[Any]) -> tuple[str | tuple[str, ...], ...]:
+    return tuple(tuple(m) if isinstance(m, list) else m for m in items)
+
+
+def question(item: JSON) -> Question:
+    """One labelled question from its JSON form."""
+    return Question(
+        id=item["id"],
+        family=item["family"],
+        language=item["language"],
+        query=item["query"],
+        must=_options(item.get("must", ())),
+        must_not=tuple(item.get("must_not", ())),
+        tools=_options(item.get("tools", ())),
+        verdict=item.get("verdict"),
+        claims=tuple(item.get("claims", ())),
+        forbid=tuple(item.get("forbid", ())),
+        calls=tuple(item.get("calls", ())),
+        missing_info=bool(item.get("missing_info", False)),
+        classes=tuple(item.get("classes", ())),
+        sources_down=tuple(item.get("sources_down", ())),
+        expect=item.get("expect", {}),
+    )
 
 
 def finding_lines(answer: str) -> list[str]:
@@ -156,10 +179,12 @@ def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) ->
             j.problems.append(f"holds {forbidden!r}")
     called = {inv.tool_name for inv in invocations}
     for tool in question.tools:
-        if tool not in called:
-            j.problems.append(f"did not call {tool}")
+        options = (tool,) if isinstance(tool, str) else tool
+        if not called & set(options):
+            j.problems.append(f"did not call {' | '.join(options)}")
     if question.verdict is not None and verdict != question.verdict:
         j.problems.append(f"verdict {verdict}, expected {question.verdict}")
+    j.problems.extend(_structure(question, result, invocations, verdict))
 
     sources = [question.query.lower()]
     for inv in invocations:
@@ -180,8 +205,18 @@ def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) ->
             j.unchecked_as_nothing = True
         if question.expect.get("could_not_check"):
             j.unchecked_as_nothing = True  # nothing could be checked, so nothing was "not found"
-    j.problems.extend(expectations(question, answer, claims, invocations))
+    if question.expect:
+        j.problems.extend(expectations(question, answer, _answer_claims(result, verdict), invocations))
     return j
+
+
+def _answer_claims(result: ChatResult, verdict: Any) -> list[JSON]:
+    """The claims the answer rests on: the Composer's material."""
+    evidence = result.evidence or {}
+    if result.gatekeeper_result is not None and result.verdict is not None:
+        return list(material.allowed_claims(evidence, result.gatekeeper_result, result.verdict))
+    # a reply read off the wire carries no Gatekeeper result: the verdict decides
+    return list(evidence.get("claims", [])) if verdict != "REJECT" else []
 
 
 NEGATIVE = "negative_observation"
@@ -238,6 +273,53 @@ def expectations(
         if not any(lo <= n <= hi for n in numbers for lo, hi in ranges):
             problems.append(f"no number in {' or '.join(f'[{lo}, {hi}]' for lo, hi in ranges)}")
     return problems
+
+
+def _bound(claim: JSON, spec: JSON, by_id: dict[int, Any]) -> bool:
+    """Whether a claim matches a `claims` / `forbid` spec."""
+    if spec.get("type") and claim.get("claim_type") != spec["type"]:
+        return False
+    tools, status = spec.get("tool"), spec.get("call")
+    if not tools and not status:
+        return True
+    for binding in claim.get("evidence_bindings", []):
+        inv = by_id.get(binding.get("source_invocation_id"))
+        name = inv.tool_name if inv is not None else binding.get("tool_name")
+        if tools and name not in tools:
+            continue
+        if status and (inv is None or (inv.status == "success") != (status == "succeeded")):
+            continue
+        return True
+    return False
+
+
+def _structure(question: Question, result: ChatResult, invocations: Sequence[Any], verdict: Any) -> list[str]:
+    problems = []
+    by_id = {inv.id: inv for inv in invocations}
+    claims = _answer_claims(result, verdict)
+    for spec in question.claims:
+        if not any(_bound(c, spec, by_id) for c in claims):
+            problems.append(f"no claim {json.dumps(spec, ensure_ascii=False)}")
+    for spec in question.forbid:
+        if any(_bound(c, spec, by_id) for c in claims):
+            problems.append(f"a claim {json.dumps(spec, ensure_ascii=False)}")
+    for spec in question.calls:
+        if not any(_made(inv, spec) for inv in invocations):
+            problems.append(f"no call {json.dumps(spec, ensure_ascii=False)}")
+    if question.missing_info and not (result.evidence or {}).get("missing_info"):
+        problems.append("names nothing it could not check")
+    return problems
+
+
+def _made(inv: Any, spec: JSON) -> bool:
+    if inv.tool_name not in spec["tool"]:
+        return False
+    if "status" in spec and (inv.status == "success") != (spec["status"] == "succeeded"):
+        return False
+    if "arg" in spec:
+        value = str((inv.arguments or {}).get(spec["arg"], "")).lower()
+        return any(option.lower() in value for option in spec.get("contains", [""]))
+    return True
 
 
 async def ask(pipeline: Pipeline, repo: Repository, question: Question) -> Judgement:
@@ -329,14 +411,19 @@ def by_class(judgements: Sequence[Judgement]) -> str:
     return "\n".join(["  by class:", *(f"    {name:<28} {right[name]}/{asked[name]}" for name in rows)])
 
 
+def reasons(j: Judgement) -> list[str]:
+    """Why an answer is wrong: its problems and the everywhere-rules it broke."""
+    out = [*j.problems, *(f"unsupported {t}" for t in j.unsupported)]
+    if j.overstated:
+        out.append("over-statement")
+    if j.unchecked_as_nothing:
+        out.append("could-not-check reported as nothing")
+    return out
+
+
 def failures(judgements: Sequence[Judgement]) -> str:
     out = []
     for j in judgements:
         if not j.correct:
-            reasons = [*j.problems, *(f"unsupported {t}" for t in j.unsupported)]
-            if j.overstated:
-                reasons.append("over-statement")
-            if j.unchecked_as_nothing:
-                reasons.append("could-not-check reported as nothing")
-            out.append(f"{j.question.id} [{j.question.query}]: {'; '.join(reasons)}\n{j.answer}\n")
+            out.append(f"{j.question.id} [{j.question.query}]: {'; '.join(reasons(j))}\n{j.answer}\n")
     return "\n".join(out)

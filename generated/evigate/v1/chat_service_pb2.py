@@ -29,7 +29,7 @@ from evigate.v1 import tool_pb2 as evigate_dot_v1_dot_tool__pb2
 from evigate.v1 import verdict_pb2 as evigate_dot_v1_dot_verdict__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x65vigate/v1/chat_service.proto\x12\nevigate.v1\x1a\x19\x65vigate/v1/evidence.proto\x1a\x1b\x65vigate/v1/gatekeeper.proto\x1a\x18\x65vigate/v1/session.proto\x1a\x15\x65vigate/v1/tool.proto\x1a\x18\x65vigate/v1/verdict.proto\"B\n\x0b\x43hatRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\"\xb9\x02\n\x0c\x43hatResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.evigate.v1.SessionStatus\x12\x0e\n\x06\x61nswer\x18\x03 \x01(\t\x12\x33\n\x0f\x63omposer_output\x18\x04 \x01(\x0b\x32\x1a.evigate.v1.ComposerOutput\x12$\n\x07verdict\x18\x05 \x01(\x0b\x32\x13.evigate.v1.Verdict\x12\x37\n\x11gatekeeper_result\x18\x06 \x01(\x0b\x32\x1c.evigate.v1.GatekeeperResult\x12.\n\x08\x65vidence\x18\x07 \x01(\x0b\x32\x1c.evigate.v1.ExecutorEvidence\x12\x16\n\x0e\x66\x61ilure_reason\x18\x08 \x01(\t\"H\n\x11StreamChatRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\"\xa1\x03\n\x12StreamChatResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\x05\x12\'\n\x04plan\x18\x03 \x01(\x0b\x32\x17.evigate.v1.PlannerPlanH\x00\x12\x35\n\x0ftool_invocation\x18\x04 \x01(\x0b\x32\x1a.evigate.v1.ToolInvocationH\x00\x12\x39\n\x11\x65xecutor_evidence\x18\x05 \x01(\x0b\x32\x1c.evigate.v1.ExecutorEvidenceH\x00\x12\x39\n\x11gatekeeper_result\x18\x06 \x01(\x0b\x32\x1c.evigate.v1.GatekeeperResultH\x00\x12&\n\x07verdict\x18\x07 \x01(\x0b\x32\x13.evigate.v1.VerdictH\x00\x12\x35\n\x0f\x63omposer_output\x18\x08 \x01(\x0b\x32\x1a.evigate.v1.ComposerOutputH\x00\x12*\n\x06result\x18\t \x01(\x0b\x32\x18.evigate.v1.ChatResponseH\x00\x42\x07\n\x05\x65vent2\x97\x01\n\x0b\x43hatService\x12\x39\n\x04\x43hat\x12\x17.evigate.v1.ChatRequest\x1a\x18.evigate.v1.ChatResponse\x12M\n\nStreamChat\x12\x1d.evigate.v1.StreamChatRequest\x1a\x1e.evigate.v1.StreamChatResponse0\x01\x42#\n\rio.evigate.v1B\x10\x43hatServiceProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x65vigate/v1/chat_service.proto\x12\nevigate.v1\x1a\x19\x65vigate/v1/evidence.proto\x1a\x1b\x65vigate/v1/gatekeeper.proto\x1a\x18\x65vigate/v1/session.proto\x1a\x15\x65vigate/v1/tool.proto\x1a\x18\x65vigate/v1/verdict.proto\"B\n\x0b\x43hatRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\"\x81\x03\n\x0c\x43hatResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.evigate.v1.SessionStatus\x12\x0e\n\x06\x61nswer\x18\x03 \x01(\t\x12\x33\n\x0f\x63omposer_output\x18\x04 \x01(\x0b\x32\x1a.evigate.v1.ComposerOutput\x12$\n\x07verdict\x18\x05 \x01(\x0b\x32\x13.evigate.v1.Verdict\x12\x37\n\x11gatekeeper_result\x18\x06 \x01(\x0b\x32\x1c.evigate.v1.GatekeeperResult\x12.\n\x08\x65vidence\x18\x07 \x01(\x0b\x32\x1c.evigate.v1.ExecutorEvidence\x12\x16\n\x0e\x66\x61ilure_reason\x18\x08 \x01(\t\x12\x10\n\x08language\x18\t \x01(\t\x12\x34\n\x10\x61nswer_sentences\x18\n \x03(\x0b\x32\x1a.evigate.v1.AnswerSentence\"H\n\x11StreamChatRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\"\xa1\x03\n\x12StreamChatResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\x05\x12\'\n\x04plan\x18\x03 \x01(\x0b\x32\x17.evigate.v1.PlannerPlanH\x00\x12\x35\n\x0ftool_invocation\x18\x04 \x01(\x0b\x32\x1a.evigate.v1.ToolInvocationH\x00\x12\x39\n\x11\x65xecutor_evidence\x18\x05 \x01(\x0b\x32\x1c.evigate.v1.ExecutorEvidenceH\x00\x12\x39\n\x11gatekeeper_result\x18\x06 \x01(\x0b\x32\x1c.evigate.v1.GatekeeperResultH\x00\x12&\n\x07verdict\x18\x07 \x01(\x0b\x32\x13.evigate.v1.VerdictH\x00\x12\x35\n\x0f\x63omposer_output\x18\x08 \x01(\x0b\x32\x1a.evigate.v1.ComposerOutputH\x00\x12*\n\x06result\x18\t \x01(\x0b\x32\x18.evigate.v1.ChatResponseH\x00\x42\x07\n\x05\x65vent2\x97\x01\n\x0b\x43hatService\x12\x39\n\x04\x43hat\x12\x17.evigate.v1.ChatRequest\x1a\x18.evigate.v1.ChatResponse\x12M\n\nStreamChat\x12\x1d.evigate.v1.StreamChatRequest\x1a\x1e.evigate.v1.StreamChatResponse0\x01\x42#\n\rio.evigate.v1B\x10\x43hatServiceProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,11 +40,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHATREQUEST']._serialized_start=176
   _globals['_CHATREQUEST']._serialized_end=242
   _globals['_CHATRESPONSE']._serialized_start=245
-  _globals['_CHATRESPONSE']._serialized_end=558
-  _globals['_STREAMCHATREQUEST']._serialized_start=560
-  _globals['_STREAMCHATREQUEST']._serialized_end=632
-  _globals['_STREAMCHATRESPONSE']._serialized_start=635
-  _globals['_STREAMCHATRESPONSE']._serialized_end=1052
-  _globals['_CHATSERVICE']._serialized_start=1055
-  _globals['_CHATSERVICE']._serialized_end=1206
+  _globals['_CHATRESPONSE']._serialized_end=630
+  _globals['_STREAMCHATREQUEST']._serialized_start=632
+  _globals['_STREAMCHATREQUEST']._serialized_end=704
+  _globals['_STREAMCHATRESPONSE']._serialized_start=707
+  _globals['_STREAMCHATRESPONSE']._serialized_end=1124
+  _globals['_CHATSERVICE']._serialized_start=1127
+  _globals['_CHATSERVICE']._serialized_end=1278
 # @@protoc_insertion_point(module_scope)

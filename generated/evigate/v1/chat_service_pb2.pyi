@@ -3,6 +3,7 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from evigate.v1 import evidence_pb2 as _evidence_pb2
 from evigate.v1 import gatekeeper_pb2 as _gatekeeper_pb2
 from evigate.v1 import session_pb2 as _session_pb2
@@ -10,6 +11,7 @@ from evigate.v1 import tool_pb2 as _tool_pb2
 from evigate.v1 import verdict_pb2 as _verdict_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -67,6 +69,8 @@ class ChatResponse(_message.Message):
     GATEKEEPER_RESULT_FIELD_NUMBER: _builtins.int
     EVIDENCE_FIELD_NUMBER: _builtins.int
     FAILURE_REASON_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    ANSWER_SENTENCES_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """The session id."""
     status: _session_pb2.SessionStatus.ValueType
@@ -75,6 +79,10 @@ class ChatResponse(_message.Message):
     """The user-facing answer."""
     failure_reason: _builtins.str
     """Why the session failed (FAILED only)."""
+    language: _builtins.str
+    """The language the answer is written in: "zh" or "en" (the request's, or the question's when the
+    request named none). Empty when not recorded.
+    """
     @_builtins.property
     def composer_output(self) -> _verdict_pb2.ComposerOutput:
         """The Composer's output."""
@@ -91,6 +99,12 @@ class ChatResponse(_message.Message):
     def evidence(self) -> _evidence_pb2.ExecutorEvidence:
         """The Executor output that was verified (final round)."""
 
+    @_builtins.property
+    def answer_sentences(self) -> _containers.RepeatedCompositeFieldContainer[_verdict_pb2.AnswerSentence]:
+        """The answer as sentences, each bound to the claims and hypotheses it expresses (the same as
+        composer_output.sentences); empty for an answer written as plain text only.
+        """
+
     def __init__(
         self,
         *,
@@ -102,10 +116,12 @@ class ChatResponse(_message.Message):
         gatekeeper_result: _gatekeeper_pb2.GatekeeperResult | None = ...,
         evidence: _evidence_pb2.ExecutorEvidence | None = ...,
         failure_reason: _builtins.str = ...,
+        language: _builtins.str = ...,
+        answer_sentences: _abc.Iterable[_verdict_pb2.AnswerSentence] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["composer_output", b"composer_output", "evidence", b"evidence", "gatekeeper_result", b"gatekeeper_result", "verdict", b"verdict"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "composer_output", b"composer_output", "evidence", b"evidence", "failure_reason", b"failure_reason", "gatekeeper_result", b"gatekeeper_result", "session_id", b"session_id", "status", b"status", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "answer_sentences", b"answer_sentences", "composer_output", b"composer_output", "evidence", b"evidence", "failure_reason", b"failure_reason", "gatekeeper_result", b"gatekeeper_result", "language", b"language", "session_id", b"session_id", "status", b"status", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -182,7 +198,7 @@ class StreamChatResponse(_message.Message):
 
     @_builtins.property
     def composer_output(self) -> _verdict_pb2.ComposerOutput:
-        """The Composer's output."""
+        """The Composer's output, with its sentences and their language."""
 
     @_builtins.property
     def result(self) -> Global___ChatResponse:

@@ -51,6 +51,50 @@ VERDICT_LABEL_REJECT: VerdictLabel.ValueType  # 3
 """The evidence does not support the claims ("REJECT")."""
 Global___VerdictLabel: _TypeAlias = VerdictLabel  # noqa: Y015
 
+class _AnswerSentenceKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AnswerSentenceKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AnswerSentenceKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ANSWER_SENTENCE_KIND_UNSPECIFIED: _AnswerSentenceKind.ValueType  # 0
+    """Not set."""
+    ANSWER_SENTENCE_KIND_HEADLINE: _AnswerSentenceKind.ValueType  # 1
+    """The one line that answers the question ("headline")."""
+    ANSWER_SENTENCE_KIND_FINDING: _AnswerSentenceKind.ValueType  # 2
+    """States what a tool result showed ("finding")."""
+    ANSWER_SENTENCE_KIND_ABSENCE: _AnswerSentenceKind.ValueType  # 3
+    """Says that a query found nothing; bound to a negative claim ("absence")."""
+    ANSWER_SENTENCE_KIND_COULD_NOT_CHECK: _AnswerSentenceKind.ValueType  # 4
+    """Says that a check could not run; bound to a failed call ("could_not_check")."""
+    ANSWER_SENTENCE_KIND_HYPOTHESIS: _AnswerSentenceKind.ValueType  # 5
+    """An unconfirmed direction, marked as such; bound to a hypothesis ("hypothesis")."""
+    ANSWER_SENTENCE_KIND_STEP: _AnswerSentenceKind.ValueType  # 6
+    """One step of a procedure, from a runbook claim or a hypothesis ("step")."""
+    ANSWER_SENTENCE_KIND_NOTE: _AnswerSentenceKind.ValueType  # 7
+    """A connective line: a fixed line composed by code, or a remark on a claim ("note")."""
+
+class AnswerSentenceKind(_AnswerSentenceKind, metaclass=_AnswerSentenceKindEnumTypeWrapper):
+    """What one sentence of a structured answer does."""
+
+ANSWER_SENTENCE_KIND_UNSPECIFIED: AnswerSentenceKind.ValueType  # 0
+"""Not set."""
+ANSWER_SENTENCE_KIND_HEADLINE: AnswerSentenceKind.ValueType  # 1
+"""The one line that answers the question ("headline")."""
+ANSWER_SENTENCE_KIND_FINDING: AnswerSentenceKind.ValueType  # 2
+"""States what a tool result showed ("finding")."""
+ANSWER_SENTENCE_KIND_ABSENCE: AnswerSentenceKind.ValueType  # 3
+"""Says that a query found nothing; bound to a negative claim ("absence")."""
+ANSWER_SENTENCE_KIND_COULD_NOT_CHECK: AnswerSentenceKind.ValueType  # 4
+"""Says that a check could not run; bound to a failed call ("could_not_check")."""
+ANSWER_SENTENCE_KIND_HYPOTHESIS: AnswerSentenceKind.ValueType  # 5
+"""An unconfirmed direction, marked as such; bound to a hypothesis ("hypothesis")."""
+ANSWER_SENTENCE_KIND_STEP: AnswerSentenceKind.ValueType  # 6
+"""One step of a procedure, from a runbook claim or a hypothesis ("step")."""
+ANSWER_SENTENCE_KIND_NOTE: AnswerSentenceKind.ValueType  # 7
+"""A connective line: a fixed line composed by code, or a remark on a claim ("note")."""
+Global___AnswerSentenceKind: _TypeAlias = AnswerSentenceKind  # noqa: Y015
+
 @_typing.final
 class ClaimCheck(_message.Message):
     """The Verifier's check of one claim."""
@@ -176,13 +220,23 @@ class ComposerOutput(_message.Message):
     ANSWER_SUMMARY_FIELD_NUMBER: _builtins.int
     RECOMMENDED_ACTIONS_FIELD_NUMBER: _builtins.int
     USER_FACING_ANSWER_FIELD_NUMBER: _builtins.int
+    SENTENCES_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
     answer_summary: _builtins.str
     """One sentence summary."""
     user_facing_answer: _builtins.str
-    """The answer shown to the user (Chinese by default)."""
+    """The answer shown to the user (Chinese by default); with sentences, their texts joined."""
+    language: _builtins.str
+    """The language the answer is written in: "zh" or "en". Empty when not recorded."""
     @_builtins.property
     def recommended_actions(self) -> _containers.RepeatedCompositeFieldContainer[_evidence_pb2.RecommendedAction]:
         """Next steps allowed by the Verifier."""
+
+    @_builtins.property
+    def sentences(self) -> _containers.RepeatedCompositeFieldContainer[Global___AnswerSentence]:
+        """The answer as sentences, in order, each bound to the claims and hypotheses it expresses.
+        Empty for an answer written as plain text only.
+        """
 
     def __init__(
         self,
@@ -190,14 +244,70 @@ class ComposerOutput(_message.Message):
         answer_summary: _builtins.str = ...,
         recommended_actions: _abc.Iterable[_evidence_pb2.RecommendedAction] | None = ...,
         user_facing_answer: _builtins.str = ...,
+        sentences: _abc.Iterable[Global___AnswerSentence] | None = ...,
+        language: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_summary", b"answer_summary", "recommended_actions", b"recommended_actions", "user_facing_answer", b"user_facing_answer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer_summary", b"answer_summary", "language", b"language", "recommended_actions", b"recommended_actions", "sentences", b"sentences", "user_facing_answer", b"user_facing_answer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ComposerOutput: _TypeAlias = ComposerOutput  # noqa: Y015
+
+@_typing.final
+class AnswerSentence(_message.Message):
+    """One sentence of a structured answer and what it is bound to. Only a fixed connective line composed
+    by code (kind NOTE with a fixed_line) is bound to no claim and no hypothesis.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    CLAIM_IDS_FIELD_NUMBER: _builtins.int
+    HYPOTHESIS_IDS_FIELD_NUMBER: _builtins.int
+    FIXED_LINE_FIELD_NUMBER: _builtins.int
+    VIOLATIONS_FIELD_NUMBER: _builtins.int
+    kind: Global___AnswerSentenceKind.ValueType
+    """What the sentence does."""
+    text: _builtins.str
+    """The sentence as shown to the user, e.g. "payment-service 的 HighCPUUsage 告警正在触发，CPU 92%。"."""
+    fixed_line: _builtins.str
+    """The id of the fixed line composed by code, e.g. "missing_header" (see the design document's
+    sentence check); empty for any other sentence.
+    """
+    @_builtins.property
+    def claim_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The allowed claims it expresses, by claim_id (e.g. "claim-1"); a call that failed and that no
+        claim cites is named "call-<source_invocation_id>".
+        """
+
+    @_builtins.property
+    def hypothesis_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The allowed hypotheses it expresses, by place: "hypothesis-1" is the first allowed hypothesis."""
+
+    @_builtins.property
+    def violations(self) -> _containers.RepeatedCompositeFieldContainer[Global___AnswerCheckViolation]:
+        """Why the sentence check refused the sentence (field "sentences[i]"); empty when it passed."""
+
+    def __init__(
+        self,
+        *,
+        kind: Global___AnswerSentenceKind.ValueType = ...,
+        text: _builtins.str = ...,
+        claim_ids: _abc.Iterable[_builtins.str] | None = ...,
+        hypothesis_ids: _abc.Iterable[_builtins.str] | None = ...,
+        fixed_line: _builtins.str = ...,
+        violations: _abc.Iterable[Global___AnswerCheckViolation] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_ids", b"claim_ids", "fixed_line", b"fixed_line", "hypothesis_ids", b"hypothesis_ids", "kind", b"kind", "text", b"text", "violations", b"violations"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerSentence: _TypeAlias = AnswerSentence  # noqa: Y015
 
 @_typing.final
 class VerifierInput(_message.Message):
@@ -523,9 +633,13 @@ class AnswerCheckViolation(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     rule_id: _builtins.str
-    """The rule, e.g. "answer.unsupported_number" (see the design document's answer check table)."""
+    """The rule, e.g. "answer.unsupported_number" or "sentence.state@1" (see the design document's
+    answer check and sentence check tables).
+    """
     field: _builtins.str
-    """Where: user_facing_answer, answer_summary or recommended_actions[i].action_text / reason."""
+    """Where: user_facing_answer, answer_summary, recommended_actions[i].action_text / reason, or
+    sentences[i] (the i-th sentence of a structured answer, from 0).
+    """
     token: _builtins.str
     """The offending number, identifier, quote or sentence, as normalised by the check."""
     message: _builtins.str

@@ -7,6 +7,8 @@ __all__ = (
     "AnswerCheckRejection",
     "AnswerCheckViolation",
     "AnswerGuardFinding",
+    "AnswerSentence",
+    "AnswerSentenceKind",
     "Case",
     "ChatRequest",
     "ChatResponse",
@@ -91,6 +93,78 @@ if TYPE_CHECKING:
 
 _COMPILER_VERSION = "0.10.1"
 betterproto2.check_compiler_version(_COMPILER_VERSION)
+
+
+class AnswerSentenceKind(betterproto2.Enum):
+    """
+    What one sentence of a structured answer does.
+    """
+
+    UNSPECIFIED = 0
+    """
+    Not set.
+    """
+
+    HEADLINE = 1
+    """
+    The one line that answers the question ("headline").
+    """
+
+    FINDING = 2
+    """
+    States what a tool result showed ("finding").
+    """
+
+    ABSENCE = 3
+    """
+    Says that a query found nothing; bound to a negative claim ("absence").
+    """
+
+    COULD_NOT_CHECK = 4
+    """
+    Says that a check could not run; bound to a failed call ("could_not_check").
+    """
+
+    HYPOTHESIS = 5
+    """
+    An unconfirmed direction, marked as such; bound to a hypothesis ("hypothesis").
+    """
+
+    STEP = 6
+    """
+    One step of a procedure, from a runbook claim or a hypothesis ("step").
+    """
+
+    NOTE = 7
+    """
+    A connective line: a fixed line composed by code, or a remark on a claim ("note").
+    """
+
+    @classmethod
+    def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
+        return {
+            0: "ANSWER_SENTENCE_KIND_UNSPECIFIED",
+            1: "ANSWER_SENTENCE_KIND_HEADLINE",
+            2: "ANSWER_SENTENCE_KIND_FINDING",
+            3: "ANSWER_SENTENCE_KIND_ABSENCE",
+            4: "ANSWER_SENTENCE_KIND_COULD_NOT_CHECK",
+            5: "ANSWER_SENTENCE_KIND_HYPOTHESIS",
+            6: "ANSWER_SENTENCE_KIND_STEP",
+            7: "ANSWER_SENTENCE_KIND_NOTE",
+        }
+
+    @classmethod
+    def betterproto_renamed_proto_names_to_value(cls) -> dict[str, int]:
+        return {
+            "ANSWER_SENTENCE_KIND_UNSPECIFIED": 0,
+            "ANSWER_SENTENCE_KIND_HEADLINE": 1,
+            "ANSWER_SENTENCE_KIND_FINDING": 2,
+            "ANSWER_SENTENCE_KIND_ABSENCE": 3,
+            "ANSWER_SENTENCE_KIND_COULD_NOT_CHECK": 4,
+            "ANSWER_SENTENCE_KIND_HYPOTHESIS": 5,
+            "ANSWER_SENTENCE_KIND_STEP": 6,
+            "ANSWER_SENTENCE_KIND_NOTE": 7,
+        }
 
 
 class ClaimType(betterproto2.Enum):
@@ -596,12 +670,14 @@ class AnswerCheckViolation(betterproto2.Message):
 
     rule_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
     """
-    The rule, e.g. "answer.unsupported_number" (see the design document's answer check table).
+    The rule, e.g. "answer.unsupported_number" or "sentence.state@1" (see the design document's
+    answer check and sentence check tables).
     """
 
     field: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
     """
-    Where: user_facing_answer, answer_summary or recommended_actions[i].action_text / reason.
+    Where: user_facing_answer, answer_summary, recommended_actions[i].action_text / reason, or
+    sentences[i] (the i-th sentence of a structured answer, from 0).
     """
 
     token: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
@@ -655,6 +731,57 @@ class AnswerGuardFinding(betterproto2.Message):
 default_message_pool.register_message(
     "evigate.v1", "AnswerGuardFinding", AnswerGuardFinding
 )
+
+
+@dataclass(eq=False, repr=False)
+class AnswerSentence(betterproto2.Message):
+    """
+    One sentence of a structured answer and what it is bound to. Only a fixed connective line composed
+    by code (kind NOTE with a fixed_line) is bound to no claim and no hypothesis.
+    """
+
+    kind: "AnswerSentenceKind" = betterproto2.field(
+        1, betterproto2.TYPE_ENUM, default_factory=lambda: AnswerSentenceKind(0)
+    )
+    """
+    What the sentence does.
+    """
+
+    text: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The sentence as shown to the user, e.g. "payment-service 的 HighCPUUsage 告警正在触发，CPU 92%。".
+    """
+
+    claim_ids: "list[str]" = betterproto2.field(
+        3, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    The allowed claims it expresses, by claim_id (e.g. "claim-1"); a call that failed and that no
+    claim cites is named "call-<source_invocation_id>".
+    """
+
+    hypothesis_ids: "list[str]" = betterproto2.field(
+        4, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    The allowed hypotheses it expresses, by place: "hypothesis-1" is the first allowed hypothesis.
+    """
+
+    fixed_line: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    The id of the fixed line composed by code, e.g. "missing_header" (see the design document's
+    sentence check); empty for any other sentence.
+    """
+
+    violations: "list[AnswerCheckViolation]" = betterproto2.field(
+        6, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Why the sentence check refused the sentence (field "sentences[i]"); empty when it passed.
+    """
+
+
+default_message_pool.register_message("evigate.v1", "AnswerSentence", AnswerSentence)
 
 
 @dataclass(eq=False, repr=False)
@@ -809,6 +936,20 @@ class ChatResponse(betterproto2.Message):
     failure_reason: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
     """
     Why the session failed (FAILED only).
+    """
+
+    language: "str" = betterproto2.field(9, betterproto2.TYPE_STRING)
+    """
+    The language the answer is written in: "zh" or "en" (the request's, or the question's when the
+    request named none). Empty when not recorded.
+    """
+
+    answer_sentences: "list[AnswerSentence]" = betterproto2.field(
+        10, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The answer as sentences, each bound to the claims and hypotheses it expresses (the same as
+    composer_output.sentences); empty for an answer written as plain text only.
     """
 
 
@@ -1001,7 +1142,20 @@ class ComposerOutput(betterproto2.Message):
 
     user_facing_answer: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
-    The answer shown to the user (Chinese by default).
+    The answer shown to the user (Chinese by default); with sentences, their texts joined.
+    """
+
+    sentences: "list[AnswerSentence]" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    The answer as sentences, in order, each bound to the claims and hypotheses it expresses.
+    Empty for an answer written as plain text only.
+    """
+
+    language: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    The language the answer is written in: "zh" or "en". Empty when not recorded.
     """
 
 
@@ -2051,7 +2205,7 @@ class StreamChatResponse(betterproto2.Message):
         8, betterproto2.TYPE_MESSAGE, optional=True, group="event"
     )
     """
-    The Composer's output.
+    The Composer's output, with its sentences and their language.
     """
 
     result: "ChatResponse | None" = betterproto2.field(
