@@ -3,7 +3,9 @@
 `LiveBackend` is a ToolBackend over another (the file backend, for logs and knowledge): with an
 Alertmanager and / or Prometheus configured, `query_metrics` is LiveAlerts' answer and
 `query_promql` runs on Prometheus; without Prometheus it is not a PromQL backend at all (the tool
-then fails with "no Prometheus configured"). "Now" is the wall clock: live data is about now.
+then fails with "no Prometheus configured"). "Now" is the wall clock: live data is about now; or a
+fixed `reference` time, to investigate a past incident in the metrics, alerts and log files of that
+time (an instant query without a time is then evaluated at the reference too).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class LiveAlertsBackend:
         alertmanager: Alertmanager | None,
         prometheus: Prometheus | None,
         catalog: SignalCatalog,
+        reference: datetime | None = None,
     ) -> None:
         self.files, self.alertmanager, self.prometheus, self.catalog = (
             files,
@@ -54,10 +57,11 @@ class LiveAlertsBackend:
             prometheus,
             catalog,
         )
+        self.reference = reference
         self.alerts = LiveAlerts(alertmanager, prometheus, catalog.service_matches)
 
     def now(self) -> datetime:
-        return datetime.now(UTC)
+        return self.reference or datetime.now(UTC)
 
     async def query_metrics(self, query: MetricsQuery) -> Page:
         return await self.alerts.query_metrics(query, self.now())
@@ -91,8 +95,9 @@ class LiveBackend(LiveAlertsBackend):
         alertmanager: Alertmanager | None,
         prometheus: Prometheus,
         catalog: SignalCatalog,
+        reference: datetime | None = None,
     ) -> None:
-        super().__init__(files, alertmanager, prometheus, catalog)
+        super().__init__(files, alertmanager, prometheus, catalog, reference)
 
     async def query_promql(self, query: PromQLQuery) -> SeriesAnswer:
         prom = self.prometheus
@@ -103,24 +108,29 @@ class LiveBackend(LiveAlertsBackend):
             if signal is None:
                 known = ", ".join(sorted(self.catalog.signals))
                 raise ToolError(f"unknown signal {query.signal!r}; the catalog has: {known}")
+            # An instant query is evaluated at our "now", which need not be the server's clock.
             found = await resolve(
                 prom, self.catalog, signal, query.service or "",
-                at=query.at, start=query.start, end=end if ranged else None, step_s=query.step_s,
+                at=query.at or end, start=query.start, end=end if ranged else None, step_s=query.step_s,
             )  # fmt: skip
             return _answer(signal_evidence(found))
         expr = query.expr or ""
         if query.start is not None:
             result = await prom.query_range(expr, query.start, end, query.step_s)
         else:
-            result = await prom.query(expr, query.at)
+            result = await prom.query(expr, query.at or end)
         return _answer(promql_evidence(result))
 
 
 def live_backend(
-    files: ToolBackend, config: SourcesConfig, catalog: SignalCatalog | None = None
+    files: ToolBackend,
+    config: SourcesConfig,
+    catalog: SignalCatalog | None = None,
+    *,
+    reference: datetime | None = None,
 ) -> ToolBackend:
     """`files` unchanged when no source is configured; else the combined backend (close it with
-    `aclose`)."""
+    `aclose`), whose "now" is `reference` when given, else the wall clock."""
     if not config.configured():
         return files
     catalog = catalog or load_catalog()
@@ -130,6 +140,6 @@ def live_backend(
         else None
     )
     if config.prometheus is None:
-        return LiveAlertsBackend(files, am, None, catalog)
+        return LiveAlertsBackend(files, am, None, catalog, reference)
     prom = Prometheus(config.prometheus, config.prometheus_limits)
-    return LiveBackend(files, am, prom, catalog)
+    return LiveBackend(files, am, prom, catalog, reference)

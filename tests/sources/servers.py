@@ -176,14 +176,16 @@ def start_prometheus(workdir: Path, exporter_port: int, alertmanager_port: int |
     return _start("prometheus", args, port, workdir, "/-/ready")
 
 
-def start_victoria_metrics(workdir: Path, exporter_port: int | None) -> Server:
-    """Scraping the exporter on `exporter_port`; with None, scraping nothing (series are imported)."""
+def start_victoria_metrics(workdir: Path, exporter_port: int | None, retention: str = "1") -> Server:
+    """Scraping the exporter on `exporter_port`; with None, scraping nothing (series are imported).
+    `retention` in VictoriaMetrics' terms: a number of months by default, "100y" for data of any age."""
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     args = [
         VICTORIA_METRICS,
         f"-httpListenAddr=127.0.0.1:{port}",
         f"-storageDataPath={workdir / 'data'}",
+        f"-retentionPeriod={retention}",
         # Serve samples as soon as they are scraped, and never from a cache of older answers.
         "-search.latencyOffset=0s",
         "-search.disableCache",

@@ -148,6 +148,34 @@ async def test_no_series_is_no_evidence_naming_the_query(tools: Tools, service: 
     assert f'query=test_level{{service="{service}-none"}}' in _texts(result)[0]
 
 
+async def test_a_reference_time_reads_the_store_as_it_was_then(victoria_server: Server, service: str) -> None:
+    # A past incident: the series ended two days ago, and "now" is when it ended.
+    then = (datetime.now(UTC) - timedelta(days=2)).replace(microsecond=0)
+    line = {
+        "metric": {"__name__": "test_past_level", "service": service},
+        "values": [5, 9],
+        "timestamps": [int((then - timedelta(minutes=10)).timestamp() * 1000), int(then.timestamp() * 1000)],
+    }
+    async with httpx.AsyncClient() as client:
+        (await client.post(f"{victoria_server.url}/api/v1/import", json=line)).raise_for_status()
+    store = Store("victoria-metrics", victoria_server.url)
+    config = SourcesConfig(prometheus=settings("prometheus", victoria_server.url))
+    past = Tools(live_backend(FILES, config, load_catalog(), reference=then))
+    today = Tools(live_backend(FILES, config, load_catalog()))
+    try:
+        assert past.backend.now() == then
+        expr = f'test_past_level{{service="{service}"}}'
+        instant = await store.eventually(lambda: _found(past, query=expr), "the past sample")
+        assert " value=9 at " in _texts(instant)[0]
+        ranged = await _found(past, query=expr, since="30m")
+        assert ranged is not None and "; first=5 at " in _texts(ranged)[0]
+        # the same questions at the wall clock: the series is long gone
+        assert await _found(today, query=expr) is None
+    finally:
+        await past.aclose()
+        await today.aclose()
+
+
 async def test_without_prometheus_the_call_fails_saying_so() -> None:
     files = Tools(FILES)
     result = await files.call("query_promql", signal="cpu", service="payment-service")

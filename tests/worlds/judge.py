@@ -14,19 +14,25 @@ a rubric says about absence or could-not-check rather than about values:
   `tool` (that failed / succeeded), whose argument `arg` holds one of `contains`;
 - `missing_info`: the answer must list something it could not check.
 
+A question may also say which ways of asking it exercises (`classes`), which sources are down when
+it is asked (`sources_down`), and what the session must show whatever the answer's wording
+(`expect`, read from the claims the answer rests on and the tool calls: see `expectations`).
+
 Every answer is also held to the rules that hold everywhere:
 
 - unsupported facts: every number and identifier of the answer's stated findings (its claim lines)
   is in a tool result of the session or in the question;
 - over-statements: the answer guard (rules.guard) finds none;
-- "could not check" is never "found nothing": no negative claim cites a call that failed.
+- "could not check" is never "found nothing": no negative claim cites a call that failed, and
+  none at all is made where the question's honest answer is "could not check" (`could_not_check`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,11 +48,15 @@ from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.tools import FixtureBackend, build_backend, demo_data_dir
 from evigate.storage import Database, Repository
+from tests.worlds.live import LiveSources, live_pipeline
 
 JSON = dict[str, Any]
 WORLDS = Path(__file__).resolve().parent
 # Each labelled set: its questions (tests/worlds/<name>/questions.json) and its --data-dir.
-DATA_DIRS = {"tidewater": WORLDS / "tidewater", "demo": demo_data_dir()}
+DATA_DIRS = {"tidewater": WORLDS / "tidewater", "demo": demo_data_dir(), "kestrel": WORLDS / "kestrel"}
+# Worlds whose alerts and metrics are served live (tests/worlds/live.py), and reported apart: written
+# questions-first, before the service learnt anything of them.
+LIVE_WORLDS = frozenset({"kestrel"})
 FAMILIES = (
     "known_alert",
     "unknown_service",
@@ -81,6 +91,9 @@ class Question:
     forbid: tuple[JSON, ...] = ()
     calls: tuple[JSON, ...] = ()
     missing_info: bool = False
+    classes: tuple[str, ...] = ()
+    sources_down: tuple[str, ...] = ()
+    expect: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,6 +142,9 @@ def question(item: JSON) -> Question:
         forbid=tuple(item.get("forbid", ())),
         calls=tuple(item.get("calls", ())),
         missing_info=bool(item.get("missing_info", False)),
+        classes=tuple(item.get("classes", ())),
+        sources_down=tuple(item.get("sources_down", ())),
+        expect=item.get("expect", {}),
     )
 
 
@@ -183,11 +199,80 @@ def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) ->
     j.overstated = bool(guard.scan(answer, material.negative_claims(claims)))
     failed = {inv.id for inv in invocations if inv.status != "success"}
     for claim in claims:
-        if claim.get("claim_type") != "negative_observation":
+        if claim.get("claim_type") != NEGATIVE:
             continue
         if any(b.get("source_invocation_id") in failed for b in claim.get("evidence_bindings", [])):
             j.unchecked_as_nothing = True
+        if question.expect.get("could_not_check"):
+            j.unchecked_as_nothing = True  # nothing could be checked, so nothing was "not found"
+    if question.expect:
+        j.problems.extend(expectations(question, answer, _answer_claims(result, verdict), invocations))
     return j
+
+
+def _answer_claims(result: ChatResult, verdict: Any) -> list[JSON]:
+    """The claims the answer rests on: the Composer's material."""
+    evidence = result.evidence or {}
+    if result.gatekeeper_result is not None and result.verdict is not None:
+        return list(material.allowed_claims(evidence, result.gatekeeper_result, result.verdict))
+    # a reply read off the wire carries no Gatekeeper result: the verdict decides
+    return list(evidence.get("claims", [])) if verdict != "REJECT" else []
+
+
+NEGATIVE = "negative_observation"
+# Not quantities, whatever their digits: dates, clock times, versions and addresses, ids.
+_NOT_NUMBERS = re.compile(
+    r"\d{4}[-/]\d\d[-/]\d\d|\d\d/[A-Z][a-z]{2}/\d{4}|[A-Z][a-z]{2} \d\d? \d\d:\d\d:\d\d \d{4}"
+    r"|\d{1,2}:\d\d(?::\d\d)?(?:[.,]\d+)?|\d+(?:\.\d+){2,}(?::\d+)?|[A-Za-z]+[-_]\d[\w-]*"
+)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def answer_numbers(answer: str) -> list[float]:
+    """The quantities an answer states ("4.2 s", "1,033", "38%"), dates, times, versions and ids aside."""
+    text = _NOT_NUMBERS.sub(" ", answer)
+    return [float(n.replace(",", "")) for n in _NUMBER.findall(text) if n.count(".") <= 1]
+
+
+def expectations(
+    question: Question, answer: str, claims: Sequence[Mapping[str, Any]], invocations: Sequence[Any]
+) -> list[str]:
+    """What `question.expect` asks of the session, judged from its claims and tool calls (and, for
+    `numbers`, from the quantities of the answer), never from how the answer words them."""
+    expect = question.expect
+    problems: list[str] = []
+    types = {str(c.get("claim_type")) for c in claims}
+    by_id = {inv.id: inv.tool_name for inv in invocations}
+
+    def tools_of(claim: Mapping[str, Any]) -> set[str]:
+        bindings = claim.get("evidence_bindings", [])
+        return {str(b.get("tool_name") or by_id.get(b.get("source_invocation_id"), "")) for b in bindings}
+
+    positive = [c for c in claims if c.get("claim_type") != NEGATIVE]
+    negative = [c for c in claims if c.get("claim_type") == NEGATIVE]
+    problems += [f"no {t} claim" for t in expect.get("claim_types", ()) if t not in types]
+    problems += [f"a {t} claim" for t in expect.get("no_claim_types", ()) if t in types]
+    cited = set().union(*(tools_of(c) for c in positive)) if positive else set()
+    problems += [f"no claim from {t}" for t in expect.get("cited_tools", ()) if t not in cited]
+    every = set().union(*(tools_of(c) for c in claims)) if claims else set()
+    problems += [f"a claim from {t}" for t in expect.get("not_cited_tools", ()) if t in every]
+    denied = set().union(*(tools_of(c) for c in negative)) if negative else set()
+    problems += [f"a negative claim from {t}" for t in expect.get("no_negative_from", ()) if t in denied]
+    wanted = expect.get("failed_call")
+    if wanted:
+        failed = {inv.tool_name for inv in invocations if inv.status != "success"}
+        if not (failed if wanted is True else failed & set(wanted)):
+            problems.append(f"no failed call of {'any tool' if wanted is True else ' | '.join(wanted)}")
+    excerpts = [str(b.get("evidence_excerpt", "")) for c in positive for b in c.get("evidence_bindings", [])]
+    for alert, state in expect.get("alert_states", {}).items():
+        said = re.compile(rf"\bstate\W{{1,3}}{re.escape(state)}\b", re.IGNORECASE)
+        if not any(alert.lower() in e.lower() and said.search(e) for e in excerpts):
+            problems.append(f"no cited {alert} with state {state}")
+    numbers = answer_numbers(answer)
+    for ranges in expect.get("numbers", ()):
+        if not any(lo <= n <= hi for n in numbers for lo, hi in ranges):
+            problems.append(f"no number in {' or '.join(f'[{lo}, {hi}]' for lo, hi in ranges)}")
+    return problems
 
 
 def _bound(claim: JSON, spec: JSON, by_id: dict[int, Any]) -> bool:
@@ -211,11 +296,7 @@ def _bound(claim: JSON, spec: JSON, by_id: dict[int, Any]) -> bool:
 def _structure(question: Question, result: ChatResult, invocations: Sequence[Any], verdict: Any) -> list[str]:
     problems = []
     by_id = {inv.id: inv for inv in invocations}
-    evidence = result.evidence or {}
-    if result.gatekeeper_result is not None and result.verdict is not None:
-        claims = material.allowed_claims(evidence, result.gatekeeper_result, result.verdict)
-    else:  # a reply read off the wire carries no Gatekeeper result: the verdict decides
-        claims = evidence.get("claims", []) if verdict != "REJECT" else []
+    claims = _answer_claims(result, verdict)
     for spec in question.claims:
         if not any(_bound(c, spec, by_id) for c in claims):
             problems.append(f"no claim {json.dumps(spec, ensure_ascii=False)}")
@@ -251,8 +332,14 @@ def questions(world: str) -> list[Question]:
     return load(WORLDS / world / "questions.json")
 
 
-async def run_world(world: str, db: Database) -> list[Judgement]:
-    """Every labelled question of `world`, asked through the offline agents on its data directory."""
+async def run_world(
+    world: str, db: Database, live: LiveSources | None = None, workdir: Path | None = None
+) -> list[Judgement]:
+    """Every labelled question of `world`, asked through the offline agents on its data directory
+    (and, for a live world, on its `live` sources, with scratch files under `workdir`)."""
+    if world in LIVE_WORLDS:
+        assert live is not None and workdir is not None, f"{world} is asked on its live sources"
+        return await _run_live(world, db, live, workdir)
     tools = build_backend("fixture", DATA_DIRS[world], db.repo)
     assert isinstance(tools, FixtureBackend)
     pipeline = Pipeline(
@@ -269,6 +356,19 @@ async def run_world(world: str, db: Database) -> list[Judgement]:
         await pipeline.aclose()
 
 
+async def _run_live(world: str, db: Database, live: LiveSources, workdir: Path) -> list[Judgement]:
+    asked = questions(world)
+    answered: dict[str, Judgement] = {}
+    # one service per set of unreachable sources, as a user would run it on the day they were down
+    for down in dict.fromkeys(q.sources_down for q in asked):
+        scratch = workdir / ("down-" + "-".join(down) if down else "up")
+        scratch.mkdir(parents=True, exist_ok=True)
+        async with live_pipeline(DATA_DIRS[world], db, live, scratch, down) as pipeline:
+            for q in (q for q in asked if q.sources_down == down):
+                answered[q.id] = await ask(pipeline, db.repo, q)
+    return [answered[q.id] for q in asked]
+
+
 def table(world: str, judgements: Sequence[Judgement]) -> str:
     """Correct / asked per family and language, and the totals of the everywhere-rules."""
     asked: Counter[tuple[str, str]] = Counter()
@@ -278,6 +378,8 @@ def table(world: str, judgements: Sequence[Judgement]) -> str:
         asked[key] += 1
         right[key] += j.correct
     lines = [f"world {world}: {sum(right.values())}/{len(judgements)} correct"]
+    if world in LIVE_WORLDS:
+        lines[0] += " (written questions-first, live sources: report it apart from the others)"
     lines.append(f"  {'family':<16} {'en':>7} {'zh':>7}")
     families = [f for f in FAMILIES if any(k[0] == f for k in asked)]
     families += sorted({k[0] for k in asked} - set(families))
@@ -293,6 +395,20 @@ def table(world: str, judgements: Sequence[Judgement]) -> str:
         f"could-not-check reported as nothing: {sum(j.unchecked_as_nothing for j in judgements)}"
     )
     return "\n".join(lines)
+
+
+def by_class(judgements: Sequence[Judgement]) -> str:
+    """Correct / asked per way of asking (`classes`), worst first: where the misses gather."""
+    asked: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for j in judgements:
+        for name in j.question.classes:
+            asked[name] += 1
+            right[name] += j.correct
+    if not asked:
+        return ""
+    rows = sorted(asked, key=lambda name: (right[name] / asked[name], name))
+    return "\n".join(["  by class:", *(f"    {name:<28} {right[name]}/{asked[name]}" for name in rows)])
 
 
 def reasons(j: Judgement) -> list[str]:
