@@ -8,15 +8,19 @@ builds (tests/sources/logs/test_index_equivalence.py compares them)."""
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from .config import LogConfig
-from .events import LEVELS, LineFields, SkippedLine, normalize_level, parse_time
+from .events import LEVELS, LineFields, SkippedLine, normalize_level
+from .lanes import Lanes, Reads
 from .multiline import Continuations
 from .reader import MAX_LINE, decode, final_level, open_member, skip_reason
+from .stamps import Stamps
 
 if TYPE_CHECKING:
     from .index import FileIndex
@@ -29,51 +33,31 @@ MAX_SPAN = 16 * 2**20
 MAX_GAP = 2**20
 _OVERLONG = f"longer than {MAX_LINE // 2**20} MiB"  # as reader.decode() says it
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO = timedelta(microseconds=1)
-
-
-class Stamps:
-    """Epoch seconds of a time as parse_time() reads it: the same float as
-    `parse_time(text).timestamp()`, both whole microseconds divided by 10**6.
-
-    Most writers print milliseconds at a fixed place (`2026-07-08T14:00:01.123+00:00`,
-    `2026-07-08 14:00:01,123`): such a text is parsed once per minute it names (the characters
-    before the seconds and the zone after the fraction are the key), and the seconds and
-    milliseconds are added. Any seconds 00-59 and any three digits are valid and read that way by
-    every path of parse_time. Without a zone in the text and with a default zone that may change
-    its offset (DST), the key keeps the seconds too."""
-
-    def __init__(self, default_tz: tzinfo) -> None:
-        self._tz = default_tz
-        self._fixed = isinstance(default_tz, timezone)
-        self._minutes: dict[tuple[str, str], int] = {}
-
-    def __call__(self, text: str) -> float | None:
-        seconds, millis, zone = text[17:19], text[20:23], text[23:]
-        if (
-            len(text) < 23
-            or text[16] != ":"
-            or text[19] not in ".,"
-            or not (seconds + millis).isdigit()
-            or seconds >= "60"
-            or zone[:1].isdigit()
-        ):
-            moment = parse_time(text, self._tz)
-            return None if moment is None else moment.timestamp()
-        offset = int(seconds) * 1_000_000 + int(millis) * 1000
-        key = (text[:16] if zone or self._fixed else text[:19], zone)
-        base = self._minutes.get(key)
-        if base is None:
-            moment = parse_time(text, self._tz)
-            if moment is None:
-                return None
-            base = self._minutes[key] = (moment - _EPOCH) // _MICRO - offset
-        return (base + offset) / 1_000_000
-
 
 class _Quick(Protocol):
     def __call__(self, line: str) -> tuple[str, str | None, str | None, bool] | None: ...
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Events in columns, one per line, in file order."""
+
+    offsets: list[int]
+    lines: list[int]
+    stamps: list[float]
+    levels: list[int]
+    services: list[int]
+    ends: list[int]
+
+    def cut(self, start: int, stop: int) -> Columns:
+        part = slice(start, stop)
+        return Columns(self.offsets[part], self.lines[part], self.stamps[part], self.levels[part],
+                       self.services[part], self.ends[part])  # fmt: skip
+
+    def event(self, i: int) -> Event:
+        return Event(
+            self.offsets[i], self.lines[i], self.stamps[i], self.levels[i], self.services[i], self.ends[i]
+        )
 
 
 @dataclass(slots=True)
@@ -130,6 +114,34 @@ class Events:
         index.services.append(event.service)
         self._prev_end = event.end
 
+    def extend(self, events: Columns) -> None:
+        """Appends events one line each, consecutive in the file (no gap between them): what add()
+        does for each, a block at a time."""
+        index, offsets = self.index, events.offsets
+        at, count = 0, len(index.stamps)
+        while at < len(offsets):
+            first, offset = self._first, offsets[at]
+            if count > first and (
+                count - first >= self._block_events
+                or offset - self._prev_end > MAX_GAP
+                or offset - self._start > MAX_SPAN
+            ):
+                index.close_block((first, count), (self._start, self._prev_end))
+                first = self._first = count
+            if count == first:
+                self._start = offset
+            room = min(len(offsets), at + self._block_events - (count - first))
+            end = max(at + 1, bisect_right(offsets, self._start + MAX_SPAN, at, room))
+            start = self._start
+            index.starts.extend([o - start for o in offsets[at:end]])
+            index.lines.extend(events.lines[at:end])
+            index.stamps.extend(events.stamps[at:end])
+            index.levels.extend(events.levels[at:end])
+            index.services.extend(events.services[at:end])
+            self._prev_end = events.ends[end - 1]
+            count += end - at
+            at = end
+
     def finish(self) -> None:
         if self.index.count > self._first:
             self.index.close_block((self._first, self.index.count), (self._start, self._prev_end))
@@ -137,6 +149,8 @@ class Events:
 
 class Batch:
     """One file without a container wrapper, read in chunks."""
+
+    LEARN = 4  # lines no lane read that a chunk offers to learn a lane from
 
     def __init__(self, index: FileIndex, config: LogConfig, stop: Callable[[], bool] | None = None) -> None:
         self.index, self.config = index, config
@@ -147,6 +161,7 @@ class Batch:
         self._levels: dict[str | None, int] = {}
         self._events = Events(index, config)
         self._continuations = Continuations()
+        self._lanes = Lanes(line_format)
         self._open: Event | None = None
         self._stop = stop or (lambda: False)
         self.progress: Callable[[int], None] = lambda done: None  # bytes read of the file so far
@@ -177,15 +192,14 @@ class Batch:
                     continue
                 body, carry = data[:cut], data[cut:]
                 escaped = escaped or b"\\u" in body
-                lines = body.split(b"\n")
-                lines.pop()
                 if overlong:
+                    first = body.find(b"\n") + 1
                     self._skip(number + 1, _OVERLONG)
                     number += 1
-                    offset += overlong + len(lines[0]) + 1
+                    offset += overlong + first
                     overlong = 0
-                    lines = lines[1:]
-                number, offset = self._lines(lines, number, offset)
+                    body = body[first:]
+                number, offset = self._chunk(body, number, offset)
                 self.progress(getattr(handle, "fileobj", handle).tell())
             if overlong or carry:
                 if overlong or len(carry) >= MAX_LINE:
@@ -205,6 +219,82 @@ class Batch:
         if self._open is not None:
             self._events.add(self._open)
             self._open = None
+
+    def _chunk(self, body: bytes, number: int, offset: int) -> tuple[int, int]:
+        """Indexes whole lines (each ending in a newline): those a lane reads at once (lanes.py),
+        the others one by one; returns the next line number and offset."""
+        try:
+            text = body.decode() if self._lanes.possible else ""
+        except UnicodeDecodeError:
+            text = ""
+        data = np.frombuffer(body, np.uint8)
+        low = np.flatnonzero((data < 32) | (data == 127)) if text else data[:0]
+        newline = data[low] == 10
+        ends = low[newline] + 1  # where each line ends, its newline included
+        count = len(ends)
+        reads = self._read(text, body, ends) if count else None
+        if reads is None:
+            return self._lines(body.split(b"\n")[:-1], number, offset)
+        starts = np.concatenate(([0], ends[:-1]))
+        read = np.fromiter(map(bool, reads.times), bool, count)
+        # Control characters, DEL and overlong lines: one by one (decode() says what they are).
+        read[np.searchsorted(ends, low[~newline], side="right")] = False
+        read[ends - starts > MAX_LINE] = False
+        rows = np.flatnonzero(read)
+        stamps = self._stamps.many([reads.times[i] for i in rows.tolist()])
+        kept = [i for i, stamp in zip(rows.tolist(), stamps, strict=True) if stamp is not None]
+        if not kept:
+            return self._lines(body.split(b"\n")[:-1], number, offset)
+        good = np.array(kept)
+        levels, levels_of = [reads.levels[i] for i in kept], self._levels
+        for raw in set(levels) - levels_of.keys():
+            self.level_code(raw)
+        if any(reads.composed[i] for i in kept):
+            self.index.composed = True
+        columns = Columns(
+            (starts[good] + offset).tolist(),
+            (good + number + 1).tolist(),
+            [stamp for stamp in stamps if stamp is not None],
+            list(map(levels_of.__getitem__, levels)),
+            [],  # per run below: codes are given in the order services first appear
+            (ends[good] + offset).tolist(),
+        )
+        services = [reads.services[i] for i in kept]
+        breaks = (np.flatnonzero(np.diff(good) != 1) + 1).tolist()
+        done = 0  # lines indexed so far
+        for first, stop in zip((0, *breaks), (*breaks, len(kept)), strict=True):
+            if kept[first] > done:
+                self._lines(body[starts[done] : starts[kept[first]]].split(b"\n")[:-1], number + done,
+                            offset + int(starts[done]))  # fmt: skip
+            self._close()
+            run = columns.cut(first, stop)
+            run.services.extend(self._service_codes(services[first:stop]))
+            self._events.extend(run.cut(0, stop - first - 1))
+            self._open = run.event(stop - first - 1)
+            self._continuations.reset()
+            done = kept[stop - 1] + 1
+        if done < count:
+            self._lines(body[starts[done] :].split(b"\n")[:-1], number + done, offset + int(starts[done]))
+        return number + count, offset + len(body)
+
+    def _read(self, text: str, body: bytes, ends: np.ndarray) -> Reads | None:
+        """The lanes' rows for the chunk; a line no lane read and quick() reads teaches a lane."""
+        lanes = self._lanes
+        reads = lanes.read(text[:-1], len(ends))
+        unread = [i for i, t in enumerate(reads.times) if not t][: self.LEARN] if reads else range(self.LEARN)
+        samples = [body[(ends[i - 1] if i else 0) : ends[i] - 1].decode() for i in unread if i < len(ends)]
+        if lanes.learn(samples):
+            reads = lanes.read(text[:-1], len(ends))
+        return reads
+
+    def _service_codes(self, raw: list[str]) -> list[int]:
+        """Codes of the services lines name ("": the file's own), new names coded in order."""
+        codes, source = self._events.codes, self.index.source.service
+        lookup = {}
+        for name in dict.fromkeys(raw):
+            service = name or source
+            lookup[name] = codes[service] if service in codes else self._events.service_code(service)
+        return list(map(lookup.__getitem__, raw))
 
     def _lines(self, lines: list[bytes], number: int, offset: int, whole: bool = True) -> tuple[int, int]:
         """Indexes whole lines (without their newlines); returns the next line number and offset."""

@@ -15,6 +15,7 @@ from typing import BinaryIO
 from .batch import LEVEL_CODES, Batch, Event, Events
 from .config import LogConfig
 from .events import SkippedLine, SkipReport
+from .finder import Finder
 from .layouts import LogSource, Member
 from .reader import (
     GZIP_ERRORS,
@@ -232,11 +233,12 @@ def mentions(path: Path, name: str) -> bool:
     if not name.isascii() or _ESCAPABLE.intersection(name):
         return True
     needle = name.lower().encode()
+    finder = Finder(needle, caseless=True)
     carry = b""
     try:
         with open_member(path, is_gzip(path)) as handle:
             while chunk := handle.read(_SCAN_CHUNK):
-                if needle in (carry + chunk).lower():
+                if finder.within(carry + chunk):
                     return True
                 carry = chunk[-len(needle) + 1 :] if len(needle) > 1 else b""
     except GZIP_ERRORS:

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from .config import FieldNames
 from .events import ParsedLine, normalize_level, parse_time
+from .lanes import Lane, Plan, json_lane
 
 _MISSING = object()
 # json.loads's own C scanner, called directly: one call per line instead of loads' Python layers.
@@ -142,6 +143,23 @@ class JsonLines:
         if stamp is None:
             return None
         return stamp, got[1], got[3], got[2] is None
+
+    def lane(self, line: str) -> Lane | None:
+        """The lane of this line's record shape (lanes.py), when quick() reads the line."""
+        if self.quick(line) is None:
+            return None
+        record, _ = _SCAN(line, 0)
+        plan = self.lane_plan(record)
+        return json_lane(tuple(record), plan) if plan is not None else None
+
+    def lane_plan(self, record: dict[str, Any]) -> Plan | None:
+        """Which keys hold the time, level, service and message of every record of this shape, as
+        quick() reads them; None when a role needs the alias search."""
+        plan = self._plans.get(tuple(record)) or tuple(_plan(record, keys) for keys in self._roles)
+        if _SEARCH in plan[:4]:
+            return None
+        time, level, message, service = (step or None for step in plan[:4])
+        return time, level, service, message
 
     def from_record(self, record: dict[str, Any]) -> ParsedLine:
         used: set[str] = set()

@@ -9,6 +9,7 @@ from itertools import chain
 from .config import FieldNames
 from .events import ParsedLine
 from .jsonlines import JsonLines, Quick
+from .lanes import Lane, logfmt_lane
 
 # key=value, key="quoted \" value", or a bare key; keys may contain dots, dashes and slashes.
 _KEY = r"[^\s=]+"
@@ -60,6 +61,14 @@ class Logfmt:
             return None
         pairs = {key: value[1:-1] if value[:1] == '"' else value for key, _, value, _ in found}
         return self._json.quick_record(pairs)
+
+    def lane(self, line: str) -> Lane | None:
+        """The lane of this line's shape (lanes.py), when quick() reads the line."""
+        if self.quick(line) is None:
+            return None
+        keys = tuple(key for key, _, _, _ in _PLAIN_PAIR.findall(line))
+        plan = self._json.lane_plan(dict.fromkeys(keys, ""))
+        return logfmt_lane(keys, plan) if plan is not None else None
 
     def parse(self, line: str) -> ParsedLine | None:
         pairs = parse_pairs(line)

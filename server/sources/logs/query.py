@@ -18,6 +18,7 @@ from . import scan
 from .batch import LEVEL_CODES
 from .config import LogConfig
 from .events import LogEvent, SkipReport
+from .finder import Finder
 from .index import Block, BlockBytes, FileIndex
 from .reader import (
     Draft,
@@ -155,15 +156,16 @@ class IndexedFile:
         self.until = query.window.until.timestamp() if query.window.until else float("inf")
         self.keyword = query.keyword.casefold() if query.keyword else None
         self.regex = regex
-        self.needle, self.lowered = None, False
+        self.finder: Finder | None = None
         if query.keyword:
-            self.needle, self.lowered = scan.needle(
+            needle, lowered = scan.needle(
                 query.keyword,
                 index.file_format,
                 joined=index.joined,
                 composed=index.composed,
                 escaped=index.escaped,
             )
+            self.finder = Finder(needle, lowered) if needle is not None else None
         self.parse_all, self.bare = query.parse_all, query.bare
         self.parser = EventParser(index.source, index.member.rel, index.file_format, config)
 
@@ -235,18 +237,19 @@ class IndexedFile:
         )
 
     def _candidates(self, block: Block, data: bytes) -> Iterator[int]:
-        if self.needle is None:
+        if self.finder is None:
             yield from range(block.first, block.end)
             return
-        hay = data.lower() if self.lowered else data
         starts = self.index.starts
-        pos = hay.find(self.needle)
-        while pos != -1:
+        after = -1  # hits before the next event's start are in the event just yielded
+        for pos in self.finder.starts(data):
+            if pos < after:
+                continue
             i = bisect_right(starts, pos, block.first, block.end) - 1  # the event holding the hit
             yield i
             if i + 1 >= block.end:
                 return
-            pos = hay.find(self.needle, starts[i + 1])
+            after = starts[i + 1]
 
 
 def materialize(entries: list[scan.Hit], indexes: dict[int, FileIndex], config: LogConfig) -> list[LogEvent]:

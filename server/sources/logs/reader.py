@@ -10,7 +10,7 @@ import gzip
 import io
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -20,10 +20,11 @@ from typing import BinaryIO
 from .config import LogConfig
 from .containers import DOCKER_SERVICE_KEYS, Fragment, Joiner, looks_like
 from .events import LEVELS, ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, normalize_level
-from .jsonlines import JsonLines
+from .jsonlines import JsonLines, Quick
 from .layouts import LogSource
 from .logfmt import Logfmt
 from .multiline import Continuations, exception_chain
+from .stamps import Stamps
 from .textlines import RawLines, RegexFormat, choose_text_format
 
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
@@ -276,12 +277,16 @@ class EventParser:
         return None, offset
 
     def starts(self, raw: bytes) -> bool:
-        """Whether a line (without its newline) starts an event of a file without a container."""
+        """Whether a line (without its newline) starts an event of a file without a container:
+        as the batch indexer tells, the commonest lines by the format's quick() and a time."""
         if len(raw) >= MAX_LINE:
             return False
         text, _ = decode(raw)
         if not text or text.isspace():
             return False
+        quick = self._quick
+        if quick is not None and (found := quick(text)) is not None and self._stamps(found[0]) is not None:
+            return True
         parsed = self._light.parse(text)
         return parsed is not None and parsed.timestamp is not None
 
@@ -289,6 +294,14 @@ class EventParser:
     def _light(self) -> LineFormat:
         """The format reading only what tells a start (a time), as indexing reads it."""
         return self.file_format.for_indexing().line_format
+
+    @cached_property
+    def _quick(self) -> Callable[[str], Quick | None] | None:
+        return getattr(self._light, "quick", None)
+
+    @cached_property
+    def _stamps(self) -> Stamps:
+        return Stamps(self.config.default_tz)
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:

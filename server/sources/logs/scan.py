@@ -1,5 +1,6 @@
 """A keyword query over a file that is not indexed yet: the file's bytes are searched in chunks
-for the keyword (ASCII-lowercased, as the index path searches its blocks), and only the events
+for the keyword (its ASCII letters in any case, as the index path searches its blocks; finder.py),
+and only the events
 holding a hit are cut out and parsed, with the same parse the index path uses on the same bytes.
 So the events found, their times and their order are those the index would give, at the cost of
 a byte search plus one parse per matching event (`bench/bench_logs.py` compares it with grep -F).
@@ -15,9 +16,11 @@ import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from .config import LogConfig
 from .events import LogEvent
+from .finder import Finder, newlines
 from .index import empty
 from .reader import GZIP_ERRORS, EventParser, FileFormat, open_member, raw_lines
 from .tree import Entry
@@ -58,8 +61,7 @@ class Scan:
     entry: Entry
     parser: EventParser
     compressed: bool
-    needle: bytes
-    lowered: bool
+    finder: Finder
 
     @property
     def parsers(self) -> str:
@@ -90,83 +92,98 @@ def plan(entry: Entry, config: LogConfig, keyword: str) -> Scan | None:
                 return None
     except GZIP_ERRORS:
         return None
-    return Scan(entry, parser, index.compressed, found, lowered)
+    return Scan(entry, parser, index.compressed, Finder(found, lowered))
 
 
 def hits(scan: Scan, keeps: Callable[[LogEvent], bool]) -> Iterator[Hit]:
     """The file's events that hold the needle and that `keeps`, in file order. ScanError when
-    the file cannot be read to its end this way (the caller indexes it instead)."""
+    the file cannot be read to its end this way (the caller indexes it instead).
+
+    The file is read into one buffer, a chunk at a time, behind the bytes held back from the
+    chunk before (the last event, whose end may be in the next chunk)."""
     starts = scan.parser.starts
     order = scan.entry.order
-    held, base, line = b"", 0, 1
+    buf = bytearray(CHUNK)
+    held, base, line = 0, 0, 1  # bytes held at the buffer's front; where its first byte is in the file
     try:
         with open_member(scan.entry.member.path, scan.compressed) as handle:
             while True:
-                data = handle.read(CHUNK)
-                buf = held + data
-                limit = len(buf) if not data else _last_start(buf, starts)
-                if data and limit <= 0:  # no event begins after the first: keep reading
-                    if len(buf) > MAX_HELD:
+                if len(buf) < held + CHUNK:
+                    if held > MAX_HELD:
                         raise ScanError("an event longer than the scan holds")
-                    held = buf
+                    buf.extend(bytes(held + CHUNK - len(buf)))
+                with memoryview(buf) as view:
+                    got = cast("io.BufferedIOBase", handle).readinto(view[held : held + CHUNK])
+                size = held + got
+                limit = size if not got else _last_start(buf, size, starts)
+                if got and limit <= 0:  # no event begins after the first: keep reading
+                    held = size
                     continue
                 for offset, event in _region(scan, buf, limit, (base, line)):
                     if keeps(event):
                         yield (event.timestamp.timestamp(), order, offset, -1, event)
-                if not data:
+                if not got:
                     return
-                line += buf.count(b"\n", 0, limit)
+                line += newlines(buf, 0, limit)
                 base += limit
-                held = buf[limit:]
+                held = size - limit
+                buf[:held] = buf[limit:size]
     except GZIP_ERRORS as exc:
         raise ScanError(str(exc)) from exc
 
 
-def _line_at(buf: bytes, start: int) -> bytes:
-    end = buf.find(b"\n", start)
-    return buf[start:] if end == -1 else buf[start:end]
+def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
+    end = buf.find(b"\n", start, stop)
+    return bytes(buf[start:stop] if end == -1 else buf[start:end])
 
 
-def _last_start(buf: bytes, starts: Callable[[bytes], bool]) -> int:
-    """Where the last event that begins in `buf` after its first line begins (its end may still
-    be to come); 0 when none does."""
-    end = buf.rfind(b"\n") + 1
+def _last_start(buf: bytearray, size: int, starts: Callable[[bytes], bool]) -> int:
+    """Where the last event that begins in buf[:size] after its first line begins (its end may
+    still be to come); 0 when none does."""
+    end = buf.rfind(b"\n", 0, size) + 1
     if end == 0:
         return 0
     at = buf.rfind(b"\n", 0, end - 1) + 1
     while at > 0:
-        if starts(_line_at(buf, at)):
+        if starts(_line_at(buf, at, end)):
             return at
         at = buf.rfind(b"\n", 0, at - 1) + 1
     return 0
 
 
-def _region(scan: Scan, buf: bytes, limit: int, at: tuple[int, int]) -> Iterator[tuple[int, LogEvent]]:
+def _next_start(buf: bytearray, start: int, limit: int, starts: Callable[[bytes], bool]) -> int:
+    """Where the event beginning at `start` ends: the next line that starts one, or `limit`."""
+    at = buf.find(b"\n", start, limit)
+    while at != -1 and at + 1 < limit:
+        at += 1
+        if starts(_line_at(buf, at, limit)):
+            return at
+        at = buf.find(b"\n", at, limit)
+    return limit
+
+
+def _region(scan: Scan, buf: bytearray, limit: int, at: tuple[int, int]) -> Iterator[tuple[int, LogEvent]]:
     """The events of buf[:limit] holding the needle, with their offsets in the file; `at` is the
-    offset and line number of the buffer's first byte. Each is parsed once, from its first line
-    until the next event starts (where the parser stops reading), never copied out of `buf`."""
+    offset and line number of the buffer's first byte. Each is cut from its first line to the
+    next event's and parsed alone, as the index path cuts and parses it."""
     starts = scan.parser.starts
-    hay = buf.lower() if scan.lowered else buf  # searched up to `limit` only
-    stream = io.BytesIO(buf)  # shares buf's bytes
     base, counted = at
-    counted_at, done = 0, -1  # where lines were counted up to; the last event read
-    needle = scan.needle
-    pos = hay.find(needle, 0, limit)
-    while pos != -1:
-        start = hay.rfind(b"\n", 0, pos) + 1
-        while not starts(_line_at(buf, start)):  # the event this line belongs to, if any
+    counted_at = resume = 0  # where lines were counted up to; where the last event read ends
+    for pos in scan.finder.starts(buf, 0, limit):
+        if pos < resume:  # in the event just read
+            continue
+        start = buf.rfind(b"\n", 0, pos) + 1
+        while not starts(_line_at(buf, start, limit)):  # the event this line belongs to, if any
             if start == 0:
                 start = -1
                 break
             start = buf.rfind(b"\n", 0, start - 1) + 1
-        if start < 0 or start == done:  # before the first event, or a line the last one skipped
-            next_line = hay.find(b"\n", pos) + 1
-            pos = hay.find(needle, next_line, limit) if 0 < next_line < limit else -1
+        if start < 0:  # before the first event: a line no event owns
+            resume = buf.find(b"\n", pos, limit) + 1 or limit
             continue
-        counted += buf.count(b"\n", counted_at, start)
-        counted_at = done = start
-        stream.seek(start)
-        event, end = scan.parser.first(stream, counted, start)
+        resume = _next_start(buf, start, limit, starts)
+        counted += newlines(buf, counted_at, start)
+        counted_at = start
+        event = scan.parser.event(bytes(buf[start:resume]), counted, base + start)
         if event is not None:
             yield base + start, event
-        pos = hay.find(needle, max(end, pos + 1), limit) if end < limit else -1

@@ -11,6 +11,7 @@ from typing import cast
 
 from .config import UserPattern
 from .events import LineFormat, ParsedLine, normalize_level, parse_time
+from .lanes import Lane, pattern_lane
 from .multiline import continues_only
 
 _CORE = {"timestamp", "time", "level", "message", "msg", "service"}
@@ -67,6 +68,10 @@ class RegexFormat:
         if not raw_time:
             return None
         return raw_time, groups.get("level"), groups.get("service") or None, False
+
+    def lane(self, line: str) -> Lane | None:
+        """The pattern's lane (lanes.py): its own regex, for the lines quick() reads."""
+        return pattern_lane(self._regex) if self._time_format is None else None
 
     def _time(self, text: str) -> datetime | None:
         if self._time_format is None:

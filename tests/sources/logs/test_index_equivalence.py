@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, scan
+from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, batch, scan
 from evigate.server.sources.logs.index import build, build_lines, empty, identity
 from evigate.server.sources.logs.items import log_item
 from evigate.server.sources.logs.layouts import discover
@@ -94,9 +94,14 @@ def _config(root: Path, **options: object) -> LogConfig:
 
 
 @pytest.mark.parametrize("tree", [*TREES, "k8s", "docker"])
-def test_the_batch_indexer_builds_the_line_by_line_index(tree: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("chunk", "block_events"), [(batch.CHUNK, 2048), (997, 7)])
+def test_the_batch_indexer_builds_the_line_by_line_index(
+    tree: str, chunk: int, block_events: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small chunks and blocks: runs of lines read by a lane are cut by chunk ends and by blocks.
+    monkeypatch.setattr(batch, "CHUNK", chunk)
     root = TREES[tree](tmp_path) if tree in TREES else SAMPLES / tree
-    config = _config(root)
+    config = _config(root, block_events=block_events)
     files = 0
     for source in discover(config):
         for member in source.members:
@@ -134,13 +139,13 @@ def _answer(reader: LogReader, query: LogSearch) -> tuple[int, list[dict[str, st
     return result.total, items, [log_text(item) for item in items]
 
 
-@pytest.mark.parametrize("tree", list(TREES))
+@pytest.mark.parametrize("tree", [*TREES, "k8s", "docker"])
 @pytest.mark.parametrize("chunk", [997, scan.CHUNK])
 def test_a_scan_before_indexing_answers_as_the_index(
     tree: str, chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(scan, "CHUNK", chunk)  # small: events cut at chunk ends are held back whole
-    root = TREES[tree](tmp_path)
+    root = TREES[tree](tmp_path) if tree in TREES else SAMPLES / tree
     indexed = LogReader(_config(root))
     indexed.build_all()
     scanned_some = False
@@ -149,7 +154,9 @@ def test_a_scan_before_indexing_answers_as_the_index(
         scanning = LogReader(_config(root, scan_from_bytes=0))  # nothing indexed: every file it can scan
         assert _answer(scanning, query) == _answer(indexed, query), query
         scanned_some = scanned_some or scanning.tree.held() < files
-    assert scanned_some  # files were scanned, not indexed
+    # Files were scanned, not indexed (container-wrapped ones never are: a runtime's partial
+    # records may split a line, so theirs come from the index either way).
+    assert scanned_some or tree not in TREES
 
 
 @pytest.mark.parametrize("tree", ["demo", "tidewater", "awkward"])

@@ -1,0 +1,201 @@
+"""Reading the time, level and service of many lines at once: a lane is a regex matching a line
+of one of the file's commonest shapes and capturing those three. The lanes of a file are joined
+into one regex, run over a whole chunk by one `findall` (one row per line), so that no Python code
+runs per line.
+
+A lane accepts only lines the format's quick() reads the same way (the same three texts), and
+no lane crosses a newline; any other line takes the one-line-at-a-time path.
+
+- A user pattern: its own regex, from the line's start (what quick() runs). Should it ever match
+  across a newline, the rows no longer count the lines and the chunk is read one line at a time.
+- JSON: the keys of one record shape in their order, every value a plain JSON scalar (no object or
+  array), the time, level and service values strings without escapes (their text is then the
+  decoded value), the message a non-empty string. Such a line is valid JSON with those keys once
+  each, and the record's plan (which key holds each role) is that of the shape.
+- logfmt: the keys of one line shape in their order, each pair as `_PLAIN_PAIR` reads it: the line
+  is then tiled by those pairs and no others, and read as that dict."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# A JSON string without escapes (its text is its value: group `@`), any, and any non-empty one.
+_PLAIN = r'"(?P<@>[^"\\\x00-\x1f]+)"'
+_STRING = r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'
+_NONEMPTY = r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'  # noqa: E501
+_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_SCALAR = rf"(?:{_STRING}|{_NUMBER}|true|false|null)"
+_KEY_SAFE = re.compile(r'[^"\\\x00-\x1f]+')
+# logfmt values as _PLAIN_PAIR reads them: any, a non-empty one, and one captured without its
+# quotes (group `@`) or as it is (group `@q`).
+_KV_ANY = r'(?:"[^"\\\n]*"|[^\s"]*)'
+_KV_NONEMPTY = r'(?:"[^"\\\n]+"|[^\s"]+)'
+_KV_ROLE = r'(?:"(?P<@>[^"\\\n]+)"|(?P<@q>[^\s"]+))'
+_KV_KEY = re.compile(r'[^\s="\\]+')
+_ROLES = ("t", "l", "s")
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One line shape: a regex source whose groups named `times` (the first non-empty one), `level`
+    and `service` hold what quick() reads."""
+
+    pattern: str
+    times: tuple[str, ...]
+    level: tuple[str, ...]  # one group, or two alternatives (logfmt: quoted or not); () when absent
+    service: tuple[str, ...]
+    composed: bool = False  # the shape has no message: quick() says so of every line
+    whole: bool = True  # the pattern matches to the line's end (else the rest of the line follows)
+
+
+def pattern_lane(regex: re.Pattern[str]) -> Lane | None:
+    """A user pattern's lane: its own regex and its time, level and service groups."""
+    names = regex.groupindex
+    times = tuple(name for name in ("timestamp", "time") if name in names)
+    if not times:
+        return None
+    level = ("level",) if "level" in names else ()
+    service = ("service",) if "service" in names else ()
+    return Lane(regex.pattern, times, level, service, whole=False)
+
+
+# Where a shape's roles are: the keys of the time, level, service and message (None: absent).
+Plan = tuple[str | None, str | None, str | None, str | None]
+
+
+def json_lane(keys: tuple[str, ...], plan: Plan) -> Lane | None:
+    """The lane of a JSON record shape; None when a key cannot be spelled without escapes."""
+    if plan[0] is None or not all(_KEY_SAFE.fullmatch(key) for key in keys):
+        return None
+    parts = []
+    for key in keys:
+        role = _role(key, plan)
+        value = _PLAIN.replace("@", role) if role else _NONEMPTY if key == plan[3] else _SCALAR
+        parts.append(f" *{re.escape(json.dumps(key, ensure_ascii=False))} *: *{value}")
+    return _lane(r"\{" + " *,".join(parts) + r" *\} *", plan, quoted=False)
+
+
+def logfmt_lane(keys: tuple[str, ...], plan: Plan) -> Lane | None:
+    """The lane of a logfmt line shape: its keys in order, each once, two at least."""
+    if plan[0] is None or len(keys) < 2 or len(set(keys)) != len(keys):
+        return None
+    if not all(_KV_KEY.fullmatch(key) for key in keys):
+        return None
+    parts = []
+    for key in keys:
+        role = _role(key, plan)
+        value = _KV_ROLE.replace("@", role) if role else _KV_NONEMPTY if key == plan[3] else _KV_ANY
+        parts.append(f"{re.escape(key)}={value}")
+    return _lane(" +".join(parts) + " *", plan, quoted=True)
+
+
+def _role(key: str, plan: Plan) -> str | None:
+    for name, role in zip(_ROLES, plan[:3], strict=True):
+        if key == role:
+            return name
+    return None
+
+
+def _lane(pattern: str, plan: Plan, *, quoted: bool) -> Lane:
+    def groups(name: str, key: str | None) -> tuple[str, ...]:
+        return () if key is None else ((name, f"{name}q") if quoted else (name,))
+
+    return Lane(pattern, groups("t", plan[0]), groups("l", plan[1]), groups("s", plan[2]), plan[3] is None)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What the lanes read of each line of a chunk ("" where they read nothing)."""
+
+    times: list[str]
+    levels: list[str]
+    services: list[str]
+    composed: list[str]  # the time, where a lane of a shape without a message read the line
+
+
+class Lanes:
+    """The lanes of one file, learned from lines quick() reads (a user pattern has its own from
+    the start), at most MAX_LANES, joined into one regex: `^(?:lane)$|...|^.*$`, one row a line."""
+
+    MAX_LANES = 8
+
+    def __init__(self, line_format: object) -> None:
+        self._make: Callable[[str], Lane | None] | None = getattr(line_format, "lane", None)
+        self.lanes: list[Lane] = []
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def possible(self) -> bool:
+        return self._make is not None
+
+    def learn(self, lines: list[str]) -> bool:
+        """Adds the lanes of these lines' shapes not known yet; whether any was added."""
+        added = False
+        for line in lines:
+            lane = self._make(line) if self._make is not None else None
+            if lane is None or lane in self.lanes or len(self.lanes) >= self.MAX_LANES:
+                continue
+            self.lanes.append(lane)
+            added = True
+        if added:
+            self._regex = self._join()
+        return added
+
+    def _join(self) -> re.Pattern[str] | None:
+        alternatives = []
+        for k, lane in enumerate(self.lanes):
+            pattern = _renamed(lane, k) if lane.whole else lane.pattern
+            alternatives.append(f"^(?:{pattern})" + ("$" if lane.whole else ".*$"))
+        try:  # a user pattern may not join (global flags, a group named as ours)
+            return re.compile("(?m)" + "|".join((*alternatives, "^(?P<_>).*$")))
+        except re.error:
+            return None
+
+    def read(self, text: str, count: int) -> Reads | None:
+        """The rows of the `count` lines of `text` (a chunk without its last newline); None when
+        no lane is known or the rows do not count the lines (a match crossed a newline)."""
+        regex = self._regex
+        if regex is None:
+            return None
+        rows = regex.findall(text)
+        if len(rows) != count:
+            return None
+        columns = list(zip(*rows, strict=True)) if rows else [()] * (regex.groups)
+        index = regex.groupindex
+
+        def merged(names: list[str]) -> list[str]:
+            found = [columns[index[name] - 1] for name in names]
+            if not found:
+                return [""] * count
+            return list(found[0]) if len(found) == 1 else list(map(max, *found))
+
+        times: list[str] = []
+        composed: list[str] = []
+        for k, lane in enumerate(self.lanes):
+            names = [_name(lane, k, g) for g in lane.times]
+            if lane.whole:  # our own lanes: one time group (two alternatives in logfmt)
+                lane_times = merged(names)
+            else:  # a user pattern: the first non-empty of its time groups
+                found = [columns[index[name] - 1] for name in names]
+                lane_times = [next((t for t in row if t), "") for row in zip(*found, strict=True)]
+            times = lane_times if not times else list(map(max, times, lane_times))
+            if lane.composed:
+                composed = lane_times if not composed else list(map(max, composed, lane_times))
+        levels = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.level])
+        services = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.service])
+        return Reads(times, levels, services, composed or [""] * count)
+
+
+def _name(lane: Lane, k: int, group: str) -> str:
+    return group if not lane.whole else f"{group}{k}"
+
+
+def _renamed(lane: Lane, k: int) -> str:
+    """Our lanes' groups numbered by the lane (a user pattern is always alone)."""
+    pattern = lane.pattern
+    for group in (*lane.times, *lane.level, *lane.service):
+        pattern = pattern.replace(f"(?P<{group}>", f"(?P<{group}{k}>")
+    return pattern
