@@ -41,6 +41,7 @@ from evigate.server.grpc.servicers import (
 from evigate.server.grpc.tls import server_credentials
 from evigate.server.grpc.validation import Limits
 from evigate.server.live_sources import build_sources, build_tools
+from evigate.server.mcp_setup import McpHttpServer, McpOptions, start_mcp_http
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
@@ -117,8 +118,12 @@ class Components:
 
 
 class App:
-    def __init__(self, settings: Settings, components: Components | None = None) -> None:
+    def __init__(
+        self, settings: Settings, components: Components | None = None, mcp: McpOptions | None = None
+    ) -> None:
         self.settings = settings
+        self._mcp_options = mcp  # the MCP HTTP front end's address and allowed origins; None: off
+        self.mcp: McpHttpServer | None = None
         self._components = components or Components()
         self.metrics = Metrics()
         self.database: Database | None = None
@@ -164,7 +169,7 @@ class App:
             s.resolved_database_url, pool_size=s.db_pool_size, timeout_s=s.db_timeout_s
         )
         repo = self.database.repo
-        catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
+        self.catalog = catalog = self._components.catalog or default_registry().catalog()  # + tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
         self.tools = tools = self._tools(repo, self.knowledge)
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
@@ -221,6 +226,8 @@ class App:
             skills = sorted(skill.name for skill in load_skills())
             self.web = web_server(repo, self.cases(repo), s, self.traces.invalidate, skills)
             await self.web.start()
+        if self._mcp_options is not None:  # MCP for agents: the same use cases, in this event loop
+            self.mcp = await start_mcp_http(self, self._mcp_options)
         log.info(
             "serving",
             extra={
@@ -325,6 +332,8 @@ class App:
             await self.health.shutdown()
         if self.web is not None:
             await self.web.stop(grace)
+        if self.mcp is not None:
+            await self.mcp.stop(grace)
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:
@@ -354,9 +363,11 @@ class App:
             await self.server.wait_for_termination()
 
 
-async def serve(settings: Settings, on_ready: Callable[[App], None] | None = None) -> None:
+async def serve(
+    settings: Settings, on_ready: Callable[[App], None] | None = None, mcp: McpOptions | None = None
+) -> None:
     """Runs until SIGTERM or SIGINT, then shuts down gracefully."""
-    app = App(settings)
+    app = App(settings, mcp=mcp)
     try:
         await app.start()
     except BaseException:
