@@ -123,7 +123,7 @@ class McpHttpServer:
         if not tokens and not is_loopback(host):
             raise OSError(f"MCP on {host}: a non-loopback address needs auth tokens (--auth-token)")
         try:
-            self._sock = socket.create_server((host, port), family=_family(host))
+            self._sock = _listen(host, port)
         except OSError as error:
             raise OSError(f"cannot listen on {host}:{port} (mcp): {error.strerror or error}") from None
         self.host = host
@@ -162,5 +162,17 @@ class McpHttpServer:
             self._sock.close()
 
 
-def _family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket made with proto IPPROTO_TCP: asyncio turns Nagle off (TCP_NODELAY) only
+    on connections of such a socket, and with Nagle on, each response on a kept-alive connection
+    waits for the client's delayed ACK (about 40 ms). socket.create_server makes proto 0."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen()
+    except OSError:
+        sock.close()
+        raise
+    return sock
