@@ -28,6 +28,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
+    mcp = _mcp_options(args)
     logs.configure(settings.log_level, settings.log_format)
     import logging
 
@@ -42,7 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"evigate MCP on {app.mcp.url}", flush=True)
 
     async def main() -> None:
-        await serve(settings, announce, _mcp_options(args))
+        await serve(settings, announce, mcp)
 
     from evigate.storage.errors import StorageError
 
@@ -56,11 +57,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _mcp_options(args: argparse.Namespace) -> McpOptions | None:
+    from evigate.server.config import ConfigError
     from evigate.server.mcp_setup import McpOptions
 
     if not getattr(args, "mcp", None):
         return None
-    return McpOptions(args.mcp, tuple(args.mcp_allowed_origin or ()))
+    options = McpOptions(args.mcp, tuple(args.mcp_allowed_origin or ()))
+    try:
+        options.address()  # a bad value stops serve before anything starts
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    return options
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 MAX_CASE_FILTER_CHARS = 191
 MAX_NOTE_CHARS = 2000
+MAX_PAGE_TOKEN = 1024
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,12 @@ def page_size(value: int) -> tuple[int, list[str]]:
     if value < 0:
         return 0, ["limit: must not be negative"]
     return (DEFAULT_PAGE_SIZE if value == 0 else min(value, MAX_PAGE_SIZE)), []
+
+
+def page_token(value: str | None) -> list[str]:
+    if value is not None and len(value) > MAX_PAGE_TOKEN:
+        return ["page_token: not a token issued by this service"]
+    return []
 
 
 def case_filters(**filters: str | None) -> list[str]:

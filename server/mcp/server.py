@@ -127,7 +127,7 @@ def _read_tools(server: MCPServer[Any], use: McpUseCases) -> None:
     ) -> JSON:
         """Sessions, newest first, one page; pass next_page_token back for the next one."""
         size, problems = inputs.page_size(limit)
-        inputs.require(problems)
+        inputs.require(problems + inputs.page_token(page_token))
         with as_tool_errors():
             sessions, token = await use.traces.list_sessions(feedback, status, size, page_token or None)
         return {"sessions": [present.session(s) for s in sessions], "next_page_token": token}

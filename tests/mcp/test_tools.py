@@ -151,3 +151,21 @@ async def test_resources_serve_the_runbooks_and_the_tool_catalog(connect: Connec
     assert first.contents[0].text.startswith(("---", "#"))  # type: ignore[union-attr]
     logs = next(tool for tool in catalog if tool["name"] == "query_logs")
     assert logs["cited_as"] == ["$.logs[i]", "$.no_evidence"]
+
+
+async def test_feedback_makes_a_useful_answer_a_case_once(connect: Connect) -> None:
+    async with connect() as client:
+        answer = await call(client, "diagnose", question=DEMO_QUESTION)
+        session = answer["session_id"]
+        first = await call(client, "feedback", session_id=session, value="useful", note="spot on")
+        again = await call(client, "feedback", session_id=session, value="useful")
+        cases = await call(client, "list_cases", limit=100)
+        listed = await call(client, "list_sessions", feedback="useful", limit=100)
+        wrong_word = await refused(client, "feedback", session_id=session, value="great")
+        too_long = await refused(client, "feedback", session_id=session, value="useful", note="x" * 2001)
+        bad_token = await refused(client, "list_sessions", page_token="t" * 2000)
+    assert first["case_id"] and again["case_id"] == first["case_id"]
+    assert [c["diagnosis_id"] for c in cases["cases"]].count(session) == 1
+    assert session in {s["session_id"] for s in listed["sessions"]}
+    assert "value" in wrong_word and "note: at most 2000 characters" in too_long
+    assert "page_token: not a token issued by this service" in bad_token
