@@ -72,3 +72,23 @@ async def call(client: ClientSession, tool: str, **arguments: Any) -> Any:
 async def refused(client: ClientSession, tool: str, **arguments: Any) -> str:
     """A tool call that must fail as a tool error: its text."""
     return error_text(await client.call_tool(tool, arguments))
+
+
+def citing_first_ref(query: Any, excerpt: str | None = None, invocation: int | None = None) -> dict[str, Any]:
+    """executor_evidence_v2 with one observation citing the first ref of a query tool's call (its
+    whole text unless `excerpt`; its invocation unless `invocation`)."""
+    ref = query["evidence_refs"][0]
+    binding = {
+        "tool_name": query["tool_name"],
+        "source_invocation_id": invocation or query["invocation_id"],
+        "raw_path": ref["raw_path"],
+        "evidence_excerpt": excerpt if excerpt is not None else ref["text"],
+    }
+    claim = {
+        "claim_id": "claim-1",
+        "claim_type": "observation",
+        "claim_text": "payment-service 记录了支付回调处理超时。",
+        "support_level": "direct",
+        "evidence_bindings": [binding],
+    }
+    return {"answer_version": "executor_evidence_v2", "claims": [claim]}

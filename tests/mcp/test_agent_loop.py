@@ -10,7 +10,7 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from tests.mcp.agent_loop import run_agent
-from tests.mcp.clients import http_session
+from tests.mcp.clients import citing_first_ref, http_session
 from tests.mcp.conftest import McpServer
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step, reply, tool_call, tool_calls
 
@@ -22,25 +22,7 @@ def _last_tool_result(request: RecordedRequest) -> Any:
 def _claim_on(request: RecordedRequest) -> Step:
     """The model writes one claim quoting the first item query_logs returned, and checks it."""
     found = _last_tool_result(request)
-    ref = found["evidence_refs"][0]
-    evidence = {
-        "claims": [
-            {
-                "claim_id": "claim-1",
-                "claim_type": "observation",
-                "claim_text": "payment-service 记录了支付回调处理超时。",
-                "support_level": "direct",
-                "evidence_bindings": [
-                    {
-                        "tool_name": "query_logs",
-                        "source_invocation_id": found["invocation_id"],
-                        "raw_path": ref["raw_path"],
-                        "evidence_excerpt": ref["text"],
-                    }
-                ],
-            }
-        ]
-    }
+    evidence = citing_first_ref(found)
     return tool_calls(tool_call("check_claims", {"session_id": found["session_id"], "evidence": evidence}))
 
 

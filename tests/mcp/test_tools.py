@@ -5,38 +5,12 @@ as a clear tool error."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from tests.mcp.clients import DEMO_QUESTION, call, refused
+from tests.mcp.clients import DEMO_QUESTION, call, citing_first_ref, refused
 from tests.mcp.conftest import Connect
 
 EVIDENCE_TOOLS = {"query_metrics", "query_logs", "lookup_knowledge", "query_promql", "summarize_logs"}
-JSON = dict[str, Any]
 SERVICE_TOOLS = {"diagnose", "check_claims", "get_trace", "list_sessions", "list_cases", "feedback"}
-
-
-def _evidence(query: JSON, excerpt: str | None = None, invocation: int | None = None) -> JSON:
-    """One observation citing the first ref of a query tool's call."""
-    ref = query["evidence_refs"][0]
-    return {
-        "answer_version": "executor_evidence_v2",
-        "claims": [
-            {
-                "claim_id": "claim-1",
-                "claim_type": "observation",
-                "claim_text": "payment-service 记录了支付回调处理超时。",
-                "support_level": "direct",
-                "evidence_bindings": [
-                    {
-                        "tool_name": query["tool_name"],
-                        "source_invocation_id": invocation or query["invocation_id"],
-                        "raw_path": ref["raw_path"],
-                        "evidence_excerpt": excerpt if excerpt is not None else ref["text"],
-                    }
-                ],
-            }
-        ],
-    }
 
 
 async def test_the_tools_are_listed_with_their_json_schemas(connect: Connect) -> None:
@@ -79,10 +53,10 @@ async def test_check_claims_passes_a_true_citation_and_rejects_a_forged_one(conn
     async with connect() as client:
         query = await call(client, "query_logs", service="payment-service", keyword="超时")
         session = query["session_id"]
-        valid = await call(client, "check_claims", session_id=session, evidence=_evidence(query))
-        forged_text = _evidence(query, excerpt="payment-service crashed with OutOfMemoryError")
+        valid = await call(client, "check_claims", session_id=session, evidence=citing_first_ref(query))
+        forged_text = citing_first_ref(query, excerpt="payment-service crashed with OutOfMemoryError")
         forged = await call(client, "check_claims", session_id=session, evidence=forged_text)
-        unknown_call = _evidence(query, invocation=query["invocation_id"] + 10_000)
+        unknown_call = citing_first_ref(query, invocation=query["invocation_id"] + 10_000)
         forged_call = await call(client, "check_claims", session_id=session, evidence=unknown_call)
     assert query["status"] == "success" and query["evidence_status"] == "supported"
     assert session.startswith("agent-")
