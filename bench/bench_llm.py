@@ -45,8 +45,8 @@ from evigate.server.agents.base import OFFLINE_FALLBACK, AgentBackend  # noqa: E
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
 from evigate.server.agents.mix import build_agents  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
+from evigate.server.sources.services import ServiceCatalog  # noqa: E402
 from evigate.server.sources.signals import SignalCatalog  # noqa: E402
-from evigate.server.tools.services import ServiceCatalog  # noqa: E402
 from evigate.storage import Database  # noqa: E402
 from evigate.storage.records import TraceRecord  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, reply  # noqa: E402

@@ -29,12 +29,12 @@ from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.sources.config import SourcesConfig, SourceSettings
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.sources.signals import load_catalog as load_signals
 from evigate.server.tool_sources import build_knowledge_search
 from evigate.server.tools import build_backend
 from evigate.server.tools.catalog_setup import open_service_catalog
-from evigate.server.tools.services import ServiceCatalog
 from evigate.storage import Database
 from tests.sources.servers import Server, free_port, start_alertmanager, start_victoria_metrics, wait_for
 
