@@ -52,7 +52,7 @@ from evigate.server.pipeline import Pipeline  # noqa: E402
 from evigate.server.pipeline.events import ChatResult  # noqa: E402
 from evigate.server.pipeline.orchestrator import PipelineSettings  # noqa: E402
 from evigate.server.skills import load_skills  # noqa: E402
-from evigate.server.tools import FixtureBackend, build_backend  # noqa: E402
+from evigate.server.tools import build_backend  # noqa: E402
 from evigate.storage import Database  # noqa: E402
 from evigate.storage.records import TraceRecord  # noqa: E402
 from tests.pipeline.test_demo_questions import answers_the_case  # noqa: E402
@@ -191,8 +191,7 @@ async def run_mix(
                 if pipeline is None:
                     tools = build_backend("fixture", q.data_dir, db.repo)
                     # The offline stages (and fallbacks) over the world's service catalog, as served.
-                    catalog = tools.services if isinstance(tools, FixtureBackend) else None
-                    offline = build_offline_backend(catalog=catalog)
+                    offline = build_offline_backend(catalog=tools.services)
                     pipeline = Pipeline(
                         db.repo,
                         tools,

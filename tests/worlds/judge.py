@@ -46,7 +46,7 @@ from evigate.server.pipeline import Pipeline, material
 from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
-from evigate.server.tools import FixtureBackend, build_backend, demo_data_dir
+from evigate.server.tools import build_backend, demo_data_dir
 from evigate.storage import Database, Repository
 from tests.worlds.live import LiveSources, live_pipeline
 
@@ -341,7 +341,6 @@ async def run_world(
         assert live is not None and workdir is not None, f"{world} is asked on its live sources"
         return await _run_live(world, db, live, workdir)
     tools = build_backend("fixture", DATA_DIRS[world], db.repo)
-    assert isinstance(tools, FixtureBackend)
     pipeline = Pipeline(
         db.repo,
         tools,
