@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from evigate.server.sources.logs import items as log_items
 from evigate.server.sources.logs import patterns as log_patterns
+from evigate.server.sources.logs import severe as log_severe
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LEVELS, SkipReport
 from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 # summarize_logs mines at most this many events (the newest); the result says how many it mined.
 MAX_MINED = 200_000
+# Severe events under the summary's level, kept per severe word searched (the newest).
+SEVERE_PER_WORD = 50
 
 
 class LogFiles:
@@ -66,21 +69,35 @@ class LogFiles:
         return Page(items, result.total, _read_report([result]))
 
     def summarize(self, q: PatternsQuery) -> Page:
-        """The level is the lowest severity kept: one search per level at or above it."""
+        """The level is the lowest severity kept: one search per level at or above it. Rare severe
+        events below that level (a restart or a reload logged at INFO) are searched by their words."""
         levels = LEVELS[LEVELS.index(q.level) :] if q.level in LEVELS else (q.level,)
         mine = {"service": q.service, "window": q.window, "limit": MAX_MINED, "parse_all": True, "bare": True}
         results = [self._search(level=level, **mine) for level in levels]
         events = [event for result in results for event in result.events]
         if len(events) > MAX_MINED:
             events = sorted(events, key=lambda e: e.timestamp, reverse=True)[:MAX_MINED]
-        patterns = log_patterns.summarize(events)
-        items = [log_items.pattern_item(p) for p in patterns[: q.limit]]
+        below = [level for level in LEVELS if level not in levels]
+        if below:
+            events.extend(self._severe_below(q, set(below)))
+        summary = log_patterns.summary(events, limit=q.limit, span=(q.window.since, q.window.until))
+        items = [log_items.pattern_item(p) for p in summary.patterns]
         extra = {
             "events": sum(r.total for r in results),
             "mined": len(events),
             **_read_report(results),
         }
-        return Page(items, len(patterns), extra)
+        return Page(items, summary.total, extra)
+
+    def _severe_below(self, q: PatternsQuery, levels: set[str]) -> list[Any]:
+        """Events under the asked level that hold a severe word and are severe by it."""
+        seen: dict[tuple[str, int], Any] = {}
+        for word in log_severe.KEYWORDS:
+            found = self._search(service=q.service, keyword=word, window=q.window, limit=SEVERE_PER_WORD)
+            for event in found.events:
+                if event.level in levels and log_severe.kind(event.message, event.level):
+                    seen.setdefault((event.file, event.line), event)
+        return list(seen.values())
 
 
 def _read_report(results: list[SearchResult]) -> JSON:

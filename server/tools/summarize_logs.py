@@ -13,6 +13,7 @@ from typing import Any
 
 from evigate.rules.enums import ClaimType, ToolName
 from evigate.server.sources.logs.events import LEVELS
+from evigate.server.sources.logs.patterns import details_text
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.backend import JSON, PatternsQuery, ToolBackend
@@ -30,6 +31,10 @@ def pattern_text(item: Mapping[str, Any]) -> str:
         f'template="{refs.text(item["template"])}" count={item["count"]} '
         f"first={item['first']} last={item['last']} levels={levels} "
         f'example="{refs.text(item["example"])}"'
+    ) + details_text(
+        refs.text(item["severe"]) if item.get("severe") else None,
+        [refs.text(slot) for slot in item.get("slots", ())],
+        refs.text(item.get("per_bucket", "")),
     )
 
 

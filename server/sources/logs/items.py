@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..times import display_time
 from .events import LogEvent, SkipReport
-from .patterns import Pattern, pattern_time
+from .patterns import Pattern, bucket_text, pattern_time
 
 
 def log_item(event: LogEvent) -> dict[str, str]:
@@ -43,4 +43,7 @@ def pattern_item(pattern: Pattern) -> dict[str, object]:
         "last": pattern_time(pattern.last),
         "levels": list(pattern.levels),
         "example": pattern.example,
+        **({"severe": pattern.severe} if pattern.severe else {}),
+        **({"slots": [slot.text() for slot in pattern.slots]} if pattern.slots else {}),
+        **({"per_bucket": text} if (text := bucket_text(pattern.buckets)) else {}),
     }
