@@ -87,7 +87,11 @@ class RegexFormat:
 LEADING_TIMESTAMP = UserPattern(
     "leading-timestamp",
     r"\[?(?P<timestamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s?(?:Z|[+-]\d\d:?\d\d))?)\]?\s+"
-    r"(?:\[?(?P<level>TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\]?\s*[:\-]?\s*)?"
+    # The level: a level word the header writes (consumed), else a severity word the message starts
+    # with ("Error: disk quota exceeded", "panic: ..."), read by a lookahead so the message keeps it.
+    r"(?:(?=\[?(?P<level>(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)\b"
+    r"|(?i:error|err|warning|warn|fatal|panic|critical)(?=[:\]\s])))"
+    r"(?:\[?(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)\b\]?\s*[:\-]?\s*)?)?"
     r"(?P<message>.*)$",
 )
 
