@@ -57,6 +57,7 @@ class LogsQuery:
     pattern: str | None
     window: TimeWindow
     limit: int
+    query: str | None = None  # relevance mode: templates ranked against these words
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,13 @@ which parser read each file. Only "nothing readable" is a ToolError (raised by t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evigate.server.sources.logs import items as log_items
 from evigate.server.sources.logs import patterns as log_patterns
+from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LEVELS, SkipReport
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 
 # summarize_logs mines at most this many events (the newest); the result says how many it mined.
 MAX_MINED = 200_000
+# Relevance mode ranks the templates of at most this many events (the newest).
+MAX_RANKED = 50_000
 # Severe events under the summary's level, kept per severe word searched (the newest).
 SEVERE_PER_WORD = 50
 
@@ -68,6 +72,41 @@ class LogFiles:
         items = [log_items.log_item(event) for event in result.events]
         return Page(items, result.total, _read_report([result]))
 
+    def candidates(self, q: LogsQuery) -> Candidates:
+        """Relevance mode's first half: the newest MAX_RANKED events the exact filters keep,
+        grouped into templates, each with the text it is ranked by (template, example, exception,
+        logger)."""
+        result = self._search(
+            service=q.service,
+            level=q.level,
+            keyword=q.keyword,
+            regex=q.pattern,
+            window=q.window,
+            limit=MAX_RANKED,
+            parse_all=True,
+        )
+        grouping = log_patterns.group_messages([e.message for e in result.events])
+        newest: dict[int, Any] = {}
+        counts: dict[int, int] = {}
+        for event, group in zip(result.events, grouping.group_of, strict=True):
+            newest.setdefault(group, event)  # the events come newest first
+            counts[group] = counts.get(group, 0) + 1
+        groups = sorted(newest)
+        documents = [_document(grouping.templates[g], newest[g]) for g in groups]
+        return Candidates([newest[g] for g in groups], [counts[g] for g in groups], documents, result)
+
+    def ranked(self, found: Candidates, question: str, dense: Any = None, limit: int = 20) -> Page:
+        """Relevance mode's second half: the newest event of each template the question ranks,
+        best first, with how many lines of the window share its template."""
+        ranked = log_relevance.rank(question, found.documents, dense)
+        items = []
+        for at in ranked.order[:limit]:
+            item = log_items.log_item(found.events[at])
+            item["lines_like_this"] = str(found.counts[at])
+            items.append(item)
+        extra = {"ranked_templates": len(found.documents), "searched_events": found.result.total}
+        return Page(items, len(ranked.order), {**extra, **_read_report([found.result])})
+
     def summarize(self, q: PatternsQuery) -> Page:
         """The level is the lowest severity kept: one search per level at or above it. Rare severe
         events below that level (a restart or a reload logged at INFO) are searched by their words."""
@@ -98,6 +137,19 @@ class LogFiles:
                 if event.level in levels and log_severe.kind(event.message, event.level):
                     seen.setdefault((event.file, event.line), event)
         return list(seen.values())
+
+
+@dataclass(frozen=True)
+class Candidates:
+    events: list[Any]  # the newest event of each template
+    counts: list[int]  # how many events each template holds
+    documents: list[str]  # what each is ranked by
+    result: SearchResult
+
+
+def _document(template: str, event: Any) -> str:
+    parts = [template, event.message, event.chain_text(), event.fields.get("logger", "")]
+    return " ".join(part for part in parts if part)
 
 
 def _read_report(results: list[SearchResult]) -> JSON:
