@@ -18,13 +18,15 @@ from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LEVELS, SkipReport
-from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery
+from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery, ToolError
 
 if TYPE_CHECKING:
     from evigate.server.sources.logs.search import LogReader, SearchResult
 
 # summarize_logs mines at most this many events (the newest); the result says how many it mined.
 MAX_MINED = 200_000
+# Services a could-not-check message names.
+MAX_NAMED = 12
 # Relevance mode ranks the templates of at most this many events (the newest).
 MAX_RANKED = 50_000
 # Severe events under the summary's level, kept per severe word searched (the newest).
@@ -53,7 +55,18 @@ class LogFiles:
     def _search(self, **query: Any) -> SearchResult:
         from evigate.server.sources.logs.search import LogSearch
 
-        return self.reader().search(LogSearch(**query))
+        result = self.reader().search(LogSearch(**query))
+        service = query.get("service")
+        if not result.total and service is not None and not self.reader().holds(service):
+            raise ToolError(f"no logs of {service} are available: {self._held()}")
+        return result
+
+    def _held(self) -> str:
+        """What the tree does hold, for a could-not-check message."""
+        names = sorted(self.reader().services())
+        shown = ", ".join(names[:MAX_NAMED])
+        more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+        return f"no file or record under the log root names it (it holds {shown}{more})"
 
     def services(self) -> list[str]:
         """The services the log tree holds: the records' own service fields and the names the

@@ -14,7 +14,6 @@ from ..times import display_time
 from .events import LogEvent, SkipReport
 from .patterns import Pattern, bucket_text, pattern_time
 
-
 TOP_FRAMES = 3
 # A stack frame: Java / JavaScript `at ...`, Python `File "...", line n, in f`, Go `\t/path.go:12`.
 _FRAME = re.compile(r"\s+(?:at \S|File \"|/\S+\.go:\d+)")
