@@ -68,6 +68,7 @@ class PatternsQuery:
     level: str | None
     window: TimeWindow
     limit: int
+    changed_since: datetime | None = None  # compare each template before and after this moment
 
 
 @dataclass(frozen=True)

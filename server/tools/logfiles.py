@@ -132,7 +132,8 @@ class LogFiles:
         below = [level for level in LEVELS if level not in levels]
         if below:
             events.extend(self._severe_below(q, set(below)))
-        summary = log_patterns.summary(events, limit=q.limit, span=(q.window.since, q.window.until))
+        span = (q.window.since, q.window.until)
+        summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)
         items = [log_items.pattern_item(p) for p in summary.patterns]
         extra = {
             "events": sum(r.total for r in results),

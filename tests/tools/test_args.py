@@ -85,6 +85,13 @@ def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
         "limit",
     }
     patterns = next(s for s in schemas if s["function"]["name"] == "summarize_logs")["function"]
-    assert set(patterns["parameters"]["properties"]) == {"service", "level", "since", "until", "limit"}
+    assert set(patterns["parameters"]["properties"]) == {
+        "service",
+        "level",
+        "since",
+        "until",
+        "changed_since",
+        "limit",
+    }
     knowledge = next(s for s in schemas if s["function"]["name"] == "lookup_knowledge")["function"]
     assert knowledge["parameters"]["required"] == ["query"]

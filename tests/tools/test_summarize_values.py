@@ -95,3 +95,38 @@ def test_buckets_take_the_smallest_named_width_that_cuts_the_span_in_twelve() ->
     moments = [START + timedelta(minutes=m) for m in (0, 1, 59)]
     cut = buckets(moments, START, START + timedelta(hours=1))
     assert cut.width_s == 300 and [c for _, c in cut.counts] == [2, 1]
+
+
+async def test_changed_since_puts_new_and_risen_templates_first_with_both_sides(tmp_path: Path) -> None:
+    root = write_world(tmp_path, now="2026-07-08T23:00:00Z")
+    lines = []
+    for minute in range(-60, 60, 20):  # a steady trickle all along
+        lines.append((START + timedelta(minutes=minute), "WARN", f"queue depth {minute}"))
+    for minute in range(0, 60, 30):  # 2 in the hour before 22:00
+        lines.append((START - timedelta(minutes=60 - minute), "ERROR", f"upstream reset by peer {minute}"))
+    for second in range(0, 3600, 120):  # 30 in the hour after 22:00
+        lines.append((START + timedelta(seconds=second), "ERROR", f"upstream reset by peer {second}"))
+    lines.append((START + timedelta(minutes=5), "ERROR", "schema migration 42 failed"))
+    lines.sort()
+    write_logs(
+        root,
+        "ledger.log",
+        [{"time": _iso(t), "level": lv, "service": "ledger", "msg": m} for t, lv, m in lines],
+    )
+    h = make_harness(root)
+    result = await h.call(
+        "summarize_logs", service="ledger", level="WARN", changed_since="2026-07-08T22:00:00Z"
+    )
+    assert result.raw_result is not None
+    patterns = result.raw_result["patterns"]
+    assert patterns[0]["template"].startswith("schema migration")
+    assert patterns[0]["change"].startswith(
+        "change=new before=0 from 2026-07-08 21:00:00 to 2026-07-08 22:00:00"
+    )
+    assert patterns[1]["template"].startswith("upstream reset by peer")
+    assert patterns[1]["change"] == (
+        "change=rose before=2 from 2026-07-08 21:00:00 to 2026-07-08 22:00:00 (2.0/h) "
+        "after=30 from 2026-07-08 22:00:00 to 2026-07-08 23:00:00 (30.0/h)"
+    )
+    texts = [ref["text"] for ref in result.retrieval_details["evidence_refs"]]
+    assert "after=30 from 2026-07-08 22:00:00" in texts[1]

@@ -60,6 +60,7 @@ def pattern_item(pattern: Pattern) -> dict[str, object]:
         "levels": list(pattern.levels),
         "example": pattern.example,
         **({"severe": pattern.severe} if pattern.severe else {}),
+        **({"change": pattern.change.text()} if pattern.change else {}),
         **({"slots": [slot.text() for slot in pattern.slots]} if pattern.slots else {}),
         **({"per_bucket": text} if (text := bucket_text(pattern.buckets)) else {}),
     }

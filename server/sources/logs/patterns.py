@@ -27,6 +27,7 @@ from typing import Protocol
 from drain3.drain import Drain
 
 from . import severe as severe_events
+from .changes import Change, change
 from .masking import WILDCARD, mask_tokens
 from .slots import Buckets, SlotStats, buckets, slot_stats
 
@@ -72,6 +73,7 @@ class Pattern:
     slots: tuple[SlotStats, ...] = ()  # what its varying values were (slots.py)
     buckets: Buckets | None = None  # its events per time bucket
     severe: str | None = None  # why it is a rare severe event (severe.py), listed however rare
+    change: Change | None = None  # across the moment compared at (changes.py)
 
 
 @dataclass(frozen=True)
@@ -196,10 +198,12 @@ def summary(
     settings: MinerSettings | None = None,
     limit: int | None = None,
     span: tuple[datetime | None, datetime | None] = (None, None),
+    at: datetime | None = None,
 ) -> Summary:
     """The `limit` most frequent templates, each with its value statistics and counts per bucket of
     `span` (the query's window; None: the events' own times), then up to MAX_SEVERE rare severe
-    templates that did not make the cut."""
+    templates that did not make the cut. With `at`, each template says how it changed across that
+    moment, and the changed ones come first (new, rose, gone, fell; the largest change first)."""
     listed = list(events)
     grouping = group_messages([e.message for e in listed], settings)
     members: dict[int, list[EventLike]] = defaultdict(list)
@@ -207,8 +211,11 @@ def summary(
         members[group].append(event)
     never = datetime.max.replace(tzinfo=UTC)
     plain = [_pattern(template, members[group]) for group, template in enumerate(grouping.templates)]
+    if at is not None:
+        plain = _with_changes(plain, members, at, span)
     order = sorted(
-        range(len(plain)), key=lambda g: (-plain[g].count, plain[g].first or never, plain[g].template)
+        range(len(plain)),
+        key=lambda g: (*_change_key(plain[g]), -plain[g].count, plain[g].first or never, plain[g].template),
     )
     top = order if limit is None else order[:limit]
     rest = [g for g in order[len(top) :] if plain[g].severe]
@@ -216,6 +223,24 @@ def summary(
     chosen = [*top, *rest[:MAX_SEVERE]]
     described = [_described(plain[g], members[g], span) for g in chosen]
     return Summary(described, len(plain))
+
+
+def _with_changes(
+    plain: list[Pattern],
+    members: dict[int, list[EventLike]],
+    at: datetime,
+    span: tuple[datetime | None, datetime | None],
+) -> list[Pattern]:
+    moments = [[e.timestamp for e in members[g] if e.timestamp is not None] for g in range(len(plain))]
+    every = [m for group in moments for m in group]
+    if not every:
+        return plain
+    start, end = span[0] or min(every), span[1] or max(every)
+    return [replace(p, change=change(m, at, start, end)) for p, m in zip(plain, moments, strict=True)]
+
+
+def _change_key(pattern: Pattern) -> tuple[int, float]:
+    return pattern.change.sort_key() if pattern.change is not None else (0, 0.0)
 
 
 def _pattern(template: str, events: list[EventLike]) -> Pattern:
@@ -266,7 +291,12 @@ def pattern_ref_text(pattern: Pattern) -> str:
         f"first={pattern_time(pattern.first)} last={pattern_time(pattern.last)} "
         f"levels={','.join(pattern.levels) or '-'} "
         f'example="{_one_line(pattern.example)}"'
-    ) + details_text(pattern.severe, [s.text() for s in pattern.slots], bucket_text(pattern.buckets))
+    ) + details_text(
+        pattern.severe,
+        [s.text() for s in pattern.slots],
+        bucket_text(pattern.buckets),
+        pattern.change.text() if pattern.change else "",
+    )
 
 
 def bucket_text(counts: Buckets | None) -> str:
@@ -274,8 +304,9 @@ def bucket_text(counts: Buckets | None) -> str:
     return counts.text() if counts is not None and len(counts.counts) > 1 else ""
 
 
-def details_text(severe: str | None, slots: list[str], counts: str) -> str:
-    """What follows a pattern's core text: ` severe=... | slot1: ... | per 5m: ...` (empty parts left out)."""
-    parts = [*slots, *([counts] if counts else [])]
+def details_text(severe: str | None, slots: list[str], counts: str, changed: str = "") -> str:
+    """What follows a pattern's core text: ` severe=... | change=... | slot1: ... | per 5m: ...`
+    (empty parts left out)."""
+    parts = [part for part in (changed, *slots, counts) if part]
     head = f" severe={severe.replace(' ', '_')}" if severe else ""
     return head + "".join(f" | {part}" for part in parts)
