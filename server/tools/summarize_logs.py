@@ -13,12 +13,13 @@ from datetime import timedelta
 from typing import Any
 
 from evigate.rules.enums import ClaimType, ToolName
+from evigate.server.queries.types import JSON, PatternsQuery, TimeWindow
 from evigate.server.sources.logs.events import LEVELS
 from evigate.server.sources.logs.patterns import details_text
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import JSON, PatternsQuery, TimeWindow, ToolBackend
+from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.query_logs import clean_argument, skipped_note
 from evigate.server.tools.tool import Answer, Tool
 

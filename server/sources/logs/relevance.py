@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from evigate.server.queries.text import tokenize
 from evigate.server.sources.retrieval.embedder import Embedder, EmbeddingError
 from evigate.server.sources.retrieval.lexical import Bm25
-from evigate.server.tools.text import tokenize
 
 from .events import normalize_level
 
