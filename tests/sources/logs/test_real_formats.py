@@ -74,3 +74,9 @@ def test_python_default_format_in_a_container_keeps_its_levels(tmp_path: Path) -
 )  # fmt: skip
 def test_only_a_leading_severity_word_gives_a_level(message: str, level: str | None) -> None:
     assert message_level(message) == level
+
+
+def test_json_records_between_text_lines_are_read_not_skipped(tmp_path: Path) -> None:
+    events, parsers = _read(tmp_path, "mixed.log")
+    assert ("WARN", "json in the middle") in events
+    assert len(events) == 5 and parsers == {"mixed.log": "pattern:leading-timestamp"}
