@@ -61,6 +61,7 @@ from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.health import ServiceHealth
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.web.app import WebServer, web_server
@@ -197,7 +198,7 @@ class App:
         if self.log_index is not None:
             probes.append(self.log_index)
         self.health = HealthChecker(
-            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+            ServiceHealth(self.database), SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
