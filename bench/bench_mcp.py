@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
-from evigate.server.app import App
+from evigate.server.app import App, Components
 from evigate.server.config import Settings
 from evigate.server.mcp_setup import McpOptions
 from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, session_pb2
@@ -48,7 +48,7 @@ async def main(repeat: int) -> tuple[list[figures.Figure], dict[str, list[float]
         settings = Settings(
             listen="127.0.0.1:0", state_dir=Path(tmp) / "state", log_format="text", log_level="WARNING"
         )
-        app = App(settings, mcp=McpOptions("127.0.0.1:0"))
+        app = App(settings, Components(mcp=McpOptions("127.0.0.1:0")))
         await app.start()
         try:
             assert app.mcp is not None

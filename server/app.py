@@ -78,6 +78,7 @@ from evigate.v1.trace_service_pb2 import GetTraceResponse
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
+OnReady = Callable[["App"], None]
 
 
 def _service(module: Any) -> ServiceDescriptor:
@@ -111,19 +112,16 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
 
 @dataclass
 class Components:
-    """What tests may replace (e.g. a slow agent backend for the graceful-shutdown test)."""
+    """What tests may replace (e.g. a slow agent backend at shutdown); `mcp`: serve --mcp's MCP."""
 
     agents: AgentBackend | None = None
     catalog: Catalog | None = None
+    mcp: McpOptions | None = None
 
 
 class App:
-    def __init__(
-        self, settings: Settings, components: Components | None = None, mcp: McpOptions | None = None
-    ) -> None:
+    def __init__(self, settings: Settings, components: Components | None = None) -> None:
         self.settings = settings
-        self._mcp_options = mcp  # the MCP HTTP front end's address and allowed origins; None: off
-        self.mcp: McpHttpServer | None = None
         self._components = components or Components()
         self.metrics = Metrics()
         self.database: Database | None = None
@@ -143,6 +141,7 @@ class App:
         self.port = 0
         self.metrics_port = 0
         self.web: WebServer | None = None
+        self.mcp: McpHttpServer | None = None  # MCP for other agents: the same use cases, in this loop
         self._stopped = asyncio.Event()
 
     def _wake_worker(self, session_id: str) -> None:
@@ -226,8 +225,7 @@ class App:
             skills = sorted(skill.name for skill in load_skills())
             self.web = web_server(repo, self.cases(repo), s, self.traces.invalidate, skills)
             await self.web.start()
-        if self._mcp_options is not None:  # MCP for agents: the same use cases, in this event loop
-            self.mcp = await start_mcp_http(self, self._mcp_options)
+        self.mcp = await start_mcp_http(self, self._components.mcp) if self._components.mcp else None
         log.info(
             "serving",
             extra={
@@ -335,10 +333,9 @@ class App:
         log.info("shutting down", extra={"grace_period_s": grace})
         if self.health is not None:
             await self.health.shutdown()
-        if self.web is not None:
-            await self.web.stop(grace)
-        if self.mcp is not None:
-            await self.mcp.stop(grace)
+        for front_end in (self.web, self.mcp):
+            if front_end is not None:
+                await front_end.stop(grace)
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:
@@ -368,11 +365,9 @@ class App:
             await self.server.wait_for_termination()
 
 
-async def serve(
-    settings: Settings, on_ready: Callable[[App], None] | None = None, mcp: McpOptions | None = None
-) -> None:
-    """Runs until SIGTERM or SIGINT, then shuts down gracefully."""
-    app = App(settings, mcp=mcp)
+async def serve(settings: Settings, on_ready: OnReady | None = None, mcp: McpOptions | None = None) -> None:
+    """Runs until SIGTERM or SIGINT, then shuts down gracefully; `mcp`: also serve MCP over HTTP."""
+    app = App(settings, Components(mcp=mcp))
     try:
         await app.start()
     except BaseException:
