@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from evigate.server.sources.kubernetes import rollouts
 from evigate.server.sources.kubernetes.dump import read_dump
@@ -12,7 +13,7 @@ from evigate.server.sources.kubernetes.events import EventFilter, select
 from evigate.server.sources.kubernetes.query import ObjectFilter, closest, objects
 
 
-def _pod(dump: Path, namespace: str) -> dict:
+def _pod(dump: Path, namespace: str) -> dict[str, Any]:
     [found] = objects(read_dump(dump), ObjectFilter(kind="Pod", namespace=namespace))
     return found
 
