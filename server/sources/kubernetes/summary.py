@@ -252,18 +252,20 @@ def pvc(item: Mapping[str, Any]) -> JSON:
 
 
 def summarize(state: ClusterState, kind: str, item: Mapping[str, Any]) -> JSON:
-    """The summary of any kind this source reads (others: the head and no problems)."""
+    """The summary of any kind this source reads (others: the head and no problems), its
+    problems right after its name."""
     if kind == "Pod":
-        return pod(state, item)
-    if kind in {"Deployment", "StatefulSet", "DaemonSet"}:
-        return workload(state, kind, item)
-    readers: dict[str, Callable[[Mapping[str, Any]], JSON]] = {
-        "Node": node,
-        "Job": job,
-        "HorizontalPodAutoscaler": hpa,
-        "PersistentVolumeClaim": pvc,
-    }
-    reader = readers.get(kind)
-    if reader is not None:
-        return reader(item)
-    return {**_head(kind, item), "problems": []}
+        out = pod(state, item)
+    elif kind in {"Deployment", "StatefulSet", "DaemonSet"}:
+        out = workload(state, kind, item)
+    else:
+        readers: dict[str, Callable[[Mapping[str, Any]], JSON]] = {
+            "Node": node,
+            "Job": job,
+            "HorizontalPodAutoscaler": hpa,
+            "PersistentVolumeClaim": pvc,
+        }
+        reader = readers.get(kind)
+        out = reader(item) if reader is not None else {**_head(kind, item), "problems": []}
+    head = {k: out.pop(k) for k in ("kind", "namespace", "name") if k in out}
+    return {**head, "problems": out.pop("problems"), **out}

@@ -1,0 +1,83 @@
+"""The cluster source as the service holds it: a dump read once, or a live API server read in
+snapshots; either answers `state()` and `health()` the same way."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Protocol
+
+from evigate.server.sources.http import SourceHealth
+from evigate.server.sources.kubernetes.dump import read_dump
+from evigate.server.sources.kubernetes.live import LiveCluster, LiveSettings
+from evigate.server.sources.kubernetes.state import ClusterState
+
+NAME = "kubernetes"
+
+
+class Cluster(Protocol):
+    name: str
+    where: str  # the dump's path or the API server's URL
+
+    async def state(self) -> ClusterState: ...
+
+    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+class DumpCluster:
+    """A `kubectl cluster-info dump` tree (or a directory of `kubectl get -o json` files), read on
+    first use and kept: a dump does not change."""
+
+    name = NAME
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.where = str(root)
+        self._state: ClusterState | None = None
+        self._lock = asyncio.Lock()
+
+    async def state(self) -> ClusterState:
+        async with self._lock:
+            if self._state is None:
+                self._state = await asyncio.to_thread(read_dump, self.root)
+            return self._state
+
+    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str:
+        path = (await self.state()).pod_logs.get((namespace, pod))
+        if path is None:
+            raise FileNotFoundError(f"the dump holds no logs of {namespace}/{pod}")
+        return await asyncio.to_thread(path.read_text, "utf-8", "replace")
+
+    async def aclose(self) -> None:
+        return None
+
+
+class ApiCluster(LiveCluster):
+    """A live API server (kubeconfig and context, or the in-cluster service account)."""
+
+    name = NAME
+
+    def __init__(self, settings: LiveSettings) -> None:
+        super().__init__(settings)
+        self.where = self.host
+
+
+async def health(cluster: Cluster) -> SourceHealth:
+    """What `evigate sources` and the gRPC health entries show of the cluster."""
+    try:
+        state = await cluster.state()
+    except Exception as exc:
+        return SourceHealth(cluster.name, cluster.where, reachable=False, ready=False, detail=str(exc))
+    kinds = Counter({kind: len(items) for kind, items in state.objects.items()})
+    namespaces = len(state.namespaces())
+    parts = [f"{kinds['Pod']} pods, {kinds['Node']} nodes, {namespaces} namespaces, {state.count()} objects"]
+    if state.unread:
+        parts.append("could not read: " + "; ".join(f"{u.what} ({u.reason})" for u in state.unread[:5]))
+    reachable = state.count() > 0 or not state.unavailable
+    ready = reachable and "Pod" not in state.unavailable
+    return SourceHealth(
+        cluster.name, cluster.where, reachable=reachable, ready=ready, detail="; ".join(parts)
+    )
