@@ -31,7 +31,7 @@ def harness(dump: Path, tmp_path: Path) -> Harness:
 
 async def test_query_k8s_cites_each_object_on_one_line_with_every_field(harness: Harness) -> None:
     result = await harness.call("query_k8s", name="orders")
-    assert result.status == "success"
+    assert result.status == "success" and result.raw_result is not None
     pod, deployment = result.raw_result["objects"]
     refs = result.retrieval_details["evidence_refs"]
     assert [r["raw_path"] for r in refs] == ["$.objects[0]", "$.objects[1]"]
@@ -62,6 +62,7 @@ async def test_an_excerpt_of_a_pods_ref_passes_the_gatekeeper_and_a_forged_exit_
 
 async def test_events_are_filtered_and_rolled_up_to_the_workload(harness: Harness) -> None:
     result = await harness.call("query_k8s_events", object="inventory", type="Warning")
+    assert result.raw_result is not None
     [event] = result.raw_result["events"]
     assert event["workload"] == "Deployment/inventory" and event["reason"] == "Unhealthy"
     text = result.retrieval_details["evidence_refs"][0]["text"]

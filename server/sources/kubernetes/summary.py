@@ -267,5 +267,5 @@ def summarize(state: ClusterState, kind: str, item: Mapping[str, Any]) -> JSON:
         }
         reader = readers.get(kind)
         out = reader(item) if reader is not None else {**_head(kind, item), "problems": []}
-    head = {k: out.pop(k) for k in ("kind", "namespace", "name") if k in out}
+    head: JSON = {k: out.pop(k) for k in ("kind", "namespace", "name") if k in out}
     return {**head, "problems": out.pop("problems"), **out}
