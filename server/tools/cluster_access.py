@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evigate.server.sources.kubernetes.source import Cluster
-from evigate.server.sources.kubernetes.state import ClusterState
+from evigate.server.sources.kubernetes.state import Cluster, ClusterState
 from evigate.server.tools import refs
 from evigate.server.tools.backend import ToolBackend, ToolError
 

@@ -59,6 +59,13 @@ def objects(state: ClusterState, f: ObjectFilter) -> list[JSON]:
 
 def names(state: ClusterState) -> list[str]:
     """Every object name and namespace the state holds (for closest-name suggestions)."""
+    if "names" not in state.memo:
+        state.memo["names"] = _names(state)
+    known: list[str] = state.memo["names"]
+    return known
+
+
+def _names(state: ClusterState) -> list[str]:
     seen = {meta(o).get("name", "") for kind in STATUS_KINDS for o in state.of(kind)}
     seen.update(state.namespaces())
     seen.update(name for _kind, _namespace, name in state.workloads())

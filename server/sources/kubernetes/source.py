@@ -6,25 +6,13 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Protocol
 
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.dump import read_dump
 from evigate.server.sources.kubernetes.live import LiveCluster, LiveSettings
-from evigate.server.sources.kubernetes.state import ClusterState
+from evigate.server.sources.kubernetes.state import Cluster, ClusterState
 
 NAME = "kubernetes"
-
-
-class Cluster(Protocol):
-    name: str
-    where: str  # the dump's path or the API server's URL
-
-    async def state(self) -> ClusterState: ...
-
-    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str: ...
-
-    async def aclose(self) -> None: ...
 
 
 class DumpCluster:
