@@ -12,6 +12,7 @@ import functools
 from collections.abc import Iterable, Iterator
 
 from evigate.rules.catalog import Catalog, load_catalog
+from evigate.server.queries.types import JSON
 from evigate.server.tools import (
     k8s_rollout_history,
     list_services,
@@ -23,7 +24,6 @@ from evigate.server.tools import (
     query_promql,
     summarize_logs,
 )
-from evigate.server.tools.backend import JSON
 from evigate.server.tools.tool import Tool
 
 BUILTIN_TOOLS: tuple[Tool, ...] = (
