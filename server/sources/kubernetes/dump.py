@@ -47,6 +47,33 @@ def _read_file(state: ClusterState, path: Path, root: Path) -> None:
         state.unread.append(Unread(where, "not a Kubernetes object or List"))
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# What the readers read of an event (events.py); the rest of it is dropped on reading.
+_EVENT_FIELDS = frozenset(
+    {"metadata", "involvedObject", "regarding", "reason", "message", "note", "type", "count",
+     "firstTimestamp", "lastTimestamp", "eventTime", "series"}
+)  # fmt: skip
+
+
+def slim(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The object without what no reader reads and what costs memory: managed fields, kubectl's
+    last-applied copy, an event's other fields, a pod's volumes, tolerations and mounts."""
+    m = meta(item)
+    m.pop("managedFields", None)
+    (m.get("annotations") or {}).pop(LAST_APPLIED, None)
+    if kind == "Event":
+        return {k: v for k, v in item.items() if k in _EVENT_FIELDS}
+    if kind == "Pod":
+        spec = item.get("spec") or {}
+        for key in ("volumes", "tolerations"):
+            spec.pop(key, None)
+        for c in spec.get("containers") or []:
+            c.pop("volumeMounts", None)
+        for s in (item.get("status") or {}).get("containerStatuses") or []:
+            s.pop("volumeMounts", None)
+    return item
+
+
 def add_document(state: ClusterState, document: dict[str, Any], default_kind: str | None) -> int | None:
     """Adds a List's items (typed `PodList` or kubectl's mixed `List`) or one object; returns how
     many were added, or None when the document is neither. Items of a typed List carry no `kind`."""
@@ -60,11 +87,11 @@ def add_document(state: ClusterState, document: dict[str, Any], default_kind: st
                 continue
             kind = kind_of(str(item.get("kind", ""))) or list_kind or default_kind
             if kind is not None and meta(item).get("name"):
-                state.add(kind, item)
+                state.add(kind, slim(kind, item))
                 added += 1
         return added
     kind = kind_of(outer)
     if kind is not None and meta(document).get("name"):
-        state.add(kind, document)
+        state.add(kind, slim(kind, document))
         return 1
     return None if kind is None and "metadata" not in document else 0

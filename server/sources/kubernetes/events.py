@@ -5,7 +5,7 @@ they are about, a pod's events rolled up to its workload. Both forms are read: c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,13 +86,56 @@ def _matches(found: JSON, last: datetime | None, f: EventFilter) -> bool:
     return not (last is not None and f.until is not None and last > f.until)
 
 
+@dataclass
+class _Index:
+    """Every event's item, Warnings first and newest first, and where to start looking: by object
+    or workload name, by namespace, and per type the items in that order with their last times."""
+
+    ordered: list[tuple[JSON, datetime | None]]
+    by_name: dict[str, list[int]]
+    by_namespace: dict[str, list[int]]
+    by_type: dict[str, list[int]]  # lowercased type → its items, newest first
+
+
+def _index(state: ClusterState) -> _Index:
+    if "events" not in state.memo:
+        # The index keeps what the tools show of each event; the raw events are let go.
+        rows = [(item(state, event), times(event)[1]) for event in state.release("Event")]
+        rows.sort(key=lambda r: (r[0]["type"] != "Warning", -(r[1].timestamp() if r[1] else 0.0)))
+        by_name: dict[str, list[int]] = {}
+        by_namespace: dict[str, list[int]] = {}
+        by_type: dict[str, list[int]] = {}
+        for i, (found, _last) in enumerate(rows):
+            by_namespace.setdefault(found["namespace"], []).append(i)
+            by_type.setdefault(str(found["type"]).lower(), []).append(i)
+            names = {found["object"].split("/", 1)[1], str(found.get("workload", "/")).split("/", 1)[1]}
+            for name in names - {""}:
+                by_name.setdefault(name, []).append(i)
+        state.memo["events"] = _Index(rows, by_name, by_namespace, by_type)
+    index: _Index = state.memo["events"]
+    return index
+
+
 def select(state: ClusterState, f: EventFilter) -> list[JSON]:
     """The events that pass the filter, Warnings first, newest first within each type."""
-    if "events" not in state.memo:
-        state.memo["events"] = [(item(state, event), times(event)[1]) for event in state.of("Event")]
-    chosen: list[tuple[bool, float, JSON]] = []
-    for found, last in state.memo["events"]:
+    index = _index(state)
+    candidates: Sequence[int]
+    newest_first = False  # candidates of one type, newest first: the window's start ends the scan
+    if f.obj:
+        # an exact name, or a workload's name as the prefix of its pods' names
+        keys = [n for n in index.by_name if n == f.obj or n.startswith(f"{f.obj}-")]
+        candidates = sorted({i for n in keys for i in index.by_name[n]})
+    elif f.namespace:
+        candidates = index.by_namespace.get(f.namespace, [])
+    elif f.type:
+        candidates, newest_first = index.by_type.get(f.type.lower(), []), True
+    else:
+        candidates = range(len(index.ordered))
+    out = []
+    for i in candidates:
+        found, last = index.ordered[i]
+        if newest_first and f.since is not None and last is not None and last < f.since:
+            break
         if _matches(found, last, f):
-            chosen.append((found["type"] != "Warning", -(last.timestamp() if last else 0.0), found))
-    chosen.sort(key=lambda entry: (entry[0], entry[1]))
-    return [entry[2] for entry in chosen]
+            out.append(found)
+    return out

@@ -59,7 +59,7 @@ async def health(cluster: Cluster) -> SourceHealth:
         state = await cluster.state()
     except Exception as exc:
         return SourceHealth(cluster.name, cluster.where, reachable=False, ready=False, detail=str(exc))
-    kinds = Counter({kind: len(items) for kind, items in state.objects.items()})
+    kinds = Counter({kind: len(items) for kind, items in state.objects.items()}) + Counter(state.released)
     namespaces = len(state.namespaces())
     parts = [f"{kinds['Pod']} pods, {kinds['Node']} nodes, {namespaces} namespaces, {state.count()} objects"]
     if state.unread:

@@ -33,6 +33,7 @@ class ClusterState:
     # kinds the source could not list at all (403, timeout): a query of them could not check
     unavailable: dict[str, str] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # what readers derive once per state
+    released: dict[str, int] = field(default_factory=dict)  # kind → objects a reader holds instead
     _index: dict[tuple[str, str, str], JSON] | None = None
 
     def add(self, kind: str, item: JSON) -> None:
@@ -44,7 +45,14 @@ class ClusterState:
         return self.objects.get(kind, [])
 
     def count(self) -> int:
-        return sum(len(items) for items in self.objects.values())
+        return sum(len(items) for items in self.objects.values()) + sum(self.released.values())
+
+    def release(self, kind: str) -> list[JSON]:
+        """Hands a kind's objects to a reader that keeps what it needs of them (events.py): the
+        state no longer holds them, and still counts them."""
+        items = self.objects.pop(kind, [])
+        self.released[kind] = self.released.get(kind, 0) + len(items)
+        return items
 
     def get(self, kind: str, namespace: str, name: str) -> JSON | None:
         if self._index is None:
