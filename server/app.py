@@ -25,6 +25,7 @@ from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus
 from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
+from evigate.server.cluster_setup import build_cluster, plug_cluster
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker, SourceProbe
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
@@ -44,6 +45,7 @@ from evigate.server.live_sources import build_sources, build_tools
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.sources.kubernetes.state import Cluster
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
@@ -130,6 +132,7 @@ class App:
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
+        self.cluster: Cluster | None = None
         self.tools: ToolBackend | None = None
         self.knowledge: SemanticKnowledge | None = None
         self.log_index: IndexBuild | None = None  # the log tree's index, built from start-up
@@ -167,12 +170,14 @@ class App:
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
         self.tools = tools = self._tools(repo, self.knowledge)
+        self.cluster = build_cluster(s)
+        plug_cluster(self.cluster, tools)
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.catalog if isinstance(tools, LiveBackend) else None
         self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
-        agents = self._components.agents or build_agents(s, self.services, signals)
+        agents = self._components.agents or build_agents(s, self.services, signals, self.cluster)
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -339,6 +344,8 @@ class App:
             await self.pipeline.aclose()
         if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
             await self.tools.aclose()
+        if self.cluster is not None:
+            await self.cluster.aclose()
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.calls import PlannedCall
-from evigate.server.sources.kubernetes.names import ClusterNames, Place
+from evigate.server.sources.kubernetes.names import ClusterNames, Place, cluster_names
+from evigate.server.sources.kubernetes.state import Cluster
 
 MAX_OBJECTS = 2
 _TOKEN = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
@@ -105,8 +107,8 @@ def plan(question: str, names: ClusterNames | None) -> list[PlannedCall]:
             calls.append(PlannedCall(ToolName.K8S_ROLLOUT_HISTORY, arguments, name, purpose="survey"))
     if not subjects:
         for namespace in namespaces[:MAX_OBJECTS]:
-            arguments = {"namespace": namespace, "problems_only": True}
-            calls.append(PlannedCall(ToolName.QUERY_K8S, arguments, purpose="survey"))
+            problems: dict[str, Any] = {"namespace": namespace, "problems_only": True}
+            calls.append(PlannedCall(ToolName.QUERY_K8S, problems, purpose="survey"))
             events = {"namespace": namespace, "type": "Warning"}
             calls.append(PlannedCall(ToolName.QUERY_K8S_EVENTS, events, purpose="survey"))
     for name in unknown[: MAX_OBJECTS if not calls else 0]:
@@ -123,3 +125,34 @@ def plan(question: str, names: ClusterNames | None) -> list[PlannedCall]:
         )
         calls.append(PlannedCall(ToolName.QUERY_K8S_EVENTS, {"type": "Warning"}, purpose="survey"))
     return calls
+
+
+async def names_of(cluster: Cluster | None) -> ClusterNames | None:
+    """The cluster's names, or None without a cluster or when it cannot be read (its tools then
+    report that themselves)."""
+    if cluster is None:
+        return None
+    try:
+        return cluster_names(await cluster.state())
+    except Exception:
+        return None
+
+
+def merged(
+    planned: Sequence[PlannedCall], cluster: Sequence[PlannedCall], names: ClusterNames | None
+) -> list[PlannedCall]:
+    """The cluster calls first, then the others, without catalog look-ups of names the cluster has
+    (a pod or namespace is not an unknown service)."""
+    if not cluster or names is None:
+        return list(planned)
+
+    def known(name: str | None) -> bool:
+        lowered = (name or "").lower()
+        return (
+            lowered in names.places
+            or lowered in names.namespaces
+            or any(lowered.startswith(f"{known}-") for known in names.places)
+        )
+
+    rest = [c for c in planned if not (c.tool_name == ToolName.LIST_SERVICES and known(c.service))]
+    return [*cluster, *rest]

@@ -38,6 +38,7 @@ from evigate.server.queries.types import (
 )
 from evigate.server.sources.files.knowledge import KnowledgeBase
 from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.kubernetes.state import Cluster
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.services import ServiceCatalog, Sighting, Sightings, load_aliases
 from evigate.server.sources.times import display_time
@@ -87,6 +88,7 @@ class FixtureBackend:
         self._front_matter = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
         self._front_lock = threading.Lock()
         self.services = ServiceCatalog([self.sightings], load_aliases(data_dir / ALIASES_FILE))
+        self.cluster: Cluster | None = None  # the cluster source, when one is configured
 
     async def sightings(self) -> Sightings:
         """The services, alert names and runbook keys this data directory holds."""
