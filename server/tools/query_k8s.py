@@ -10,11 +10,12 @@ from typing import Any
 
 from evigate.rules.enums import MatchLevel, ToolName
 from evigate.server.sources.kubernetes.kinds import KINDS, STATUS_KINDS, kind_of
+from evigate.server.sources.kubernetes.logtail import tail
 from evigate.server.sources.kubernetes.query import ObjectFilter, closest, objects
 from evigate.server.tools import args as tool_args
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import JSON, ToolBackend
-from evigate.server.tools.cluster_access import cluster_state, object_line, unread_note
+from evigate.server.tools.cluster_access import cluster_of, cluster_state, object_line, unread_note
 from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 500
@@ -45,7 +46,18 @@ async def _answer(args: JSON, backend: ToolBackend) -> Answer:
             notes["closest"] = ", ".join(closest(state, f.name)) or "none"
         return Answer([], 0, notes=notes)
     limit = args.get("limit", DEFAULT_LIMIT)
-    return Answer(found[:limit], len(found), MatchLevel.L0)
+    shown = found[:limit]
+    if f.name:  # a named workload's pods with problems: what their containers last wrote
+        shown = [await _with_tail(backend, item) for item in shown]
+    return Answer(shown, len(found), MatchLevel.L0)
+
+
+async def _with_tail(backend: ToolBackend, item: JSON) -> JSON:
+    cluster = cluster_of(backend)
+    if item.get("kind") != "Pod" or not item.get("problems") or cluster is None:
+        return item
+    lines = await tail(cluster, item.get("namespace", ""), item["name"], bool(item.get("restarts")))
+    return {**item, "log_tail": lines} if lines else item
 
 
 TOOL = Tool(

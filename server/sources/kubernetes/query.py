@@ -4,6 +4,7 @@ name (a workload's name finds its pods too), and the closest names when nothing 
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from evigate.server.sources.kubernetes.kinds import STATUS_KINDS
@@ -25,6 +26,8 @@ def _named(summary: JSON, name: str) -> bool:
     own = str(summary.get("name", ""))
     workload = str(summary.get("workload", "/")).split("/", 1)[1]
     target = str(summary.get("target", "/")).split("/", 1)[1]
+    if summary.get("kind") == "PersistentVolumeClaim" and re.search(rf"-{re.escape(name)}-\d+$", own):
+        return True  # a StatefulSet's claim: <template>-<statefulset>-<ordinal>
     return name in {own, workload, target} or own.startswith(f"{name}-")
 
 

@@ -103,6 +103,8 @@ def pod(state: ClusterState, item: Mapping[str, Any]) -> JSON:
             out["scheduling"] = " ".join(str(cond.get("message", "")).split())
     if out["phase"] == "Pending" and not problems:
         problems.append("Pending")
+    if out["phase"] == "Pending" and spec.get("nodeSelector"):
+        out["node_selector"] = [f"{k}={v}" for k, v in spec["nodeSelector"].items()]
     if out["phase"] == "Failed":
         problems.append("Failed")
     out["problems"] = sorted(set(problems), key=problems.index)
