@@ -209,6 +209,8 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
     zh = language == "zh"
     if call.tool_name == ToolName.QUERY_PROMQL:
         return signal_calls.negative_text(call, language)
+    if call.tool_name in cluster_claims.CLUSTER_TOOLS:
+        return cluster_claims.negative_text(call.arguments, call.tool_name, excerpt, language)
     service = call.service if _carried(call.service, [excerpt]) else None
     term = call.term if call.term is not None and _carried(call.term.name, [excerpt]) else None
     alert = call.alert_name if _carried(call.alert_name, [excerpt]) else None

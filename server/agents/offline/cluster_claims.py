@@ -6,6 +6,7 @@ excerpt holds; the connecting words are in the question's language."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ def _object(item: Mapping[str, Any], zh: bool) -> str:
     where = "/".join(str(item[k]) for k in ("namespace", "name") if item.get(k))
     problems = "; ".join(str(p) for p in item.get("problems") or [])
     head = f"{item.get('kind')} {where}"
-    parts = [f"problems=[{problems}]" if problems else ("无异常" if zh else "no problems")]
+    parts = [f"problems=[{problems}]"]  # problems=[] as the ref writes it: no negation to support
     for key in (
         "phase",
         "ready",
@@ -107,3 +108,36 @@ def observation_text(result: ToolCallResult, refs: Sequence[Ref], language: str)
         lines = [_revision(i) for i in items]
         lead = "发布记录" if zh else "The rollout history shows"
     return f"{lead}：" + "；".join(lines) + "。" if zh else f"{lead}: " + " | ".join(lines) + "."
+
+
+def negative_text(call_arguments: Mapping[str, Any], tool_name: str, excerpt: str, language: str) -> str:
+    """What a cluster call that found nothing says: the name asked for and, when the cluster has
+    none of that name, the closest names it has."""
+    zh = language == "zh"
+    found = re.search(r"closest=([^;]+)", excerpt)
+    closest = found.group(1).strip() if found and found.group(1).strip() != "none" else ""
+    name = str(
+        call_arguments.get("name") or call_arguments.get("object") or call_arguments.get("deployment") or ""
+    )
+    namespace = str(call_arguments.get("namespace") or "")
+    if tool_name == ToolName.QUERY_K8S_EVENTS:
+        scope = " ".join(x for x in (namespace, name) if x)
+        return (
+            f"当前查询未检索到 {scope} 的 Kubernetes 事件。"
+            if zh
+            else f"No Kubernetes events were found for {scope or 'the query'}."
+        )
+    what = "Deployment 发布记录" if tool_name == ToolName.K8S_ROLLOUT_HISTORY else "对象"
+    if zh:
+        where = f"命名空间 {namespace} 中" if namespace else "集群中"
+        more = f"；集群中最接近的名称是：{closest}" if closest else ""
+        return (
+            f"当前查询未检索到{where}名为 {name} 的{what}{more}。"
+            if name
+            else f"当前查询未检索到{where}有问题的对象。"
+        )
+    where = f" in namespace {namespace}" if namespace else " in the cluster"
+    more = f"; the closest names the cluster has are {closest}" if closest else ""
+    if not name:
+        return f"This query found no objects with problems{where}."
+    return f"This query found no object named {name}{where}{more}."

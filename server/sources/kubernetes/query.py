@@ -75,10 +75,33 @@ def _names(state: ClusterState) -> list[str]:
     return sorted(n for n in seen if n)
 
 
+def _stem(name: str) -> str:
+    """A pod's name without the hash-like suffixes of its ReplicaSet and itself."""
+    parts = name.split("-")
+    while len(parts) > 1 and any(ch.isdigit() for ch in parts[-1]):
+        parts.pop()
+    return "-".join(parts)
+
+
 def closest(state: ClusterState, name: str) -> list[str]:
-    """The known names nearest `name`: those that contain it or it contains, then similar spellings."""
+    """The known names nearest `name`: those that contain it or it contains, then those nearest
+    it or its stem (a pod name without its hash suffixes) in spelling or common prefix."""
     known = names(state)
     lowered = name.lower()
     near = [n for n in known if lowered in n.lower() or n.lower() in lowered]
-    near += [n for n in difflib.get_close_matches(name, known, MAX_CLOSEST, 0.5) if n not in near]
+    stem = _stem(lowered)
+    scored = []
+    for n in known:
+        if n in near:
+            continue
+        pairs = zip(stem, n.lower(), strict=False)
+        prefix = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(stem), len(n)))
+        matcher = difflib.SequenceMatcher(None, stem, n.lower())
+        score = max(
+            matcher.ratio() if matcher.quick_ratio() >= 0.5 else 0.0,
+            prefix / max(len(n), 1) if prefix >= 4 else 0.0,
+        )
+        if score >= 0.5:
+            scored.append((-score, n))
+    near += [n for _, n in sorted(scored)]
     return near[:MAX_CLOSEST]

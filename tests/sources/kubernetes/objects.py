@@ -289,11 +289,12 @@ def event(
 
 def node(name: str, pressure: str | None = None, ready: bool = True) -> JSON:
     conditions = []
-    for kind, reason in (
-        ("MemoryPressure", "KubeletHasSufficientMemory"),
-        ("DiskPressure", "KubeletHasNoDiskPressure"),
-        ("PIDPressure", "KubeletHasSufficientPID"),
-    ):
+    healthy = {
+        "MemoryPressure": ("KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        "DiskPressure": ("KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        "PIDPressure": ("KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    }
+    for kind, (reason, message) in healthy.items():
         hit = kind == pressure
         conditions.append(
             {
@@ -302,7 +303,7 @@ def node(name: str, pressure: str | None = None, ready: bool = True) -> JSON:
                 "lastHeartbeatTime": at(1),
                 "lastTransitionTime": at(30 if hit else 600),
                 "reason": "KubeletHasInsufficientMemory" if hit else reason,
-                "message": "kubelet has insufficient memory available" if hit else "kubelet is healthy",
+                "message": "kubelet has insufficient memory available" if hit else message,
             }
         )
     conditions.append(
