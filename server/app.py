@@ -241,7 +241,12 @@ class App:
         s = self.settings
         try:
             files = build_backend(
-                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge
+                s.tool_backend,
+                s.data_dir,
+                repo,
+                logs=logs_settings(s),
+                knowledge=knowledge,
+                embedder=knowledge.index.embedder,
             )
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None
