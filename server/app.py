@@ -170,8 +170,7 @@ class App:
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
         self.tools = tools = self._tools(repo, self.knowledge)
-        self.cluster = build_cluster(s)
-        plug_cluster(self.cluster, tools)
+        self.cluster = plug_cluster(build_cluster(s), tools)
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
@@ -200,8 +199,7 @@ class App:
             self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
         probes: list[SourceProbe] = list(tools.clients()) if isinstance(tools, LiveAlertsBackend) else []
-        if self.log_index is not None:
-            probes.append(self.log_index)
+        probes += [p for p in (self.log_index, self.cluster) if p is not None]  # index, cluster
         self.health = HealthChecker(
             self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )

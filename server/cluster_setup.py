@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from evigate.server.config import ConfigError, Settings
 from evigate.server.sources.files.backend import FixtureBackend
+from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.live import LiveSettings
 from evigate.server.sources.kubernetes.sightings import cluster_sightings
 from evigate.server.sources.kubernetes.source import ApiCluster, DumpCluster
@@ -34,11 +35,22 @@ def build_cluster(settings: Settings) -> Cluster | None:
         raise ConfigError(f"kubeconfig: {error}") from None
 
 
-def plug_cluster(cluster: Cluster | None, tools: ToolBackend) -> None:
+def plug_cluster(cluster: Cluster | None, tools: ToolBackend) -> Cluster | None:
     """The cluster tools find the cluster on the file backend, whose service catalog learns the
-    cluster's workloads (before the catalog's first refresh)."""
+    cluster's workloads (before the catalog's first refresh). Returns the cluster."""
     files = getattr(tools, "files", tools)
-    if cluster is None or not isinstance(files, FixtureBackend):
-        return
-    files.cluster = cluster
-    files.services.add_reader(cluster_sightings(cluster))
+    if cluster is not None and isinstance(files, FixtureBackend):
+        files.cluster = cluster
+        files.services.add_reader(cluster_sightings(cluster))
+    return cluster
+
+
+async def cluster_health(settings: Settings) -> SourceHealth | None:
+    """`evigate sources`: the configured cluster's health (None: no cluster configured)."""
+    cluster = build_cluster(settings)
+    if cluster is None:
+        return None
+    try:
+        return await cluster.health()
+    finally:
+        await cluster.aclose()

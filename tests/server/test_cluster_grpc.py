@@ -10,7 +10,9 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from evigate.server.cli import main
 from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, verdict_pb2
 from tests.server.conftest import AppFactory
 from tests.sources.kubernetes.scenarios import write_cluster
@@ -56,7 +58,9 @@ UNKNOWN = [
 @pytest.fixture
 def world(tmp_path: Path) -> tuple[Path, Path]:
     data = tmp_path / "world"
-    data.mkdir()
+    (data / "logs").mkdir(parents=True)
+    line = {"timestamp": "2026-07-08T11:59:00Z", "level": "INFO", "service": "cart", "message": "served"}
+    (data / "logs" / "cart.log").write_text(json.dumps(line) + "\n", encoding="utf-8")
     (data / "world.json").write_text(json.dumps({"now": "2026-07-08T12:00:00Z"}), encoding="utf-8")
     (data / "alerts.json").write_text("[]", encoding="utf-8")
     return data, write_cluster(tmp_path / "dump")
@@ -98,3 +102,22 @@ async def test_a_healthy_workload_has_nothing_wrong_and_an_unknown_pod_gets_the_
     for question, verdict, answer in replies[len(HEALTHY) :]:
         assert verdict == verdict_pb2.VERDICT_LABEL_PASS, answer
         assert "payments" in answer and "payment-processor-5d8f-abcde" in answer, question
+
+
+async def test_the_cluster_is_a_grpc_health_entry(app_factory: AppFactory, world: tuple[Path, Path]) -> None:
+    data, dump = world
+    app = await app_factory(data_dir=data, kube_dump=dump)
+    async with grpc.aio.insecure_channel(app.address) as channel:
+        reply = await health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service="evigate.source.kubernetes"), timeout=5
+        )
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_evigate_sources_lists_the_cluster(
+    world: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, dump = world
+    assert main(["sources", "--data-dir", str(data), "--kube-dump", str(dump)]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line == f"kubernetes {dump}: ready; 13 pods, 2 nodes, 10 namespaces, 46 objects"

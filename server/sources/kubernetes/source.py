@@ -42,6 +42,9 @@ class DumpCluster:
     async def aclose(self) -> None:
         return None
 
+    async def health(self) -> SourceHealth:
+        return await cluster_health(self)
+
 
 class ApiCluster(LiveCluster):
     """A live API server (kubeconfig and context, or the in-cluster service account)."""
@@ -52,8 +55,11 @@ class ApiCluster(LiveCluster):
         super().__init__(settings)
         self.where = self.host
 
+    async def health(self) -> SourceHealth:
+        return await cluster_health(self)
 
-async def health(cluster: Cluster) -> SourceHealth:
+
+async def cluster_health(cluster: Cluster) -> SourceHealth:
     """What `evigate sources` and the gRPC health entries show of the cluster."""
     try:
         state = await cluster.state()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.kinds import WORKLOADS
 
 JSON = dict[str, Any]
@@ -115,3 +116,7 @@ class Cluster(Protocol):
     async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str: ...
 
     async def aclose(self) -> None: ...
+
+    async def health(self) -> SourceHealth:
+        """What `evigate sources` and the gRPC health entries show (source.cluster_health)."""
+        ...
