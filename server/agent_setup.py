@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import Settings
-from evigate.server.sources.kubernetes.state import Cluster
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 
@@ -14,7 +14,7 @@ def build_agents(
     settings: Settings,
     services: ServiceCatalog | None = None,
     signals: SignalCatalog | None = None,
-    cluster: Cluster | None = None,
+    cluster: ClusterSource | None = None,
 ) -> AgentBackend:
     """Each stage on its backend (server.agents.mix); LLM stages fall back to offline per setting.
     The offline stages read the service catalog and, with a Prometheus, the signal catalog."""

@@ -1,20 +1,22 @@
 """The cluster source from the settings (--kube-dump, --kubeconfig with --kube-context, or
---kube-in-cluster), and where it plugs in: the file backend the cluster tools read it from, and the
-service catalog, which learns the cluster's workloads. Used by the composition root (server.app)."""
+--kube-in-cluster), added to the SourceSet as its cluster capability (the tools read it there, the
+service catalog learns its workloads, the health loop checks it). Used by the composition root
+(server.app) and `evigate sources`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from evigate.server.config import ConfigError, Settings
-from evigate.server.sources.files.backend import FixtureBackend
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.live import LiveSettings
-from evigate.server.sources.kubernetes.sightings import cluster_sightings
 from evigate.server.sources.kubernetes.source import ApiCluster, DumpCluster
-from evigate.server.sources.kubernetes.state import Cluster
-from evigate.server.tools import ToolBackend
+from evigate.server.sources.ports import ClusterSource
+from evigate.server.sources.source_set import SourceSet
 
 
-def build_cluster(settings: Settings) -> Cluster | None:
+def build_cluster(settings: Settings) -> ClusterSource | None:
     """The configured cluster, or None; ConfigError for settings that cannot name one."""
     s = settings
     live = s.kubeconfig is not None or s.kube_in_cluster
@@ -35,14 +37,17 @@ def build_cluster(settings: Settings) -> Cluster | None:
         raise ConfigError(f"kubeconfig: {error}") from None
 
 
-def plug_cluster(cluster: Cluster | None, tools: ToolBackend) -> Cluster | None:
-    """The cluster tools find the cluster on the file backend, whose service catalog learns the
-    cluster's workloads (before the catalog's first refresh). Returns the cluster."""
-    files = getattr(tools, "files", tools)
-    if cluster is not None and isinstance(files, FixtureBackend):
-        files.cluster = cluster
-        files.services.add_reader(cluster_sightings(cluster))
-    return cluster
+def with_cluster(tools: SourceSet, cluster: ClusterSource | None) -> SourceSet:
+    """The set with the cluster as one more source, in the cluster capability (its workloads
+    join the service catalog, its health the health loop); `tools` unchanged without one."""
+    if cluster is None:
+        return tools
+    return replace(tools, sources=(*tools.sources, cluster), cluster=(*tools.cluster, cluster))
+
+
+def first(clusters: Sequence[ClusterSource]) -> ClusterSource | None:
+    """The cluster the offline agents read names from (the first configured)."""
+    return clusters[0] if clusters else None
 
 
 async def cluster_health(settings: Settings) -> SourceHealth | None:

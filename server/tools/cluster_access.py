@@ -1,7 +1,7 @@
 """How the cluster tools reach the cluster source, and how they show a cluster object on one line.
 
-A backend holds the cluster as `cluster` (or its files backend does, under a live backend); a
-backend with none, or a kind the cluster could not list (403, timeout), is a call that could not
+The backend (a SourceSet) holds the configured clusters as its `cluster` capability; a backend
+with none, or a kind the cluster could not list (403, timeout), is a call that could not
 check (ToolError), never one that found nothing."""
 
 from __future__ import annotations
@@ -9,18 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evigate.server.sources.kubernetes.state import Cluster, ClusterState
+from evigate.server.sources.kubernetes.state import ClusterState
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.tools import refs
 from evigate.server.tools.backend import ToolBackend, ToolError
 
 NO_CLUSTER = "no cluster source configured (--kube-dump DIR or --kubeconfig FILE)"
 
 
-def cluster_of(backend: ToolBackend) -> Cluster | None:
-    found: Cluster | None = getattr(backend, "cluster", None) or getattr(
-        getattr(backend, "files", None), "cluster", None
-    )
-    return found
+def cluster_of(backend: ToolBackend) -> ClusterSource | None:
+    clusters: tuple[ClusterSource, ...] = getattr(backend, "cluster", ())
+    return clusters[0] if clusters else None
 
 
 async def cluster_state(backend: ToolBackend, *kinds: str) -> ClusterState:

@@ -25,7 +25,7 @@ def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def harness(dump: Path, tmp_path: Path) -> Harness:
     made = make_harness(write_world(tmp_path / "data", now="2026-07-08T12:00:00Z"))
-    made.backend.cluster = DumpCluster(dump)  # type: ignore[attr-defined]
+    made.backend.cluster = (DumpCluster(dump),)  # type: ignore[attr-defined]
     return made
 
 
@@ -97,7 +97,7 @@ async def test_without_a_cluster_or_with_a_refused_kind_the_call_could_not_check
     result = await bare.call("query_k8s", kind="pod")
     assert result.status == "failed" and result.error is not None
     assert "no cluster source configured" in result.error
-    state = await harness.backend.cluster.state()  # type: ignore[attr-defined]
+    state = await harness.backend.cluster[0].state()  # type: ignore[attr-defined]
     state.unavailable["Node"] = "forbidden by RBAC (403): nodes is forbidden"
     refused = await harness.call("query_k8s", kind="nodes")
     assert refused.status == "failed" and refused.error is not None

@@ -7,7 +7,7 @@ from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.planner import OfflinePlanner
 from evigate.server.agents.offline.verifier import OfflineVerifier
-from evigate.server.sources.kubernetes.state import Cluster
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 
@@ -24,7 +24,7 @@ def build_offline_backend(
     *,
     catalog: ServiceCatalog | None = None,
     signals: SignalCatalog | None = None,
-    cluster: Cluster | None = None,
+    cluster: ClusterSource | None = None,
 ) -> AgentBackend:
     """The four offline stages. `catalog`: the service catalog of the tool backend (the services,
     aliases and alert names of the sources); None: service-shaped names are taken as written.

@@ -17,7 +17,7 @@ from typing import Any
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.calls import PlannedCall
 from evigate.server.sources.kubernetes.names import ClusterNames, Place, cluster_names
-from evigate.server.sources.kubernetes.state import Cluster
+from evigate.server.sources.ports import ClusterSource
 
 MAX_OBJECTS = 2
 _TOKEN = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
@@ -127,7 +127,7 @@ def plan(question: str, names: ClusterNames | None) -> list[PlannedCall]:
     return calls
 
 
-async def names_of(cluster: Cluster | None) -> ClusterNames | None:
+async def names_of(cluster: ClusterSource | None) -> ClusterNames | None:
     """The cluster's names, or None without a cluster or when it cannot be read (its tools then
     report that themselves)."""
     if cluster is None:

@@ -27,7 +27,7 @@ from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
 from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.agents.offline.vocabulary import LogTerm
-from evigate.server.sources.kubernetes.state import Cluster
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools.calls import ToolBox, ToolCallResult
@@ -52,7 +52,7 @@ class OfflineExecutor:
         *,
         catalog: ServiceCatalog | None = None,
         signals: SignalCatalog | None = None,
-        cluster: Cluster | None = None,
+        cluster: ClusterSource | None = None,
     ) -> None:
         self._catalog = catalog
         self._signals = signals  # set when a Prometheus is configured: metric questions query it

@@ -11,7 +11,7 @@ from evigate.server.agents.offline.calls import describe_call, plan_calls, with_
 from evigate.server.agents.offline.entities import Entities, catalog_view, extract
 from evigate.server.deadline import Deadline
 from evigate.server.sources.kubernetes.names import ClusterNames
-from evigate.server.sources.kubernetes.state import Cluster
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import CatalogView, ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import default_registry
@@ -103,7 +103,7 @@ class OfflinePlanner:
         *,
         catalog: ServiceCatalog | None = None,
         signals: SignalCatalog | None = None,
-        cluster: Cluster | None = None,
+        cluster: ClusterSource | None = None,
     ) -> None:
         self._catalog = catalog
         self._signals = signals  # set when a Prometheus is configured: metric questions query it

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evigate.server.sources.kubernetes.state import Cluster
+from evigate.server.sources.ports import ClusterSource
 
 TAIL_LINES = 3
 LINE_CHARS = 240
@@ -18,7 +18,7 @@ def last_lines(text: str, count: int = TAIL_LINES) -> list[str]:
     return lines[-count:]
 
 
-async def tail(cluster: Cluster, namespace: str, pod: str, restarted: bool) -> list[str]:
+async def tail(cluster: ClusterSource, namespace: str, pod: str, restarted: bool) -> list[str]:
     """The pod's last lines (the previous container's after a restart); none when unreadable."""
     try:
         text = await cluster.pod_log(namespace, pod, None, previous=restarted)

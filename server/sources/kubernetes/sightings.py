@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from evigate.server.sources.kubernetes.state import Cluster
-from evigate.server.sources.services import Sighting, SightingReader, Sightings
+from typing import Protocol
+
+from evigate.server.sources.kubernetes.state import ClusterState
+from evigate.server.sources.services import Sighting, Sightings
 
 SOURCE = "kubernetes"
 
 
-def cluster_sightings(cluster: Cluster) -> SightingReader:
-    """A sighting reader for ServiceCatalog.add_reader: the cluster's workloads by name."""
+class _Stated(Protocol):
+    async def state(self) -> ClusterState: ...
 
-    async def read() -> Sightings:
-        state = await cluster.state()
-        names = sorted({name for _kind, _namespace, name in state.workloads()})
-        return Sightings(services=tuple(Sighting(name, SOURCE) for name in names))
 
-    return read
+async def workload_sightings(cluster: _Stated) -> Sightings:
+    """The cluster's workloads by name."""
+    state = await cluster.state()
+    names = sorted({name for _kind, _namespace, name in state.workloads()})
+    return Sightings(services=tuple(Sighting(name, SOURCE) for name in names))

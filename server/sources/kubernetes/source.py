@@ -10,7 +10,10 @@ from pathlib import Path
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.dump import read_dump
 from evigate.server.sources.kubernetes.live import LiveCluster, LiveSettings
-from evigate.server.sources.kubernetes.state import Cluster, ClusterState
+from evigate.server.sources.kubernetes.sightings import workload_sightings
+from evigate.server.sources.kubernetes.state import ClusterState
+from evigate.server.sources.ports import ClusterSource
+from evigate.server.sources.services import Sightings
 
 NAME = "kubernetes"
 
@@ -20,6 +23,7 @@ class DumpCluster:
     first use and kept: a dump does not change."""
 
     name = NAME
+    watched = True  # its health entry: read once, then the state's counts
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -45,11 +49,15 @@ class DumpCluster:
     async def health(self) -> SourceHealth:
         return await cluster_health(self)
 
+    async def sightings(self) -> Sightings:
+        return await workload_sightings(self)
+
 
 class ApiCluster(LiveCluster):
     """A live API server (kubeconfig and context, or the in-cluster service account)."""
 
     name = NAME
+    watched = True
 
     def __init__(self, settings: LiveSettings) -> None:
         super().__init__(settings)
@@ -58,8 +66,11 @@ class ApiCluster(LiveCluster):
     async def health(self) -> SourceHealth:
         return await cluster_health(self)
 
+    async def sightings(self) -> Sightings:
+        return await workload_sightings(self)
 
-async def cluster_health(cluster: Cluster) -> SourceHealth:
+
+async def cluster_health(cluster: ClusterSource) -> SourceHealth:
     """What `evigate sources` and the gRPC health entries show of the cluster."""
     try:
         state = await cluster.state()

@@ -8,9 +8,8 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.kinds import WORKLOADS
 
 JSON = dict[str, Any]
@@ -103,20 +102,3 @@ def controller(item: Mapping[str, Any]) -> tuple[str, str] | None:
     if chosen is None:
         return None
     return str(chosen.get("kind", "")), str(chosen.get("name", ""))
-
-
-class Cluster(Protocol):
-    """A cluster source: a dump (source.DumpCluster) or a live API server (source.ApiCluster)."""
-
-    name: str
-    where: str  # the dump's path or the API server's URL
-
-    async def state(self) -> ClusterState: ...
-
-    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str: ...
-
-    async def aclose(self) -> None: ...
-
-    async def health(self) -> SourceHealth:
-        """What `evigate sources` and the gRPC health entries show (source.cluster_health)."""
-        ...
