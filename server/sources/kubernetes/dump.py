@@ -62,7 +62,12 @@ def slim(kind: str, item: dict[str, Any]) -> dict[str, Any]:
     m.pop("managedFields", None)
     (m.get("annotations") or {}).pop(LAST_APPLIED, None)
     if kind == "Event":
-        return {k: v for k, v in item.items() if k in _EVENT_FIELDS}
+        slimmed = {k: v for k, v in item.items() if k in _EVENT_FIELDS}
+        slimmed["metadata"] = {k: m[k] for k in ("name", "namespace", "creationTimestamp") if k in m}
+        for key in ("involvedObject", "regarding"):
+            if isinstance(item.get(key), dict):
+                slimmed[key] = {k: item[key][k] for k in ("kind", "name", "namespace") if k in item[key]}
+        return slimmed
     if kind == "Pod":
         spec = item.get("spec") or {}
         for key in ("volumes", "tolerations"):

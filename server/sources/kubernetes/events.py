@@ -100,7 +100,12 @@ class _Index:
 def _index(state: ClusterState) -> _Index:
     if "events" not in state.memo:
         # The index keeps what the tools show of each event; the raw events are let go.
-        rows = [(item(state, event), times(event)[1]) for event in state.release("Event")]
+        raw = state.release("Event")
+        raw.reverse()
+        rows = []
+        while raw:  # each raw event freed as its row is made: the two are never all held at once
+            event = raw.pop()
+            rows.append((item(state, event), times(event)[1]))
         rows.sort(key=lambda r: (r[0]["type"] != "Warning", -(r[1].timestamp() if r[1] else 0.0)))
         by_name: dict[str, list[int]] = {}
         by_namespace: dict[str, list[int]] = {}
