@@ -13,7 +13,7 @@ from evigate.server.config import mask_url
 from evigate.server.usecases.records import StorageError
 
 if TYPE_CHECKING:
-    pass
+    from evigate.server.mcp_setup import McpOptions
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -25,6 +25,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
+    mcp = _mcp_options(args)
     logs.configure(settings.log_level, settings.log_format)
     import logging
 
@@ -35,12 +36,48 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"evigate serving on {scheme}://{app.address}", flush=True)
         if app.web is not None:
             print(f"evigate web viewer on {app.web.url}", flush=True)
+        if app.mcp is not None:
+            print(f"evigate MCP on {app.mcp.url}", flush=True)
 
     async def main() -> None:
-        await serve(settings, announce)
+        await serve(settings, announce, mcp)
 
     try:
         asyncio.run(main())
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    except (OSError, StorageError) as error:
+        raise CliError(f"cannot start: {error}") from None
+    return 0
+
+
+def _mcp_options(args: argparse.Namespace) -> McpOptions | None:
+    from evigate.server.config import ConfigError
+    from evigate.server.mcp_setup import McpOptions
+
+    if not getattr(args, "mcp", None):
+        return None
+    options = McpOptions(args.mcp, tuple(args.mcp_allowed_origin or ()))
+    try:
+        options.address()  # a bad value stops serve before anything starts
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    return options
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio: stdout carries the protocol, so everything else (logs) goes to stderr."""
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.grpc import logs
+    from evigate.server.mcp_setup import serve_stdio
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    logs.configure(settings.log_level, settings.log_format)
+    try:
+        asyncio.run(serve_stdio(settings))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
     except (OSError, StorageError) as error:
