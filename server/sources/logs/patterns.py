@@ -77,8 +77,12 @@ class Grouping:
     templates: list[str]
 
 
-def group_messages(messages: Sequence[str], settings: MinerSettings | None = None) -> Grouping:
-    """The grouping `summarize` uses, exposed so its quality can be measured line by line."""
+def group_messages(
+    messages: Sequence[str], settings: MinerSettings | None = None, weights: Sequence[int] | None = None
+) -> Grouping:
+    """The grouping `summarize` uses, exposed so its quality can be measured line by line.
+    `weights`: how many lines each message stands for (a log store that counted repeats), 1 each
+    when None."""
     settings = settings or MinerSettings()
     drain = Drain(depth=settings.depth, sim_th=settings.similarity, max_children=settings.max_children)
     # Work on distinct masked texts: real logs repeat them heavily once numbers and ids are masked.
@@ -86,11 +90,11 @@ def group_messages(messages: Sequence[str], settings: MinerSettings | None = Non
     rows: dict[str, list[str]] = {}
     weight: Counter[str] = Counter()
     cluster_texts: dict[int, list[str]] = defaultdict(list)
-    for message in messages:
+    for number, message in enumerate(messages):
         words = mask_tokens(message)
         text = " ".join(words)
         text_of.append(text)
-        weight[text] += 1
+        weight[text] += 1 if weights is None else weights[number]
         if text not in rows:
             rows[text] = words
             # A repeated text would join the cluster it joined before (its template already covers
@@ -194,7 +198,7 @@ def summarize(
             count=count[group],
             first=first.get(group),
             last=last.get(group),
-            levels=_ordered(levels[group]),
+            levels=ordered_levels(levels[group]),
             example=example[group],
         )
         for group, template in enumerate(grouping.templates)
@@ -204,7 +208,7 @@ def summarize(
     return patterns if limit is None else patterns[:limit]
 
 
-def _ordered(levels: set[str]) -> tuple[str, ...]:
+def ordered_levels(levels: set[str]) -> tuple[str, ...]:
     known = [lv for lv in _SEVERITY if lv in levels]
     return (*known, *sorted(levels - set(_SEVERITY)))
 
