@@ -160,7 +160,8 @@ class ClickHouseLogs:
             raise ToolError(f"not a ClickHouse row key: {row_key!r}") from exc
         columns = self.config.columns
         where = self._where(None, None, TimeWindow(moment.replace(microsecond=0), moment))
-        where.add("row", f"{sql.row_hash(columns)} = (SELECT row_hash FROM p)", row_hash=row_hash)
+        # A UInt64 does not fit the parameter table's Int64: compared as decimal text.
+        where.add("row", f"toString({sql.row_hash(columns)}) = (SELECT row_hash FROM p)", row_hash=str(row_hash))
         where.add(
             "row", f"toString({sql.quoted(columns.timestamp)}, 'UTC') = (SELECT stamp FROM p)", stamp=stamp
         )
