@@ -161,7 +161,8 @@ class ClickHouseLogs:
         columns = self.config.columns
         where = self._where(None, None, TimeWindow(moment.replace(microsecond=0), moment))
         # A UInt64 does not fit the parameter table's Int64: compared as decimal text.
-        where.add("row", f"toString({sql.row_hash(columns)}) = (SELECT row_hash FROM p)", row_hash=str(row_hash))
+        same_hash = f"toString({sql.row_hash(columns)}) = (SELECT row_hash FROM p)"
+        where.add("row", same_hash, row_hash=str(row_hash))
         where.add(
             "row", f"toString({sql.quoted(columns.timestamp)}, 'UTC') = (SELECT stamp FROM p)", stamp=stamp
         )

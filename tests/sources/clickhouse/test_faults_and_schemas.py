@@ -117,7 +117,8 @@ async def test_a_query_longer_than_the_timeout_fails_as_a_timeout(clickhouse: Lo
     try:
         with pytest.raises(SourceError) as failed:
             # One row per block, a second per row: past the half-second bound of client and server.
-            await logs.client.rows("SELECT sleepEachRow(1) FROM system.numbers LIMIT 4 SETTINGS max_block_size = 1")
+            slow = "SELECT sleepEachRow(1) FROM system.numbers LIMIT 4 SETTINGS max_block_size = 1"
+            await logs.client.rows(slow)
         assert failed.value.kind in ("timeout", "bad_query")
         assert "timed out" in str(failed.value) or "Timeout exceeded" in str(failed.value)
     finally:
