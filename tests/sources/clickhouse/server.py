@@ -8,7 +8,7 @@ overridden on the command line; readiness is awaited by polling /ping.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +95,10 @@ def insert(url: str, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
     execute(url, f"INSERT INTO {table} FORMAT JSONEachRow", body)
 
 
-def load_world(url: str, table: str, logs: Path) -> int:
-    """The world's log files, read by the file source, as rows of an otel_logs table."""
+def load_world(url: str, table: str, logs: Path, services: Callable[[str], bool] = lambda _: True) -> int:
+    """The world's log files, read by the file source, as rows of an otel_logs table (only the
+    events of the services `services` keeps)."""
     execute(url, OTEL_LOGS_18.format(table=table))
-    events = file_events(logs)
+    events = [event for event in file_events(logs) if services(event.service)]
     insert(url, table, (otel_row(event) for event in events))
     return len(events)
