@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -79,6 +80,7 @@ def test_the_mapping_comes_from_configuration() -> None:
         "Body",
     )
     assert "trace_id" not in config.columns.extras()
+    bad: dict[str, Any]
     for bad in (
         {"table": "logs; DROP TABLE x"},
         {"columns": {"body": "Body`"}},

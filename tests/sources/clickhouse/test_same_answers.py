@@ -40,7 +40,7 @@ KESTREL_QUESTIONS = [
 ]
 
 
-def _line(item: dict[str, Any]) -> tuple[str, ...]:
+def _line(item: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """A line without its row key, its time to the second, its fields in any order."""
     fields = {k: str(v) for k, v in item.items() if k != "row"}
     fields["timestamp"] = fields["timestamp"][:19]
