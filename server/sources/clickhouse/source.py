@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery, T
 from . import sql
 from .client import ClickHouseClient, Row
 from .config import ClickHouseConfig
+from .relaxed import needs_relaxing, relaxed
 
 _OTEL_NUMBER_LEVELS = {n: LEVELS[(n - 1) // 4] for n in range(1, 25)}
 
@@ -57,6 +59,13 @@ def attributes(value: Any) -> dict[str, Any]:
     if isinstance(value, list) and all(isinstance(p, list | tuple) and len(p) == 2 for p in value):
         return {str(k): v for k, v in value}
     return {} if value in (None, [], "") else {"attributes": value}
+
+
+def _searched_text(item: JSON) -> str:
+    """What a pattern looks at, as in the file source: the message, then the other fields' values."""
+    return "\n".join(
+        str(value) for key, value in item.items() if key not in ("timestamp", "level", "service", "row")
+    )
 
 
 def row_item(row: Row) -> JSON:
@@ -110,6 +119,8 @@ class ClickHouseLogs:
         level = (normalize_level(q.level) or q.level.upper()) if q.level else None
         where = self._where(q.service, (level,) if level else None, q.window)
         where.keyword(q.keyword)
+        if q.pattern and needs_relaxing(q.pattern):
+            return await self._query_relaxed(q, where, q.pattern)
         where.pattern(q.pattern)
         table, columns = self.config.table_ref, self.config.columns
         rows, counted = await asyncio.gather(
@@ -120,6 +131,23 @@ class ClickHouseLogs:
         return Page(
             items, int(counted[0]["total"]), {**_facts(q.window, where), "pushed_down_limit": q.limit}
         )
+
+    async def _query_relaxed(self, q: LogsQuery, where: sql.Where, pattern: str) -> Page:
+        """The server filters by the relaxed pattern, at most max_rows candidates, newest first;
+        the pattern itself is matched here, over the message and the row's other fields."""
+        where.pattern(relaxed(pattern))
+        where.pushed[-1] = "pattern (relaxed: without lookaround / backreferences)"
+        limit = self.config.max_rows
+        rows = await self.client.rows(
+            sql.select_rows(self.config.columns, self.config.table_ref, where, limit), where.params
+        )
+        regex = re.compile(pattern)
+        items = [item for item in map(row_item, rows) if regex.search(_searched_text(item))]
+        extra = {
+            **_facts(q.window, where),
+            "pattern_matched_here": {"candidates": len(rows), "complete": len(rows) < limit},
+        }
+        return Page(items[: q.limit], len(items), extra)
 
     async def summarize(self, q: PatternsQuery) -> Page:
         """Levels at or above q.level; groups ordered as the file source mines its events (lowest

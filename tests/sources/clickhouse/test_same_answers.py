@@ -114,3 +114,15 @@ async def test_a_cited_row_is_read_again_by_its_key(demo_logs: ClickHouseLogs) -
         assert await demo_logs.reread(item["row"]) == item
     missing = page.items[0]["row"].rsplit("#", 1)[0] + "#0000000000000000"
     assert await demo_logs.reread(missing) is None
+
+
+async def test_a_lookaround_pattern_is_relaxed_on_the_server_and_matched_here(
+    demo_logs: ClickHouseLogs,
+) -> None:
+    question = LogsQuery("gateway", "ERROR", None, r"(?<![0-9])502(?![0-9])", ALL, 10_000)
+    got = await demo_logs.query(question)
+    expected = _files(demo_data_dir() / "logs").query(question)
+    assert got.total == expected.total > 0
+    assert sorted(map(_line, got.items)) == sorted(map(_line, expected.items))
+    assert "pattern (relaxed: without lookaround / backreferences)" in got.extra["pushed_down"]
+    assert got.extra["pattern_matched_here"]["complete"]
