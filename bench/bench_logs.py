@@ -44,10 +44,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
+from evigate.server.queries.types import PatternsQuery, TimeWindow
+from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, UserPattern
 from evigate.server.sources.logs.store import IndexStore
-from evigate.server.tools.backend import PatternsQuery, TimeWindow
-from evigate.server.tools.logfiles import LogFiles
 
 START = datetime(2026, 7, 8, 0, 0, tzinfo=UTC)
 KEYWORD = "Connection is not available"

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import (
+from evigate.server.queries.types import (
     JSON,
     CaseLike,
     CaseSource,
-    InvocationRecorder,
     KnowledgeHits,
     KnowledgeQuery,
     KnowledgeSearch,
@@ -26,11 +23,13 @@ from evigate.server.tools.backend import (
     Page,
     PatternsQuery,
     TimeWindow,
-    ToolBackend,
     ToolError,
 )
-from evigate.server.tools.fixture import FixtureBackend
-from evigate.server.tools.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.files.backend import FixtureBackend
+from evigate.server.sources.files.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import InvocationRecorder, ToolBackend
 from evigate.server.tools.registry import ToolRegistry, default_registry
 from evigate.server.tools.tool import Answer, Tool
 from evigate.server.tools.toolbox import SessionToolBox

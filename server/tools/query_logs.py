@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from evigate.rules.enums import ToolName
+from evigate.server.queries.types import JSON, LogsQuery, Page
 from evigate.server.sources.logs.events import LEVELS, normalize_level
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import JSON, LogsQuery, Page, ToolBackend
+from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 200

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evigate.rules.enums import ClaimType, ToolName
+from evigate.server.queries.types import JSON, PatternsQuery
 from evigate.server.sources.logs.events import LEVELS
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
-from evigate.server.tools.backend import JSON, PatternsQuery, ToolBackend
+from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.query_logs import clean_argument, skipped_note
 from evigate.server.tools.tool import Answer, Tool
 

@@ -13,11 +13,12 @@ from typing import Any
 from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.rules.types import parse_evidence_refs
-from evigate.server.agents.base import JSON, ToolCallResult
+from evigate.server.agents.base import JSON
 from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.tools.calls import ToolCallResult
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5

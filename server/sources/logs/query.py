@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from evigate.server.tools.backend import TimeWindow
+from evigate.server.queries.types import TimeWindow
 
 from . import scan
 from .batch import LEVEL_CODES

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evigate.server.tools.backend import TimeWindow, ToolError
+from evigate.server.queries.types import TimeWindow, ToolError
 
 from . import scan
 from .batch import LEVEL_CODES

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evigate.server.tools.text import tokenize
+from evigate.server.queries.text import tokenize
 
 K1 = 1.2
 B = 0.75

@@ -205,7 +205,7 @@ def _answer(event: LogEvent) -> tuple[object, ...]:
     ],
 )
 def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) -> None:
-    from evigate.server.tools.backend import TimeWindow
+    from evigate.server.queries.types import TimeWindow
 
     if "window" in filters:
         since, until = str(filters.pop("window")).split("/")

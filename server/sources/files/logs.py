@@ -1,7 +1,7 @@
 """query_logs and summarize_logs over a log tree, read by server.sources.logs (docs/design.md §6.1).
 
 One LogReader per tree keeps its indexes across queries. The reader is synchronous (files, gzip,
-regexes): the fixture backend runs these methods in a worker thread. Bad lines never fail a query;
+regexes): the files backend runs these methods in a worker thread. Bad lines never fail a query;
 each result says how many lines of the files it read were skipped, where the first few are, and
 which parser read each file. Only "nothing readable" is a ToolError (raised by the reader).
 """
@@ -9,16 +9,14 @@ which parser read each file. Only "nothing readable" is a ToolError (raised by t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery
 from evigate.server.sources.logs import items as log_items
 from evigate.server.sources.logs import patterns as log_patterns
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LEVELS, SkipReport
-from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery
-
-if TYPE_CHECKING:
-    from evigate.server.sources.logs.search import LogReader, SearchResult
+from evigate.server.sources.logs.search import LogReader, LogSearch, SearchResult
 
 # summarize_logs mines at most this many events (the newest); the result says how many it mined.
 MAX_MINED = 200_000
@@ -34,18 +32,11 @@ class LogFiles:
         return self.config.root
 
     def reader(self) -> LogReader:
-        # Imported here: server.sources.logs.search imports server.tools.backend, whose package
-        # imports this module; a module-level import would close that circle when the reader is
-        # imported first (benchmarks, the reader's own tests).
-        from evigate.server.sources.logs.search import LogReader
-
         if self._reader is None:
             self._reader = LogReader(self.config)
         return self._reader
 
     def _search(self, **query: Any) -> SearchResult:
-        from evigate.server.sources.logs.search import LogSearch
-
         return self.reader().search(LogSearch(**query))
 
     def services(self) -> list[str]:

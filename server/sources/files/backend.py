@@ -23,9 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.sources.times import display_time
-from evigate.server.tools.backend import (
+from evigate.server.queries.types import (
     JSON,
     CaseLike,
     CaseSource,
@@ -38,9 +36,11 @@ from evigate.server.tools.backend import (
     PatternsQuery,
     ToolError,
 )
-from evigate.server.tools.knowledge import KnowledgeBase
-from evigate.server.tools.logfiles import LogFiles
-from evigate.server.tools.services import ServiceCatalog, Sighting, Sightings, load_aliases
+from evigate.server.sources.files.knowledge import KnowledgeBase
+from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.services import ServiceCatalog, Sighting, Sightings, load_aliases
+from evigate.server.sources.times import display_time
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
 ALIASES_FILE = "service-aliases.json"  # a world's own aliases (Chinese names, team names), optional
