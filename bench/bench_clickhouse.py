@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
 from bench.bench_logs import QUERY, START, Generated, _config, _files, _pct, _store, events, evict, generate
+from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow
 from evigate.server.sources.clickhouse import sql
 from evigate.server.sources.clickhouse.config import ClickHouseConfig
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
+from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogReader
-from evigate.server.tools.backend import LogsQuery, PatternsQuery, TimeWindow
-from evigate.server.tools.logfiles import LogFiles
 from tests.sources.clickhouse.server import OTEL_LOGS_18, execute, start_clickhouse
 
 HOUR = TimeWindow(START + timedelta(hours=14), START + timedelta(hours=15))

@@ -16,12 +16,12 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery, TimeWindow, ToolError
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import patterns as log_patterns
 from evigate.server.sources.logs.events import LEVELS, normalize_level
 from evigate.server.sources.logs.items import pattern_item
 from evigate.server.sources.times import display_time
-from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery, TimeWindow, ToolError
 
 from . import sql
 from .client import ClickHouseClient, Row

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow, ToolError
 from evigate.server.sources.clickhouse.config import (
     ClickHouseConfig,
     ClickHouseConfigError,
@@ -15,7 +16,6 @@ from evigate.server.sources.clickhouse.config import (
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.http import SourceError
 from evigate.server.tools import demo_data_dir
-from evigate.server.tools.backend import LogsQuery, PatternsQuery, TimeWindow, ToolError
 
 from .conftest import CUSTOM_COLUMNS, Loaded, source
 from .server import start_clickhouse

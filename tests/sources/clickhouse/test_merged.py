@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from evigate.server.queries.types import LogsQuery, Page, PatternsQuery, TimeWindow
 from evigate.server.sources.clickhouse.config import ClickHouseConfig
 from evigate.server.sources.clickhouse.merged import MergedLogs
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
+from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.http import SourceError
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.tools import demo_data_dir
-from evigate.server.tools.backend import LogsQuery, Page, PatternsQuery, TimeWindow
-from evigate.server.tools.logfiles import LogFiles
 
 from .conftest import Loaded, source
 from .server import load_world

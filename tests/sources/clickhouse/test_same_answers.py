@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
+from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.tools import demo_data_dir
-from evigate.server.tools.backend import LogsQuery, PatternsQuery, TimeWindow
-from evigate.server.tools.logfiles import LogFiles
 
 from .conftest import KESTREL_LOGS, Loaded, source
 
