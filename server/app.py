@@ -44,13 +44,14 @@ from evigate.server.live_sources import build_sources, build_tools
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.services import ServiceCatalog
-from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
+from evigate.server.tool_sources import build_knowledge_search, log_store, logs_settings, start_log_index
 from evigate.server.tools import (
     ToolBackend,
     ToolError,
@@ -133,6 +134,7 @@ class App:
         self.tools: ToolBackend | None = None
         self.knowledge: SemanticKnowledge | None = None
         self.log_index: IndexBuild | None = None  # the log tree's index, built from start-up
+        self.log_store: ClickHouseLogs | None = None  # a log store beside (or instead of) the files
         self._vector_cache: SqliteVectorStore | None = None
         self.server: grpc.aio.Server | None = None
         self.port = 0
@@ -197,6 +199,8 @@ class App:
         probes: list[SourceProbe] = list(tools.clients()) if isinstance(tools, LiveAlertsBackend) else []
         if self.log_index is not None:
             probes.append(self.log_index)
+        if self.log_store is not None:
+            probes.append(self.log_store)
         self.health = HealthChecker(
             self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
@@ -235,9 +239,11 @@ class App:
         """The file backend (logs, knowledge, cases) with the live sources where configured."""
         s = self.settings
         try:
+            self.log_store, files_too = log_store(s)
             files = build_backend(
-                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge
-            )
+                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge,
+                log_store=self.log_store, files_too=files_too,
+            )  # fmt: skip
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None
         except ValueError as error:
@@ -339,6 +345,8 @@ class App:
             await self.pipeline.aclose()
         if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
             await self.tools.aclose()
+        if self.log_store is not None:
+            await self.log_store.aclose()
         if self.health is not None:
             await self.health.stop()
         self.metrics.stop()

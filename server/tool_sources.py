@@ -8,11 +8,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from evigate.server.config import Settings
+from evigate.server.sources.clickhouse.config import ClickHouseConfigError, clickhouse_config
+from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.live_backend import LiveAlertsBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.config import LogConfig
-from evigate.server.sources.logs.configfile import log_config, read_section
+from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
 from evigate.server.sources.logs.store import location
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
@@ -31,6 +33,23 @@ def logs_settings(settings: Settings) -> LogConfig:
     demo = settings.logs_dir is None and settings.data_dir is None and "root" not in section
     index_file = location(config.root, fallback, beside=not demo)
     return replace(config, index_file=index_file)
+
+
+def log_store(settings: Settings) -> tuple[ClickHouseLogs | None, bool]:
+    """The ClickHouse log source of the logs config file's `[logs.clickhouse]` table (None: none),
+    and whether the files are searched with it: only when a log tree is named (--logs-dir, the
+    environment, the section's root), never the bundled demo's or a data directory's by default."""
+    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
+    table = section.get("clickhouse")
+    if table is None:
+        return None, True
+    if not isinstance(table, dict):
+        raise LogConfigError("logs.clickhouse: expected a table of settings")
+    try:
+        config = clickhouse_config(table)
+    except ClickHouseConfigError as error:
+        raise LogConfigError(f"logs.{error}") from None
+    return ClickHouseLogs(config), settings.logs_dir is not None or "root" in section
 
 
 def build_knowledge_search(

@@ -14,6 +14,8 @@ from evigate.storage.errors import StorageError
 
 if TYPE_CHECKING:
     from evigate.server.config import Settings
+    from evigate.server.sources.clickhouse.source import ClickHouseLogs
+    from evigate.server.sources.http import SourceHealth
     from evigate.server.worker import EvaluationWorker
     from evigate.storage.repository import Repository
 
@@ -121,18 +123,20 @@ def cmd_sources(args: argparse.Namespace) -> int:
     from evigate.server.sources.logs import LogReader
     from evigate.server.sources.logs.building import stored_state
     from evigate.server.sources.logs.configfile import LogConfigError
-    from evigate.server.tool_sources import logs_settings
+    from evigate.server.tool_sources import log_store, logs_settings
 
     try:
         settings = load_settings(vars(args))
         config = build_sources(settings)
         logs = logs_settings(settings)
+        store, _ = log_store(settings)
     except (ConfigError, LogConfigError) as error:
         raise CliError(f"configuration: {error}") from None
     index, progress = stored_state(LogReader(logs))
     logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
                 "detail": index.detail, "index": progress}  # fmt: skip
     states = asyncio.run(check_sources(config)) if config.configured() else []
+    stored = [asyncio.run(_checked(store))] if store is not None else []
     if args.json:
         rows = [
             {
@@ -146,9 +150,15 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
+        for health in stored:
+            state = "ready" if health.ready else "not_ready" if health.reachable else "unreachable"
+            row = {"name": health.name, "url": health.url, "version": health.version, "detail": health.detail}
+            rows.append({**row, "state": state})
         print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
         print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
+        for health in stored:
+            print(health.line())
         for health in states:
             print(health.line())
         if not config.configured():
@@ -156,7 +166,14 @@ def cmd_sources(args: argparse.Namespace) -> int:
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
-    return 0 if index.ready and all(h.ready for h in states) else 1
+    return 0 if index.ready and all(h.ready for h in [*states, *stored]) else 1
+
+
+async def _checked(store: ClickHouseLogs) -> SourceHealth:
+    try:
+        return await store.health()
+    finally:
+        await store.aclose()
 
 
 def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:

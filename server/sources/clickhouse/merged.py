@@ -15,8 +15,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery
+from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs.patterns import ordered_levels
-from evigate.server.tools.backend import JSON, LogsQuery, Page, PatternsQuery
 
 # Each source is asked for this many templates at least, so a template that is second in one
 # source and third in the other is still counted from both.
@@ -38,6 +39,35 @@ def _facts(names: Sequence[str], pages: Sequence[Page]) -> JSON:
             if key in page.extra:
                 merged[key] = page.extra[key]
     return merged
+
+
+class LogStore(LogAnswers, Protocol):
+    """A log store beside the files: it also names its services and reports its health."""
+
+    async def services(self) -> list[str]: ...
+
+    async def health(self) -> SourceHealth: ...
+
+    async def aclose(self) -> None: ...
+
+
+class SyncLogs(Protocol):
+    def query(self, q: LogsQuery) -> Page: ...
+
+    def summarize(self, q: PatternsQuery) -> Page: ...
+
+
+class ThreadedLogs:
+    """A synchronous log source (the file tree) asked in a worker thread."""
+
+    def __init__(self, name: str, logs: SyncLogs) -> None:
+        self.name, self.logs = name, logs
+
+    async def query(self, q: LogsQuery) -> Page:
+        return await asyncio.to_thread(self.logs.query, q)
+
+    async def summarize(self, q: PatternsQuery) -> Page:
+        return await asyncio.to_thread(self.logs.summarize, q)
 
 
 class MergedLogs:

@@ -36,6 +36,7 @@ from evigate.server.queries.types import (
     PatternsQuery,
     ToolError,
 )
+from evigate.server.sources.clickhouse.merged import LogAnswers, LogStore, MergedLogs, ThreadedLogs
 from evigate.server.sources.files.knowledge import KnowledgeBase
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs.config import LogConfig
@@ -75,10 +76,19 @@ class FixtureBackend:
         *,
         logs: LogConfig | None = None,
         knowledge: KnowledgeSearch | None = None,
+        log_store: LogStore | None = None,
+        files_too: bool = True,
     ) -> None:
         self.data_dir = data_dir
         self._cases = cases
         self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
+        # A log store (ClickHouse) answers the log tools, searched as one with the files when
+        # `files_too`; None: the files alone.
+        self.log_store, self._files_too = log_store, files_too
+        files = ThreadedLogs("files", self.logs)
+        self._log_answers: LogAnswers = files
+        if log_store is not None:
+            self._log_answers = MergedLogs([files, log_store]) if files_too else log_store
         self._knowledge = knowledge or LexicalKnowledge(data_dir / "knowledge", l1_threshold, l1_margin)
         self._alerts_stamp: tuple[int, int] | None = None
         self._alerts: list[JSON] = []
@@ -89,8 +99,14 @@ class FixtureBackend:
         self.services = ServiceCatalog([self.sightings], load_aliases(data_dir / ALIASES_FILE))
 
     async def sightings(self) -> Sightings:
-        """The services, alert names and runbook keys this data directory holds."""
-        return await asyncio.to_thread(self._sightings)
+        """The services, alert names and runbook keys this data directory (and the log store) holds."""
+        found = await asyncio.to_thread(self._sightings)
+        if self.log_store is None:
+            return found
+        with contextlib.suppress(ToolError):
+            stored = tuple(Sighting(name, "log") for name in await self.log_store.services())
+            found = Sightings((*found.services, *stored), found.alert_names, found.knowledge_keys)
+        return found
 
     def _sightings(self) -> Sightings:
         # Each source on its own: one unreadable file keeps no one from the others' names.
@@ -110,7 +126,8 @@ class FixtureBackend:
                 if isinstance(pod, str) and _POD_SUFFIX.search(pod):
                     found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
         with contextlib.suppress(ToolError):
-            found.extend(Sighting(name, "log") for name in self.logs.services())
+            if self._files_too:
+                found.extend(Sighting(name, "log") for name in self.logs.services())
         with contextlib.suppress(ToolError), self._front_lock:
             services, keys = self._front_matter.front_matter()
             found.extend(Sighting(name, "knowledge") for name in services)
@@ -123,10 +140,10 @@ class FixtureBackend:
         return await asyncio.to_thread(self._query_metrics, query)
 
     async def query_logs(self, query: LogsQuery) -> Page:
-        return await asyncio.to_thread(self.logs.query, query)
+        return await self._log_answers.query(query)
 
     async def summarize_logs(self, query: PatternsQuery) -> Page:
-        return await asyncio.to_thread(self.logs.summarize, query)
+        return await self._log_answers.summarize(query)
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
         try:

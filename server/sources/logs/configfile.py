@@ -34,7 +34,8 @@ from .config import FieldNames, LogConfig, UserPattern
 from .events import LEVELS, normalize_level
 
 _ROLES = ("time", "level", "message", "service", "exception")
-_KEYS = frozenset({"root", "default_tz", "default_level", "fields", "patterns"})
+# `clickhouse` is the ClickHouse log source's table (server/sources/clickhouse/config.py).
+_KEYS = frozenset({"root", "default_tz", "default_level", "fields", "patterns", "clickhouse"})
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d\d):?(\d\d)$")
 
 
