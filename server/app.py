@@ -242,7 +242,7 @@ class App:
             self.log_store, files_too = log_store(s)
             files = build_backend(
                 s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge,
-                log_store=self.log_store, files_too=files_too,
+                embedder=knowledge.index.embedder, log_store=self.log_store, files_too=files_too,
             )  # fmt: skip
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None

@@ -54,6 +54,7 @@ class LogsQuery:
     pattern: str | None
     window: TimeWindow
     limit: int
+    query: str | None = None  # relevance mode: templates ranked against these words
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class PatternsQuery:
     level: str | None
     window: TimeWindow
     limit: int
+    changed_since: datetime | None = None  # compare each template before and after this moment
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from evigate.server.sources.clickhouse.merged import LogStore
 from evigate.server.sources.files.backend import FixtureBackend
 from evigate.server.sources.files.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
 from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import InvocationRecorder, ToolBackend
 from evigate.server.tools.registry import ToolRegistry, default_registry
@@ -58,12 +59,14 @@ def build_backend(
     l1_margin: float = DEFAULT_L1_MARGIN,
     logs: LogConfig | None = None,
     knowledge: KnowledgeSearch | None = None,
+    embedder: Embedder | None = None,
     log_store: LogStore | None = None,
     files_too: bool = True,
 ) -> ToolBackend:
     """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
     the log files from `logs` (None: data_dir/logs read with the default field names and formats);
     `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir);
+    `embedder`: what query_logs' relevance mode ranks by beside BM25 (None: BM25 alone);
     `log_store`: a log store (ClickHouse) the log tools ask, with the files too when `files_too`."""
     if kind != "fixture":
         raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
@@ -71,8 +74,8 @@ def build_backend(
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
     return FixtureBackend(
-        directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge, log_store=log_store,
-        files_too=files_too,
+        directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge, embedder=embedder,
+        log_store=log_store, files_too=files_too,
     )  # fmt: skip
 
 

@@ -3,21 +3,24 @@
 Both are asked every question (a service one of them does not hold finds nothing there, cheaply:
 the file index skips files of other services, ClickHouse prunes by its sort key) and the answers are
 merged: lines newest first up to the limit with the totals added, templates joined by their text
-with counts added and spans widened. A source that fails fails the call, naming itself: half an
-answer is never passed off as the whole one. Each source's own facts are kept under `sources`.
+with counts added and spans widened. A source whose store fails fails the call, naming itself: half
+an answer is never passed off as the whole one. A source that answers it cannot check the question
+(the file source, for a service it holds no file of) is left out and named. Each source's own
+facts are kept under `sources`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery
-from evigate.server.sources.http import SourceHealth
-from evigate.server.sources.logs.patterns import ordered_levels
+from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery, ToolError
+from evigate.server.sources.http import SourceError, SourceHealth
+from evigate.server.sources.logs.events import LEVELS
+from evigate.server.sources.logs.patterns import MAX_SEVERE
 
 # Each source is asked for this many templates at least, so a template that is second in one
 # source and third in the other is still counted from both.
@@ -75,18 +78,36 @@ class MergedLogs:
         self.sources = list(sources)
         self.name = "+".join(source.name for source in self.sources)
 
+    async def _ask(self, ask: Callable[[LogAnswers], Awaitable[Page]]) -> tuple[list[str], list[Page], JSON]:
+        """Every source's page. A source that could not reach its store (SourceError) fails the
+        call; one that answered it cannot check this question (a service it does not hold) is left
+        out, named under `left_out`, as long as another source answered."""
+        answers = await asyncio.gather(*(ask(source) for source in self.sources), return_exceptions=True)
+        names, pages, left_out = [], [], {}
+        for source, answer in zip(self.sources, answers, strict=True):
+            if isinstance(answer, SourceError) or not isinstance(answer, Page | ToolError):
+                raise answer
+            if isinstance(answer, ToolError):
+                left_out[source.name] = str(answer)
+            else:
+                names.append(source.name)
+                pages.append(answer)
+        if not pages:
+            raise next(a for a in answers if isinstance(a, BaseException))
+        return names, pages, {"left_out": left_out} if left_out else {}
+
     async def query(self, q: LogsQuery) -> Page:
-        pages = await asyncio.gather(*(source.query(q) for source in self.sources))
+        names, pages, notes = await self._ask(lambda source: source.query(q))
         items = [item for page in pages for item in page.items]
         items.sort(
             key=lambda item: str(item.get("timestamp", "")), reverse=True
         )  # stable: ties keep source order
         total = sum(page.total for page in pages)
-        return Page(items[: q.limit], total, _facts([s.name for s in self.sources], pages))
+        return Page(items[: q.limit], total, {**_facts(names, pages), **notes})
 
     async def summarize(self, q: PatternsQuery) -> Page:
         wide = replace(q, limit=max(q.limit, MIN_TEMPLATES))
-        pages = await asyncio.gather(*(source.summarize(wide) for source in self.sources))
+        names, pages, notes = await self._ask(lambda source: source.summarize(wide))
         joined: dict[str, dict[str, Any]] = {}
         for page in pages:
             for item in page.items:
@@ -96,9 +117,13 @@ class MergedLogs:
             joined.values(),
             key=lambda p: (-p["count"], p["first"] if p["first"] != "-" else never, p["template"]),
         )
-        facts = _facts([s.name for s in self.sources], pages)
+        facts = {**_facts(names, pages), **notes}
         facts["events"] = sum(int(page.extra.get("events", 0)) for page in pages)
-        return Page(items[: q.limit], len(items), facts)
+        # As one source's summary: the most frequent, then rare severe ones beyond them, rarest first.
+        severe = sorted(
+            (p for p in items[q.limit :] if p.get("severe")), key=lambda p: (p["count"], p["first"])
+        )
+        return Page([*items[: q.limit], *severe[:MAX_SEVERE]], len(items), facts)
 
 
 def _join(into: dict[str, Any], item: dict[str, Any]) -> None:
@@ -109,4 +134,6 @@ def _join(into: dict[str, Any], item: dict[str, Any]) -> None:
     into["first"] = min(times) if times else "-"
     times = [t for t in (into["last"], item["last"]) if t != "-"]
     into["last"] = max(times) if times else "-"
-    into["levels"] = list(ordered_levels(set(into["levels"]) | set(item["levels"])))
+    levels = set(into["levels"]) | set(item["levels"])
+    severity = {level: rank for rank, level in enumerate(reversed(LEVELS))}  # most severe first
+    into["levels"] = sorted(levels, key=lambda level: (severity.get(level, len(LEVELS)), level))

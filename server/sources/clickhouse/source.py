@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery, TimeWindow, ToolError
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import patterns as log_patterns
+from evigate.server.sources.logs import relevance as log_relevance
+from evigate.server.sources.logs import severe as log_severe
 from evigate.server.sources.logs.events import LEVELS, normalize_level
 from evigate.server.sources.logs.items import pattern_item
 from evigate.server.sources.times import display_time
@@ -28,6 +31,9 @@ from .client import ClickHouseClient, Row
 from .config import ClickHouseConfig
 from .relaxed import needs_relaxing, relaxed
 
+# As the file source: summaries mine the newest MAX_MINED rows, relevance ranks the templates of the
+# newest MAX_RANKED, and severe events under the level are kept up to SEVERE_PER_WORD per word.
+MAX_MINED, MAX_RANKED, SEVERE_PER_WORD = 200_000, 50_000, 50
 _OTEL_NUMBER_LEVELS = {n: LEVELS[(n - 1) // 4] for n in range(1, 25)}
 
 
@@ -99,6 +105,30 @@ def _facts(window: TimeWindow, where: sql.Where) -> JSON:
     }
 
 
+@dataclass(frozen=True)
+class RowEvent:
+    """A row as the miners and rankers read an event: time, level, message, the other fields."""
+
+    timestamp: datetime
+    level: str
+    message: str
+    item: JSON  # the query_logs item of the row
+
+    @classmethod
+    def of(cls, row: Row) -> RowEvent:
+        item = row_item(row)
+        return cls(parse_time(row["ts"]), item["level"], str(row["message"]), item)
+
+    def chain_text(self) -> str:
+        return str(self.item.get("exception", ""))
+
+    def document(self, template: str) -> str:
+        """What relevance mode ranks a template by (as the file source): template, example,
+        exception, logger."""
+        parts = [template, self.message, self.chain_text(), str(self.item.get("logger", ""))]
+        return " ".join(part for part in parts if part)
+
+
 class ClickHouseLogs:
     """A log source over one ClickHouse table; the client's pool is shared by its calls."""
 
@@ -116,6 +146,8 @@ class ClickHouseLogs:
         return where
 
     async def query(self, q: LogsQuery) -> Page:
+        if q.query:
+            return await self._ranked(q, q.query)
         level = (normalize_level(q.level) or q.level.upper()) if q.level else None
         where = self._where(q.service, (level,) if level else None, q.window)
         where.keyword(q.keyword)
@@ -127,6 +159,7 @@ class ClickHouseLogs:
             self.client.rows(sql.select_rows(columns, table, where, q.limit), where.params),
             self.client.rows(sql.select_count(table, where), where.params),
         )
+        await self._held(q.service, int(counted[0]["total"]))
         items = [row_item(row) for row in rows]
         return Page(
             items, int(counted[0]["total"]), {**_facts(q.window, where), "pushed_down_limit": q.limit}
@@ -150,30 +183,88 @@ class ClickHouseLogs:
         return Page(items[: q.limit], len(items), extra)
 
     async def summarize(self, q: PatternsQuery) -> Page:
-        """Levels at or above q.level; groups ordered as the file source mines its events (lowest
-        wanted level first, newest first), so Drain sees the messages in the same order."""
+        """The server keeps the window, service and levels at or above q.level, counts them and
+        returns the newest MAX_MINED; they are mined here as the file source mines its events
+        (lowest wanted level first, newest first), with the rare severe events below the level that
+        hold a severe word."""
         levels = tuple(LEVELS[LEVELS.index(q.level) :]) if q.level in LEVELS else None
         where = self._where(q.service, levels, q.window)
-        limit = self.config.max_rows
-        rows = await self.client.rows(
-            sql.select_shapes(self.config.columns, self.config.table_ref, where, limit), where.params
+        table, columns = self.config.table_ref, self.config.columns
+        rows, counted = await asyncio.gather(
+            self.client.rows(sql.select_rows(columns, table, where, MAX_MINED), where.params),
+            self.client.rows(sql.select_count(table, where), where.params),
         )
-        groups = [
-            (row, item_level(row["level"]), parse_time(row["first"]), parse_time(row["last"])) for row in rows
-        ]
+        await self._held(q.service, int(counted[0]["total"]))
         rank = {level: number for number, level in enumerate(LEVELS)}
-        groups.sort(key=lambda g: (rank.get(g[1], -1) if levels else 0, -g[3].timestamp()))
-        grouping = log_patterns.group_messages(
-            [str(row["example"]) for row, *_ in groups], weights=[int(row["lines"]) for row, *_ in groups]
+        events = sorted(
+            map(RowEvent.of, rows),
+            key=lambda e: (rank.get(e.level, -1) if levels else 0, -e.timestamp.timestamp()),
         )
-        found = _patterns(groups, grouping)
+        below = tuple(level for level in LEVELS if levels and level not in levels)
+        if below:
+            events.extend(await self._severe_below(q, below))
+        span = (q.window.since, q.window.until)
+        summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)
+        extra = {**_facts(q.window, where), "events": int(counted[0]["total"]), "mined": len(events)}
+        return Page([pattern_item(p) for p in summary.patterns], summary.total, extra)
+
+    async def _severe_below(self, q: PatternsQuery, levels: tuple[str, ...]) -> list[RowEvent]:
+        where = self._where(q.service, levels, q.window)
+        where.any_keyword(log_severe.KEYWORDS)
+        limit = SEVERE_PER_WORD * len(log_severe.KEYWORDS)
+        rows = await self.client.rows(
+            sql.select_rows(self.config.columns, self.config.table_ref, where, limit), where.params
+        )
+        return [e for e in map(RowEvent.of, rows) if log_severe.kind(e.message, e.level)]
+
+    async def _ranked(self, q: LogsQuery, question: str) -> Page:
+        """Relevance mode: the newest MAX_RANKED rows the exact filters keep, grouped into templates
+        here and ranked against the question (BM25; the embedder stays with the file source)."""
+        where = self._where(q.service, (q.level,) if q.level else None, q.window)
+        where.keyword(q.keyword)
+        where.pattern(q.pattern)
+        table, columns = self.config.table_ref, self.config.columns
+        rows, counted = await asyncio.gather(
+            self.client.rows(sql.select_rows(columns, table, where, MAX_RANKED), where.params),
+            self.client.rows(sql.select_count(table, where), where.params),
+        )
+        await self._held(q.service, int(counted[0]["total"]))
+        events = [RowEvent.of(row) for row in rows]
+        grouping = log_patterns.group_messages([e.message for e in events])
+        newest: dict[int, RowEvent] = {}
+        counts: dict[int, int] = {}
+        for event, group in zip(events, grouping.group_of, strict=True):
+            newest.setdefault(group, event)  # the rows come newest first
+            counts[group] = counts.get(group, 0) + 1
+        groups = sorted(newest)
+        documents = [newest[g].document(grouping.templates[g]) for g in groups]
+        ranked = log_relevance.rank(question, documents)
+        items = [
+            {**newest[groups[at]].item, "lines_like_this": str(counts[groups[at]])}
+            for at in ranked.order[: q.limit]
+        ]
         extra = {
             **_facts(q.window, where),
-            "events": sum(int(row["lines"]) for row in rows),
-            "mined": len(rows),
-            "mined_complete": len(rows) < limit,
+            "ranked_templates": len(documents),
+            "searched_events": int(counted[0]["total"]),
         }
-        return Page([pattern_item(p) for p in found[: q.limit]], len(found), extra)
+        return Page(items, len(ranked.order), extra)
+
+    async def _held(self, service: str | None, total: int) -> None:
+        """Nothing found about a service the table holds no row of is a could-not-check, as for
+        the file source: the answer names what the table does hold."""
+        if total or service is None:
+            return
+        where = sql.Where(self.config.columns)
+        where.service(service)
+        found = await self.client.rows(sql.select_count(self.config.table_ref, where), where.params)
+        if not int(found[0]["total"]):
+            names = await self.services()
+            shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+            table = self.config.table_ref
+            raise ToolError(
+                f"no logs of {service} are available: {table} holds no row of it (it holds {shown})"
+            )
 
     async def services(self) -> list[str]:
         rows = await self.client.rows(sql.select_services(self.config.columns, self.config.table_ref))
@@ -202,28 +293,3 @@ class ClickHouseLogs:
 
     async def aclose(self) -> None:
         await self.client.aclose()
-
-
-def _patterns(
-    groups: list[tuple[Row, str, datetime, datetime]], grouping: log_patterns.Grouping
-) -> list[log_patterns.Pattern]:
-    count: dict[int, int] = {}
-    first: dict[int, datetime] = {}
-    last: dict[int, datetime] = {}
-    levels: dict[int, set[str]] = {}
-    example: dict[int, str] = {}
-    for (row, level, start, end), group in zip(groups, grouping.group_of, strict=True):
-        count[group] = count.get(group, 0) + int(row["lines"])
-        example.setdefault(group, str(row["example"]))
-        levels.setdefault(group, set()).add(level)
-        first[group] = min(first.get(group, start), start)
-        last[group] = max(last.get(group, end), end)
-    found = [
-        log_patterns.Pattern(
-            template, count[g], first[g], last[g], log_patterns.ordered_levels(levels[g]), example[g]
-        )
-        for g, template in enumerate(grouping.templates)
-    ]
-    never = datetime.max.replace(tzinfo=UTC)
-    found.sort(key=lambda p: (-p.count, p.first or never, p.template))
-    return found

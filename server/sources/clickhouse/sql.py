@@ -10,7 +10,7 @@ a column of the parameter table `p` (client.py) read as `(SELECT name FROM p)`.
   OpenTelemetry severity number's ranges when the table has no severity text;
 - keyword: `positionCaseInsensitiveUTF8` over the body and the log attributes as text;
 - pattern: `match` (RE2) over the same;
-- LIMIT, the total by `count()`, and for summaries the grouping by message shape per level.
+- LIMIT and the total by `count()`.
 """
 
 from __future__ import annotations
@@ -93,6 +93,12 @@ class Where:
             ]
             self.add("keyword", f"({' OR '.join(found)})", keyword=text)
 
+    def any_keyword(self, words: tuple[str, ...]) -> None:
+        """Any of `words`, case-insensitive, in the body (the severe words under a summary's level)."""
+        body = quoted(self.columns.body)
+        found = f"arrayExists(w -> positionCaseInsensitiveUTF8({body}, w) > 0, (SELECT words FROM p))"
+        self.add("severe words", found, words=list(words))
+
     def pattern(self, regex: str | None) -> None:
         if regex:
             found = [f"match({c}, (SELECT pattern FROM p))" for c in self._searched()]
@@ -133,18 +139,6 @@ def select_rows(columns: Columns, table: str, where: Where, limit: int) -> str:
 
 def select_count(table: str, where: Where) -> str:
     return f"SELECT count() AS total FROM {table} {where.sql()}"
-
-
-def select_shapes(columns: Columns, table: str, where: Where, limit: int) -> str:
-    """Rows grouped by message shape (digits as 0) and level: count, first and last time and the
-    newest message of each; the most frequent `limit` groups."""
-    body, ts = quoted(columns.body), quoted(columns.timestamp)
-    return (
-        f"SELECT replaceRegexpAll({body}, '[0-9]+', '0') AS shape, {level_expression(columns)} AS level, "
-        f"count() AS lines, toString(min({ts}), 'UTC') AS first, toString(max({ts}), 'UTC') AS last, "
-        f"argMax({body}, {ts}) AS example FROM {table} {where.sql()} "
-        f"GROUP BY shape, level ORDER BY lines DESC, shape LIMIT {int(limit)}"
-    )
 
 
 def select_services(columns: Columns, table: str) -> str:

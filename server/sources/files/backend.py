@@ -39,7 +39,9 @@ from evigate.server.queries.types import (
 from evigate.server.sources.clickhouse.merged import LogAnswers, LogStore, MergedLogs, ThreadedLogs
 from evigate.server.sources.files.knowledge import KnowledgeBase
 from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.services import ServiceCatalog, Sighting, Sightings, load_aliases
 from evigate.server.sources.times import display_time
 
@@ -76,10 +78,12 @@ class FixtureBackend:
         *,
         logs: LogConfig | None = None,
         knowledge: KnowledgeSearch | None = None,
+        embedder: Embedder | None = None,
         log_store: LogStore | None = None,
         files_too: bool = True,
     ) -> None:
         self.data_dir = data_dir
+        self._embedder = embedder  # query_logs' relevance mode ranks by it too (None: BM25 alone)
         self._cases = cases
         self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
         # A log store (ClickHouse) answers the log tools, searched as one with the files when
@@ -140,6 +144,10 @@ class FixtureBackend:
         return await asyncio.to_thread(self._query_metrics, query)
 
     async def query_logs(self, query: LogsQuery) -> Page:
+        if query.query and self.log_store is None:
+            found = await asyncio.to_thread(self.logs.candidates, query)
+            dense = await log_relevance.dense_scores(self._embedder, query.query, found.documents)
+            return self.logs.ranked(found, query.query, dense, query.limit)
         return await self._log_answers.query(query)
 
     async def summarize_logs(self, query: PatternsQuery) -> Page:

@@ -16,6 +16,7 @@ import httpx
 
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LogEvent
+from evigate.server.sources.logs.items import log_item
 from evigate.server.sources.logs.search import search
 from tests.sources.servers import Server, _start, free_port
 
@@ -63,15 +64,11 @@ def execute(url: str, sql: str, body: bytes = b"") -> str:
 
 
 def otel_row(event: LogEvent) -> dict[str, Any]:
-    """One event of the file source as an otel_logs row: trace id in its column, the other fields
-    (and a stack trace's chain) as log attributes."""
-    fields: dict[str, Any] = dict(event.fields)
+    """One event of the file source as an otel_logs row: trace id in its column, the item's other
+    fields (the stack trace's chain and frames too) as log attributes."""
+    item = log_item(event)
+    fields = {k: v for k, v in item.items() if k not in ("timestamp", "level", "service", "message")}
     trace = str(fields.pop("trace_id", ""))
-    if event.exceptions:
-        fields["exception"] = event.chain_text()
-    elif event.continuation:
-        fields["exception"] = event.continuation[0].strip()
-    assert event.timestamp is not None
     return {
         "Timestamp": event.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
         "SeverityText": event.level,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,8 +46,10 @@ async def test_a_missing_table_or_column_is_named(clickhouse: Loaded) -> None:
 
 async def test_input_is_never_sql(demo_logs: ClickHouseLogs) -> None:
     hostile = "') OR 1=1 --"
-    page = await demo_logs.query(LogsQuery(hostile, None, hostile, None, ALL, 5))
+    page = await demo_logs.query(LogsQuery(None, None, hostile, None, ALL, 5))
     assert (page.items, page.total) == ([], 0)
+    with pytest.raises(ToolError, match=re.escape(f"no logs of {hostile} are available")):
+        await demo_logs.query(LogsQuery(hostile, None, None, None, ALL, 5))  # a name, read as one
 
 
 async def test_a_user_schema_with_other_column_names(clickhouse: Loaded, demo_logs: ClickHouseLogs) -> None:

@@ -69,7 +69,10 @@ async def test_two_sources_answer_as_all_the_files(
         expected = LogFiles(LogConfig(root=demo_data_dir() / "logs")).query(question)
         assert got.total == expected.total > 0
         assert sorted(map(_line, got.items)) == sorted(map(_line, expected.items))
-        assert set(got.extra["sources"]) == {"files", "clickhouse"}
+        answered = set(got.extra["sources"]) | set(got.extra.get("left_out", {}))
+        assert answered == {"files", "clickhouse"}
+        if question.service == "payment-service":  # held by ClickHouse alone: the files say so
+            assert "no logs of payment-service" in got.extra["left_out"]["files"]
     finally:
         await rest.aclose()
 
