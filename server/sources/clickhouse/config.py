@@ -75,7 +75,7 @@ class ClickHouseConfig:
     password: str | None = field(default=None, repr=False)
     timeout_s: float = 10.0  # the HTTP read timeout and the server's max_execution_time
     columns: Columns = field(default_factory=Columns)
-    # The most rows summarize_logs groups on the server brings back to mine here.
+    # The most candidate rows a pattern RE2 cannot run is matched against here.
     max_rows: int = 20_000
 
     def __post_init__(self) -> None:

@@ -3,9 +3,8 @@
 The same items as the file source: timestamp (UTC), level, service, message, then the row's other
 fields (log and resource attributes flattened, trace and span ids), plus `row`, the row's key
 (`<timestamp>#<hash>`) that `reread` finds it by, so a cited line can be read again. Each result
-says the query's window and what the server did (`pushed_down`). A summary is grouped on the
-server by message shape and level; only those groups, at most `max_rows`, are mined here into
-templates, each group weighted by its count.
+says the query's window and what the server did (`pushed_down`). The server filters and counts;
+a summary mines the newest rows here with the file source's own miner, so the two summarize alike.
 """
 
 from __future__ import annotations
