@@ -8,17 +8,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from evigate.server.config import Settings
-from evigate.server.sources.clickhouse.config import ClickHouseConfigError, clickhouse_config
-from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
-from evigate.server.sources.live_backend import LiveAlertsBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.config import LogConfig
-from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
+from evigate.server.sources.logs.configfile import log_config, read_section
 from evigate.server.sources.logs.store import location
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
-from evigate.server.tools import ToolBackend, demo_data_dir, knowledge_dir
+from evigate.server.sources.source_set import SourceSet
+from evigate.server.tools import demo_data_dir, knowledge_dir
 from evigate.storage import Database
 
 
@@ -33,23 +31,6 @@ def logs_settings(settings: Settings) -> LogConfig:
     demo = settings.logs_dir is None and settings.data_dir is None and "root" not in section
     index_file = location(config.root, fallback, beside=not demo)
     return replace(config, index_file=index_file)
-
-
-def log_store(settings: Settings) -> tuple[ClickHouseLogs | None, bool]:
-    """The ClickHouse log source of the logs config file's `[logs.clickhouse]` table (None: none),
-    and whether the files are searched with it: only when a log tree is named (--logs-dir, the
-    environment, the section's root), never the bundled demo's or a data directory's by default."""
-    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
-    table = section.get("clickhouse")
-    if table is None:
-        return None, True
-    if not isinstance(table, dict):
-        raise LogConfigError("logs.clickhouse: expected a table of settings")
-    try:
-        config = clickhouse_config(table)
-    except ClickHouseConfigError as error:
-        raise LogConfigError(f"logs.{error}") from None
-    return ClickHouseLogs(config), settings.logs_dir is not None or "root" in section
 
 
 def build_knowledge_search(
@@ -84,12 +65,11 @@ def build_knowledge_search(
     return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache
 
 
-def start_log_index(tools: ToolBackend, on_ready: Callable[[], Awaitable[None]]) -> IndexBuild | None:
-    """Starts indexing the file backend's log tree in the background (None: no log tree)."""
-    files = tools.files if isinstance(tools, LiveAlertsBackend) else tools
-    logs = getattr(files, "logs", None)
-    if not isinstance(logs, LogFiles):
+def start_log_index(sources: SourceSet, on_ready: Callable[[], Awaitable[None]]) -> IndexBuild | None:
+    """Starts indexing the log tree of the files source in the background (None: no log tree)."""
+    trees = [logs for source in sources.logs if isinstance(logs := getattr(source, "logs", None), LogFiles)]
+    if not trees:
         return None
-    build = IndexBuild(logs.reader(), on_ready=on_ready)
+    build = IndexBuild(trees[0].reader(), on_ready=on_ready)
     build.start()
     return build

@@ -10,14 +10,10 @@ from typing import TYPE_CHECKING
 
 from evigate.server.cli.common import CliError
 from evigate.server.config import mask_url
-from evigate.storage.errors import StorageError
+from evigate.server.usecases.records import StorageError
 
 if TYPE_CHECKING:
-    from evigate.server.config import Settings
-    from evigate.server.sources.clickhouse.source import ClickHouseLogs
-    from evigate.server.sources.http import SourceHealth
-    from evigate.server.worker import EvaluationWorker
-    from evigate.storage.repository import Repository
+    pass
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -43,8 +39,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def main() -> None:
         await serve(settings, announce)
 
-    from evigate.storage.errors import StorageError
-
     try:
         asyncio.run(main())
     except ConfigError as error:
@@ -56,7 +50,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     from evigate.server.config import ConfigError, load_settings
-    from evigate.storage import migrate
+    from evigate.server.usecases.maintenance import migrate_database
 
     try:
         settings = load_settings(vars(args))
@@ -64,7 +58,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise CliError(f"configuration: {error}") from None
     if not settings.database_url:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
-    asyncio.run(migrate(settings.resolved_database_url))
+    asyncio.run(migrate_database(settings.resolved_database_url))
     from evigate.server.config import mask_url
 
     print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
@@ -74,6 +68,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.grpc import logs
+    from evigate.server.opinion_worker import opinion_workers
     from evigate.server.worker import run_standalone
 
     try:
@@ -83,7 +78,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     logs.configure(settings.log_level, settings.log_format)
     print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
     try:
-        asyncio.run(run_standalone(settings, lambda repo: _opinion_workers(settings, repo)))
+        asyncio.run(run_standalone(settings, opinion_workers(settings)))
     except StorageError as error:
         raise CliError(f"cannot run the worker: {error}") from None
     return 0
@@ -123,20 +118,18 @@ def cmd_sources(args: argparse.Namespace) -> int:
     from evigate.server.sources.logs import LogReader
     from evigate.server.sources.logs.building import stored_state
     from evigate.server.sources.logs.configfile import LogConfigError
-    from evigate.server.tool_sources import log_store, logs_settings
+    from evigate.server.tool_sources import logs_settings
 
     try:
         settings = load_settings(vars(args))
         config = build_sources(settings)
         logs = logs_settings(settings)
-        store, _ = log_store(settings)
     except (ConfigError, LogConfigError) as error:
         raise CliError(f"configuration: {error}") from None
     index, progress = stored_state(LogReader(logs))
     logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
                 "detail": index.detail, "index": progress}  # fmt: skip
     states = asyncio.run(check_sources(config)) if config.configured() else []
-    stored = [asyncio.run(_checked(store))] if store is not None else []
     if args.json:
         rows = [
             {
@@ -150,15 +143,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
-        for health in stored:
-            state = "ready" if health.ready else "not_ready" if health.reachable else "unreachable"
-            row = {"name": health.name, "url": health.url, "version": health.version, "detail": health.detail}
-            rows.append({**row, "state": state})
         print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
         print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
-        for health in stored:
-            print(health.line())
         for health in states:
             print(health.line())
         if not config.configured():
@@ -166,21 +153,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
-    return 0 if index.ready and all(h.ready for h in [*states, *stored]) else 1
-
-
-async def _checked(store: ClickHouseLogs) -> SourceHealth:
-    try:
-        return await store.health()
-    finally:
-        await store.aclose()
-
-
-def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
-    from evigate.server.opinion_worker import opinion_worker
-
-    worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
-    return [] if worker is None else [worker]
+    return 0 if index.ready and all(h.ready for h in states) else 1
 
 
 def cmd_cases_backfill(args: argparse.Namespace) -> int:

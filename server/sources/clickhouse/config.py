@@ -94,6 +94,27 @@ class ClickHouseConfig:
         return f"`{self.database}`.`{self.table}`"
 
 
+# Keys of the sources file's clickhouse section that SourceSettings reads (url, timeouts, auth).
+_CONNECTION = frozenset(
+    {"url", "timeout_s", "connect_timeout_s", "basic_auth", "ca_bundle", "insecure_skip_verify"}
+)
+
+
+def from_sources(
+    url: str, timeout_s: float = 10.0, auth: Any = None, section: Mapping[str, Any] | None = None
+) -> ClickHouseConfig:
+    """The `clickhouse:` section of the sources file: the connection as every source's (url,
+    timeout_s, basic_auth), and where the logs sit (database, table, columns, max_rows)."""
+    section = dict(section or {})
+    unknown = sorted(set(section) - _CONNECTION - _KEYS)
+    if unknown:
+        raise ClickHouseConfigError(f"clickhouse: unknown key(s) {', '.join(unknown)}")
+    given = {k: v for k, v in section.items() if k in _KEYS and k not in ("url", "timeout_s")}
+    if auth is not None:
+        given |= {"user": auth.username, "password": auth.password}
+    return clickhouse_config({**given, "url": url, "timeout_s": timeout_s})
+
+
 def clickhouse_config(section: Mapping[str, Any]) -> ClickHouseConfig:
     """The `[logs.clickhouse]` table → ClickHouseConfig; unknown keys are errors, never ignored."""
     unknown = sorted(set(section) - _KEYS)

@@ -1,4 +1,5 @@
-"""Two log sources searched as one: the file tree and a ClickHouse table, each holding some services.
+"""Log sources searched as one (the SourceSet's log capability): the file tree and a ClickHouse
+table, say, each holding some services.
 
 Both are asked every question (a service one of them does not hold finds nothing there, cheaply:
 the file index skips files of other services, ClickHouse prunes by its sort key) and the answers are
@@ -18,7 +19,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from evigate.server.queries.types import JSON, LogsQuery, Page, PatternsQuery, ToolError
-from evigate.server.sources.http import SourceError, SourceHealth
+from evigate.server.sources.http import SourceError
 from evigate.server.sources.logs.events import LEVELS
 from evigate.server.sources.logs.patterns import MAX_SEVERE
 
@@ -27,12 +28,15 @@ from evigate.server.sources.logs.patterns import MAX_SEVERE
 MIN_TEMPLATES = 50
 
 
-class LogAnswers(Protocol):
-    name: str
+class NamedLogs(Protocol):
+    """A log source (ports.LogSource) with its name (ports.Source)."""
 
-    async def query(self, q: LogsQuery) -> Page: ...
+    @property
+    def name(self) -> str: ...
 
-    async def summarize(self, q: PatternsQuery) -> Page: ...
+    async def query_logs(self, query: LogsQuery) -> Page: ...
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page: ...
 
 
 def _facts(names: Sequence[str], pages: Sequence[Page]) -> JSON:
@@ -44,41 +48,12 @@ def _facts(names: Sequence[str], pages: Sequence[Page]) -> JSON:
     return merged
 
 
-class LogStore(LogAnswers, Protocol):
-    """A log store beside the files: it also names its services and reports its health."""
-
-    async def services(self) -> list[str]: ...
-
-    async def health(self) -> SourceHealth: ...
-
-    async def aclose(self) -> None: ...
-
-
-class SyncLogs(Protocol):
-    def query(self, q: LogsQuery) -> Page: ...
-
-    def summarize(self, q: PatternsQuery) -> Page: ...
-
-
-class ThreadedLogs:
-    """A synchronous log source (the file tree) asked in a worker thread."""
-
-    def __init__(self, name: str, logs: SyncLogs) -> None:
-        self.name, self.logs = name, logs
-
-    async def query(self, q: LogsQuery) -> Page:
-        return await asyncio.to_thread(self.logs.query, q)
-
-    async def summarize(self, q: PatternsQuery) -> Page:
-        return await asyncio.to_thread(self.logs.summarize, q)
-
-
 class MergedLogs:
-    def __init__(self, sources: Sequence[LogAnswers]) -> None:
+    def __init__(self, sources: Sequence[NamedLogs]) -> None:
         self.sources = list(sources)
         self.name = "+".join(source.name for source in self.sources)
 
-    async def _ask(self, ask: Callable[[LogAnswers], Awaitable[Page]]) -> tuple[list[str], list[Page], JSON]:
+    async def _ask(self, ask: Callable[[NamedLogs], Awaitable[Page]]) -> tuple[list[str], list[Page], JSON]:
         """Every source's page. A source that could not reach its store (SourceError) fails the
         call; one that answered it cannot check this question (a service it does not hold) is left
         out, named under `left_out`, as long as another source answered."""
@@ -96,8 +71,8 @@ class MergedLogs:
             raise next(a for a in answers if isinstance(a, BaseException))
         return names, pages, {"left_out": left_out} if left_out else {}
 
-    async def query(self, q: LogsQuery) -> Page:
-        names, pages, notes = await self._ask(lambda source: source.query(q))
+    async def query_logs(self, q: LogsQuery) -> Page:
+        names, pages, notes = await self._ask(lambda source: source.query_logs(q))
         items = [item for page in pages for item in page.items]
         items.sort(
             key=lambda item: str(item.get("timestamp", "")), reverse=True
@@ -105,9 +80,9 @@ class MergedLogs:
         total = sum(page.total for page in pages)
         return Page(items[: q.limit], total, {**_facts(names, pages), **notes})
 
-    async def summarize(self, q: PatternsQuery) -> Page:
+    async def summarize_logs(self, q: PatternsQuery) -> Page:
         wide = replace(q, limit=max(q.limit, MIN_TEMPLATES))
-        names, pages, notes = await self._ask(lambda source: source.summarize(wide))
+        names, pages, notes = await self._ask(lambda source: source.summarize_logs(wide))
         joined: dict[str, dict[str, Any]] = {}
         for page in pages:
             for item in page.items:

@@ -23,6 +23,7 @@ from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
 from evigate.server.sources.logs.events import LEVELS, normalize_level
 from evigate.server.sources.logs.items import pattern_item
+from evigate.server.sources.services import Sighting, Sightings
 from evigate.server.sources.times import display_time
 
 from . import sql
@@ -132,6 +133,7 @@ class ClickHouseLogs:
     """A log source over one ClickHouse table; the client's pool is shared by its calls."""
 
     name = "clickhouse"
+    watched = True  # a remote server: the service's health loop checks it
 
     def __init__(self, config: ClickHouseConfig, client: ClickHouseClient | None = None) -> None:
         self.config = config
@@ -286,6 +288,19 @@ class ClickHouseLogs:
         )
         rows = await self.client.rows(sql.select_rows(columns, self.config.table_ref, where, 1), where.params)
         return row_item(rows[0]) if rows else None
+
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await self.query(query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await self.summarize(query)
+
+    async def sightings(self) -> Sightings:
+        """The services the table holds (nothing when it cannot be read: the health entry says why)."""
+        try:
+            return Sightings(tuple(Sighting(name, "log") for name in await self.services()))
+        except ToolError:
+            return Sightings()
 
     async def health(self) -> SourceHealth:
         return await self.client.health()

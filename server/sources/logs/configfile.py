@@ -34,8 +34,7 @@ from .config import FieldNames, LogConfig, UserPattern
 from .events import LEVELS, normalize_level
 
 _ROLES = ("time", "level", "message", "service", "exception")
-# `clickhouse` is the ClickHouse log source's table (server/sources/clickhouse/config.py).
-_KEYS = frozenset({"root", "default_tz", "default_level", "fields", "patterns", "clickhouse"})
+_KEYS = frozenset({"root", "default_tz", "default_level", "fields", "patterns"})
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d\d):?(\d\d)$")
 
 

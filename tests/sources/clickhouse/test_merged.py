@@ -33,10 +33,10 @@ class FileLogs:
     def __init__(self, root: Path) -> None:
         self.files = LogFiles(LogConfig(root=root))
 
-    async def query(self, q: LogsQuery) -> Page:
+    async def query_logs(self, q: LogsQuery) -> Page:
         return await asyncio.to_thread(self.files.query, q)
 
-    async def summarize(self, q: PatternsQuery) -> Page:
+    async def summarize_logs(self, q: PatternsQuery) -> Page:
         return await asyncio.to_thread(self.files.summarize, q)
 
 
@@ -65,7 +65,7 @@ async def test_two_sources_answer_as_all_the_files(
     rest = source(clickhouse.server, table="rest_logs")
     try:
         merged = MergedLogs([FileLogs(split), rest])
-        got = await merged.query(question)
+        got = await merged.query_logs(question)
         expected = LogFiles(LogConfig(root=demo_data_dir() / "logs")).query(question)
         assert got.total == expected.total > 0
         assert sorted(map(_line, got.items)) == sorted(map(_line, expected.items))
@@ -81,7 +81,7 @@ async def test_two_sources_summarize_as_all_the_files(clickhouse: Loaded, split:
     rest = source(clickhouse.server, table="rest_logs")
     try:
         question = PatternsQuery(None, "WARN", ALL, 10)
-        got = await MergedLogs([FileLogs(split), rest]).summarize(question)
+        got = await MergedLogs([FileLogs(split), rest]).summarize_logs(question)
         expected = LogFiles(LogConfig(root=demo_data_dir() / "logs")).summarize(question)
         assert [_pattern(p) for p in got.items] == [_pattern(p) for p in expected.items]
         assert got.extra["events"] == expected.extra["events"]
@@ -93,7 +93,7 @@ async def test_one_source_down_fails_the_call(split: Path) -> None:
     down = ClickHouseLogs(ClickHouseConfig(url="http://127.0.0.1:9"))
     try:
         with pytest.raises(SourceError, match=re.escape("clickhouse at http://127.0.0.1:9 is unreachable")):
-            await MergedLogs([FileLogs(split), down]).query(
+            await MergedLogs([FileLogs(split), down]).query_logs(
                 LogsQuery("order-service", None, None, None, ALL, 5)
             )
     finally:

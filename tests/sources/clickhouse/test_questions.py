@@ -5,6 +5,7 @@ the server did the filtering."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
@@ -16,8 +17,8 @@ from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
+from evigate.server.sources.source_set import SourceSet
 from evigate.server.tools import build_backend
-from evigate.server.tools.backend import LogsQuery, Page, PatternsQuery, ToolBackend
 from evigate.storage import Database
 from tests.pipeline.test_demo_questions import CASES, Case, answers_the_case
 
@@ -26,25 +27,8 @@ from .conftest import Loaded, source
 ASKED = ("user-oom-zh", "order-hikari-en", "payment-oom-zh", "gateway-502-en")
 
 
-class ClickHouseLogsBackend:
-    """The demo world's files for alerts and knowledge, ClickHouse for the logs."""
-
-    def __init__(self, files: ToolBackend, logs: ClickHouseLogs) -> None:
-        self._files, self._logs = files, logs
-        self.services = files.services  # type: ignore[attr-defined]
-        self.now = files.now
-        self.query_metrics = files.query_metrics
-        self.lookup_knowledge = files.lookup_knowledge
-
-    async def query_logs(self, query: LogsQuery) -> Page:
-        return await self._logs.query(query)
-
-    async def summarize_logs(self, query: PatternsQuery) -> Page:
-        return await self._logs.summarize(query)
-
-
-def _pipeline(db: Database, tools: ToolBackend) -> Pipeline:
-    agents = build_offline_backend(catalog=tools.services)  # type: ignore[attr-defined]
+def _pipeline(db: Database, tools: SourceSet) -> Pipeline:
+    agents = build_offline_backend(catalog=tools.services)
     settings = PipelineSettings(max_rounds=2, owner="tests")
     return Pipeline(db.repo, tools, agents, load_skills(), load_catalog(), settings)
 
@@ -63,7 +47,7 @@ async def test_a_question_is_answered_the_same_from_clickhouse(
     files = build_backend("fixture", None, db.repo)
     answers = []
     calls = []
-    for tools in (files, ClickHouseLogsBackend(files, logs)):
+    for tools in (files, replace(files, logs=(logs,))):  # the same set, its logs from ClickHouse
         result = await _pipeline(db, tools).run(case.query, None, case.language, Deadline.after(30))
         trace = await db.repo.get_trace(result.session_id)
         assert trace is not None and result.verdict is not None and result.evidence is not None
