@@ -6,8 +6,8 @@ the file index skips files of other services, ClickHouse prunes by its sort key)
 merged: lines newest first up to the limit with the totals added, templates joined by their text
 with counts added and spans widened. A source whose store fails fails the call, naming itself: half
 an answer is never passed off as the whole one. A source that answers it cannot check the question
-(the file source, for a service it holds no file of) is left out and named. Each source's own
-facts are kept under `sources`.
+(the file source, for a service it holds no file of) is left out and named under `left_out`. The
+sources' facts are joined: counts added, tables merged, the rest as the first source said it.
 """
 
 from __future__ import annotations
@@ -39,13 +39,21 @@ class NamedLogs(Protocol):
     async def summarize_logs(self, query: PatternsQuery) -> Page: ...
 
 
-def _facts(names: Sequence[str], pages: Sequence[Page]) -> JSON:
-    merged: JSON = {"sources": {name: page.extra for name, page in zip(names, pages, strict=True)}}
-    for page in pages:  # the file source's unreadable lines stay where skipped_note reads them
-        for key in ("skipped_lines", "skipped_at", "parsers"):
-            if key in page.extra:
-                merged[key] = page.extra[key]
-    return merged
+def _facts(pages: Sequence[Page]) -> JSON:
+    """The sources' facts as one: numbers added (skipped_lines, events), tables merged (parsers), the
+    rest as the first source that has it said it (queried_window, pushed_down)."""
+    facts: JSON = {}
+    for page in pages:
+        for key, value in page.extra.items():
+            if isinstance(value, int | float) and isinstance(facts.get(key, 0), int | float):
+                facts[key] = facts.get(key, 0) + value
+            elif isinstance(value, dict) and isinstance(facts.get(key, {}), dict):
+                facts[key] = {**facts.get(key, {}), **value}
+            elif isinstance(value, list) and isinstance(facts.get(key, []), list):
+                facts[key] = [*facts.get(key, []), *value]
+            else:
+                facts.setdefault(key, value)
+    return facts
 
 
 class MergedLogs:
@@ -53,36 +61,38 @@ class MergedLogs:
         self.sources = list(sources)
         self.name = "+".join(source.name for source in self.sources)
 
-    async def _ask(self, ask: Callable[[NamedLogs], Awaitable[Page]]) -> tuple[list[str], list[Page], JSON]:
+    async def _ask(self, ask: Callable[[NamedLogs], Awaitable[Page]]) -> tuple[list[Page], JSON]:
         """Every source's page. A source that could not reach its store (SourceError) fails the
         call; one that answered it cannot check this question (a service it does not hold) is left
         out, named under `left_out`, as long as another source answered."""
         answers = await asyncio.gather(*(ask(source) for source in self.sources), return_exceptions=True)
-        names, pages, left_out = [], [], {}
+        pages, left_out = [], {}
         for source, answer in zip(self.sources, answers, strict=True):
             if isinstance(answer, SourceError) or not isinstance(answer, Page | ToolError):
                 raise answer
             if isinstance(answer, ToolError):
                 left_out[source.name] = str(answer)
             else:
-                names.append(source.name)
                 pages.append(answer)
         if not pages:
             raise next(a for a in answers if isinstance(a, BaseException))
-        return names, pages, {"left_out": left_out} if left_out else {}
+        return pages, {"left_out": left_out} if left_out else {}
 
     async def query_logs(self, q: LogsQuery) -> Page:
-        names, pages, notes = await self._ask(lambda source: source.query_logs(q))
+        pages, notes = await self._ask(lambda source: source.query_logs(q))
         items = [item for page in pages for item in page.items]
         items.sort(
             key=lambda item: str(item.get("timestamp", "")), reverse=True
         )  # stable: ties keep source order
         total = sum(page.total for page in pages)
-        return Page(items[: q.limit], total, {**_facts(names, pages), **notes})
+        return Page(items[: q.limit], total, {**_facts(pages), **notes})
 
     async def summarize_logs(self, q: PatternsQuery) -> Page:
         wide = replace(q, limit=max(q.limit, MIN_TEMPLATES))
-        names, pages, notes = await self._ask(lambda source: source.summarize_logs(wide))
+        pages, notes = await self._ask(lambda source: source.summarize_logs(wide))
+        if not all("template" in item for page in pages for item in page.items):  # not templates: in order
+            listed = [item for page in pages for item in page.items]
+            return Page(listed[: q.limit], sum(page.total for page in pages), {**_facts(pages), **notes})
         joined: dict[str, dict[str, Any]] = {}
         for page in pages:
             for item in page.items:
@@ -92,8 +102,7 @@ class MergedLogs:
             joined.values(),
             key=lambda p: (-p["count"], p["first"] if p["first"] != "-" else never, p["template"]),
         )
-        facts = {**_facts(names, pages), **notes}
-        facts["events"] = sum(int(page.extra.get("events", 0)) for page in pages)
+        facts = {**_facts(pages), **notes}
         # As one source's summary: the most frequent, then rare severe ones beyond them, rarest first.
         severe = sorted(
             (p for p in items[q.limit :] if p.get("severe")), key=lambda p: (p["count"], p["first"])
