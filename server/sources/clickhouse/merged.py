@@ -81,9 +81,8 @@ class MergedLogs:
     async def query_logs(self, q: LogsQuery) -> Page:
         pages, notes = await self._ask(lambda source: source.query_logs(q))
         items = [item for page in pages for item in page.items]
-        items.sort(
-            key=lambda item: str(item.get("timestamp", "")), reverse=True
-        )  # stable: ties keep source order
+        if not q.query:  # by time; relevance mode keeps each source's ranking, in the set's order
+            items.sort(key=lambda item: str(item.get("timestamp", "")), reverse=True)  # stable
         total = sum(page.total for page in pages)
         return Page(items[: q.limit], total, {**_facts(pages), **notes})
 
