@@ -260,7 +260,7 @@ class StreamParser:
             current.joined = current.joined or line.joined
             return None
         stamp = line.fragment.time if line.fragment is not None else None
-        if parsed is None and stamp is not None and line.text.strip() and not continues_only(line.text):
+        if parsed is None and stamp is not None and _odd_line(line.text):
             # A container's line in no format the file is read in: as it is, timed by the runtime,
             # its level the severity word it starts with (a program's odd line is still evidence).
             text = line.text.rstrip()
@@ -269,6 +269,13 @@ class StreamParser:
             self._current = Draft(line.number, line.offset, line.end, raw, stamp, line.fragment, line.joined)
             return current
         return SkippedLine(self._rel, line.number, skip_reason(parsed, self._format, line.whole))
+
+
+def _odd_line(text: str) -> bool:
+    """A line read as it is when its container's file format does not read it: not empty, not a
+    continuation, not a broken JSON record (a truncated record is bad data, not a message)."""
+    stripped = text.strip()
+    return bool(stripped) and not stripped.startswith("{") and not continues_only(text)
 
 
 @dataclass(frozen=True)
