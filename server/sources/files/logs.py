@@ -113,7 +113,8 @@ class LogFiles:
 
     def summarize(self, q: PatternsQuery) -> Page:
         """The level is the lowest severity kept: one search per level at or above it. Rare severe
-        events below that level (a restart or a reload logged at INFO) are searched by their words."""
+        events below that level (a restart or a reload logged at INFO) are searched by their words
+        in the service's files (a summary of the whole tree keeps those at or above its level)."""
         levels = LEVELS[LEVELS.index(q.level) :] if q.level in LEVELS else (q.level,)
         mine = {"service": q.service, "window": q.window, "limit": MAX_MINED, "parse_all": True, "bare": True}
         results = [self._search(level=level, **mine) for level in levels]
@@ -121,7 +122,7 @@ class LogFiles:
         if len(events) > MAX_MINED:
             events = sorted(events, key=lambda e: e.timestamp, reverse=True)[:MAX_MINED]
         below = [level for level in LEVELS if level not in levels]
-        if below:
+        if below and q.service is not None:  # one byte search per severe word: bounded to a service
             events.extend(self._severe_below(q, set(below)))
         span = (q.window.since, q.window.until)
         summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)
