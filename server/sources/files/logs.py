@@ -26,7 +26,7 @@ MAX_MINED = 200_000
 # Services a could-not-check message names.
 MAX_NAMED = 12
 # Relevance mode ranks the templates of at most this many events (the newest).
-MAX_RANKED = 50_000
+MAX_RANKED = 5_000
 # Severe events under the summary's level, kept per severe word searched (the newest).
 SEVERE_PER_WORD = 50
 
@@ -77,9 +77,9 @@ class LogFiles:
         return Page(items, result.total, _read_report([result]))
 
     def candidates(self, q: LogsQuery) -> Candidates:
-        """Relevance mode's first half: the newest MAX_RANKED events the exact filters keep,
-        grouped into templates, each with the text it is ranked by (template, example, exception,
-        logger)."""
+        """Relevance mode's first half: the newest MAX_RANKED events the exact filters keep (chosen
+        by the index, only those parsed), grouped into templates, each with the text it is ranked
+        by (template, example, exception, logger)."""
         result = self._search(
             service=q.service,
             level=q.level,
@@ -87,7 +87,6 @@ class LogFiles:
             regex=q.pattern,
             window=q.window,
             limit=MAX_RANKED,
-            parse_all=True,
         )
         grouping = log_patterns.group_messages([e.message for e in result.events])
         newest: dict[int, Any] = {}
