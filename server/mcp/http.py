@@ -12,17 +12,16 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
-import math
-import socket
 from collections.abc import Sequence
 from typing import Any
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from evigate.server.asgi_server import AsgiServer
 
 log = logging.getLogger("evigate.mcp")
 PATH = "/mcp"
@@ -106,7 +105,7 @@ def http_app(
     return Gate(app, tokens, allowed_origins)
 
 
-class McpHttpServer:
+class McpHttpServer(AsgiServer):
     """uvicorn on an already bound socket in the running loop, as the web viewer runs (no thread,
     no signal handlers of its own); its lifespan runs the SDK's session manager."""
 
@@ -122,57 +121,12 @@ class McpHttpServer:
     ) -> None:
         if not tokens and not is_loopback(host):
             raise OSError(f"MCP on {host}: a non-loopback address needs auth tokens (--auth-token)")
-        try:
-            self._sock = _listen(host, port)
-        except OSError as error:
-            raise OSError(f"cannot listen on {host}:{port} (mcp): {error.strerror or error}") from None
-        self.host = host
-        self.port = int(self._sock.getsockname()[1])
-        config = uvicorn.Config(
+        super().__init__(
             http_app(server, host, tokens, allowed_origins),
-            log_config=None,
-            access_log=False,
+            host,
+            port,
+            grace_s,
+            what="mcp",
+            path=PATH,
             lifespan="on",
-            timeout_graceful_shutdown=math.ceil(grace_s),
-            server_header=False,
         )
-        self._server = uvicorn.Server(config)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{PATH}"
-
-    async def start(self) -> None:
-        config = self._server.config
-        if not config.loaded:
-            config.load()
-        self._server.lifespan = config.lifespan_class(config)
-        await self._server.startup(sockets=[self._sock])
-        if self._server.should_exit:  # the lifespan failed to start
-            raise OSError(f"MCP on {self.url} did not start")
-        log.info("mcp serving", extra={"url": self.url})
-
-    async def stop(self, grace_s: float | None = None) -> None:
-        if grace_s is not None:
-            self._server.config.timeout_graceful_shutdown = math.ceil(grace_s)
-        if self._server.started:
-            await self._server.shutdown(sockets=[self._sock])
-        else:
-            self._sock.close()
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket made with proto IPPROTO_TCP: asyncio turns Nagle off (TCP_NODELAY) only
-    on connections of such a socket, and with Nagle on, each response on a kept-alive connection
-    waits for the client's delayed ACK (about 40 ms). socket.create_server makes proto 0."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen()
-    except OSError:
-        sock.close()
-        raise
-    return sock

@@ -4,18 +4,16 @@ own event loop (started and stopped by server.app, next to the gRPC server)."""
 from __future__ import annotations
 
 import logging
-import math
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from evigate.server.asgi_server import AsgiServer
 from evigate.server.config import Settings, web_address
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
@@ -72,50 +70,8 @@ def web_server(
     return WebServer(app, host, port, settings.grace_period_s)
 
 
-class WebServer:
-    """uvicorn serving `app` on an already bound socket, in the running loop: no thread, no
-    signal handlers of its own (the service's handle SIGTERM and stop this)."""
+class WebServer(AsgiServer):
+    """The viewer's app on its own socket, in the service's loop."""
 
     def __init__(self, app: Starlette, host: str, port: int, grace_s: float) -> None:
-        try:
-            self._sock = socket.create_server((host, port), family=_family(host))
-        except OSError as error:
-            raise OSError(f"cannot listen on {host}:{port} (web): {error.strerror or error}") from None
-        self.host = host
-        self.port = int(self._sock.getsockname()[1])
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=math.ceil(grace_s),
-            server_header=False,
-        )
-        self._server = uvicorn.Server(config)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
-
-    async def start(self) -> None:
-        config = self._server.config
-        if not config.loaded:
-            config.load()
-        self._server.lifespan = config.lifespan_class(config)
-        await self._server.startup(sockets=[self._sock])
-        log.info("web viewer serving", extra={"url": self.url})
-
-    async def stop(self, grace_s: float | None = None) -> None:
-        """Stops accepting, closes idle connections, lets requests in flight finish for the grace
-        period, then cancels them."""
-        if grace_s is not None:
-            self._server.config.timeout_graceful_shutdown = math.ceil(grace_s)
-        if self._server.started:
-            await self._server.shutdown(sockets=[self._sock])
-        else:
-            self._sock.close()
-
-
-def _family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
+        super().__init__(app, host, port, grace_s, what="web")
