@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import time
 import weakref
 from pathlib import Path
@@ -24,6 +25,8 @@ from evigate.storage.runner import DEFAULT_TIMEOUT_SECONDS, Runner
 from evigate.storage.urls import default_sqlite_url, is_sqlite, is_sqlite_memory, normalize_url
 
 __all__ = ["Database", "default_sqlite_url", "migrate"]
+
+log = logging.getLogger("evigate.storage")
 
 
 # Store real UTF-8 (Chinese, emoji) rather than \u escapes, so other readers see the text.
@@ -243,9 +246,17 @@ class Database:
         return self._case_vectors
 
     async def close(self) -> None:
+        """Closes the pools within the timeout: closing a connection says goodbye to the server,
+        and a server that no longer answers (a partition) would hold that forever, so past the
+        timeout the pool is dropped without the goodbyes (the sockets end with the process)."""
         if self._driver_reads is not None:
             await self._driver_reads.close()
-        await self._engine.dispose()
+        try:
+            async with asyncio.timeout(self._runner.timeout_s):
+                await self._engine.dispose()
+        except TimeoutError:
+            log.warning("database did not answer while closing; its connections are dropped")
+            await self._engine.dispose(close=False)
 
     async def ping(self) -> bool:
         """Health check: False, never an exception, when the database does not answer within the

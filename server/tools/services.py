@@ -10,7 +10,6 @@ with the closest known names, never silently replaced by another service.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import json
 import logging
@@ -20,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evigate.server.tasks import cancel_and_wait
 from evigate.server.tools.backend import MetricsQuery, TimeWindow, ToolBackend
 
 log = logging.getLogger("evigate.services")
@@ -336,11 +336,8 @@ class ServiceCatalog:
             self._task = asyncio.create_task(loop(), name="service-catalog")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        await cancel_and_wait(task)  # a refresh stuck on the database is not waited for long
 
 
 def _canonical(services: Mapping[str, object], name: str) -> str:
