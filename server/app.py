@@ -45,24 +45,24 @@ from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.shutdown import STEPS_SHARE, Budget, start_watchdog
-from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.services import ServiceCatalog
+from evigate.server.sources.source_set import SourceSet
 from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
 from evigate.server.tools import (
-    ToolBackend,
     ToolError,
     build_backend,
     default_registry,
 )
 from evigate.server.tools.catalog_setup import open_service_catalog
-from evigate.server.tools.services import ServiceCatalog
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.health import ServiceHealth
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.web.app import WebServer, web_server
@@ -131,7 +131,7 @@ class App:
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
-        self.tools: ToolBackend | None = None
+        self.tools: SourceSet | None = None
         self.knowledge: SemanticKnowledge | None = None
         self.log_index: IndexBuild | None = None  # the log tree's index, built from start-up
         self._vector_cache: SqliteVectorStore | None = None
@@ -172,7 +172,7 @@ class App:
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
-        signals = tools.catalog if isinstance(tools, LiveBackend) else None
+        signals = tools.signals
         self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
         agents = self._components.agents or build_agents(s, self.services, signals)
         from evigate.server.skills import load_skills
@@ -196,11 +196,11 @@ class App:
             # Ended here, by this start: their callers saw the connection drop.
             self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
-        probes: list[SourceProbe] = list(tools.clients()) if isinstance(tools, LiveAlertsBackend) else []
+        probes: list[SourceProbe] = list(tools.watched())
         if self.log_index is not None:
             probes.append(self.log_index)
         self.health = HealthChecker(
-            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+            ServiceHealth(self.database), SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
@@ -233,12 +233,17 @@ class App:
             },
         )
 
-    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> ToolBackend:
-        """The file backend (logs, knowledge, cases) with the live sources where configured."""
+    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> SourceSet:
+        """The files' sources (alerts, logs, knowledge, cases) with the live sources where configured."""
         s = self.settings
         try:
             files = build_backend(
-                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge
+                s.tool_backend,
+                s.data_dir,
+                repo,
+                logs=logs_settings(s),
+                knowledge=knowledge,
+                embedder=knowledge.index.embedder,
             )
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None
@@ -336,10 +341,8 @@ class App:
             await budget.run("log index build", self.log_index.stop() if self.log_index else None)
             await budget.run("service catalog refresh", self.services.stop() if self.services else None)
             await budget.run("pipeline", self.pipeline.aclose() if self.pipeline else None)
-            live = (
-                self.tools.aclose() if isinstance(self.tools, LiveAlertsBackend) else None
-            )  # pooled HTTP clients
-            await budget.run("live sources", live)
+            # the live sources' pooled HTTP clients
+            await budget.run("live sources", self.tools.aclose() if self.tools is not None else None)
             await budget.run("health checks", self.health.stop() if self.health else None)
             self.metrics.stop()
             if self._vector_cache is not None:

@@ -55,3 +55,13 @@ def opinion_worker(
         run=job.run,
         close=agent.aclose,  # the agent's pooled HTTP client
     )
+
+
+def opinion_workers(settings: Settings) -> Callable[[Repository], list[EvaluationWorker]]:
+    """For `evigate worker`: the LLM opinion's worker on the worker's repository, when configured."""
+
+    def build(repo: Repository) -> list[EvaluationWorker]:
+        worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
+        return [] if worker is None else [worker]
+
+    return build
