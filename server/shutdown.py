@@ -3,18 +3,17 @@
 The calls in flight get the grace period; the background tasks (workers, the log index build, the
 catalog refresh, the health checks) and the database then share `shutdown_timeout_s`. Each step
 runs within what is left of that budget; a step past it is cancelled and left behind, so the steps
-after it still run. In the `evigate serve` process a watchdog ends the process at the bound
-(`grace_period_s + shutdown_timeout_s` after the signal) if anything still holds it: the event
-loop's own teardown waits for every task, and a task stuck in a call that ignores cancellation
-would otherwise hold the exit.
+after it still run. In the `evigate serve` process a watchdog (SIGALRM) ends the process at the
+bound (`grace_period_s + shutdown_timeout_s` after the signal) if anything still holds it: the
+event loop's teardown waits for every task and executor thread, and the interpreter's own
+finalization can hang in a native library with sockets to a database that never answers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import threading
+import signal
 from collections.abc import Awaitable
 from typing import Any
 
@@ -24,7 +23,6 @@ log = logging.getLogger("evigate.shutdown")
 
 # The share of shutdown_timeout_s the steps may use; the rest is the interpreter's to exit in.
 STEPS_SHARE = 0.8
-WATCHDOG_EXIT_STATUS = 70  # EX_SOFTWARE: the process did not end on its own
 
 
 class Budget:
@@ -43,16 +41,10 @@ class Budget:
             await within(what, self.left(), step)
 
 
-def start_watchdog(seconds: float) -> threading.Timer:
-    """Ends the process `seconds` from now unless it has exited by then (a daemon thread: it never
-    holds the exit itself)."""
-
-    def expire() -> None:
-        log.error("shutdown did not finish in time; exiting", extra={"timeout_s": seconds})
-        logging.shutdown()
-        os._exit(WATCHDOG_EXIT_STATUS)
-
-    timer = threading.Timer(seconds, expire)
-    timer.daemon = True
-    timer.start()
-    return timer
+def start_watchdog(seconds: float) -> None:
+    """Ends the process `seconds` from now unless it has exited by then: SIGALRM, left at its
+    default action, which the kernel carries out whatever the interpreter does (a thread could not:
+    once the interpreter finalizes, no thread but the main one runs, and a native library's
+    teardown can hold that one)."""
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
