@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import os
 import random
@@ -35,7 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -94,32 +96,48 @@ def _line(kind: str, service: str, moment: datetime, event: tuple[str, str], i: 
     return text + "\n".join(STACK) + "\n" if level == "ERROR" and i % 2 else text
 
 
-def generate(root: Path, size_mb: int, services: int) -> None:
+@dataclass(frozen=True)
+class Generated:
+    """One generated event: where it is written, what it says, and its text in that file."""
+
+    service: str
+    file: str  # relative to the root
+    moment: datetime
+    level: str
+    message: str
+    text: str
+
+
+def events(size_mb: int, services: int) -> Iterator[Generated]:
+    """The corpus's events in file order, the same on every run (a fixed seed)."""
     rng = random.Random(16)
     per_service = size_mb * 1024 * 1024 // services
     for s in range(services):
         service, kind = f"svc-{s:02d}", ("json", "logfmt", "text")[s % 3]
-        folder = root / service
-        folder.mkdir(parents=True)
         parts = ["app.log.2.gz", "app.log.1", "app.log"] if s % 5 == 0 else ["app.log"]
         approx_events = per_service // 150
         step = timedelta(hours=24) / approx_events
         i, written = 0, 0
         for p, name in enumerate(parts):
             budget = per_service * (p + 1) // len(parts)
-            chunks: list[str] = []
             size = 0
             while written + size < budget:
                 level, template = rng.choices(MESSAGES, WEIGHTS)[0]
                 message = template.format(n=rng.randrange(10**6), ms=rng.randrange(2000), k=rng.randrange(9))
-                line = _line(kind, service, START + step * i, (level, message), i)
-                chunks.append(line)
+                moment = START + step * i
+                line = _line(kind, service, moment, (level, message), i)
+                yield Generated(service, f"{service}/{name}", moment, level, message, line)
                 size += len(line.encode())
                 i += 1
-            data = "".join(chunks).encode()
             written += size
-            path = folder / name
-            path.write_bytes(gzip.compress(data, compresslevel=1) if name.endswith(".gz") else data)
+
+
+def generate(root: Path, size_mb: int, services: int) -> None:
+    for file, group in itertools.groupby(events(size_mb, services), key=lambda event: event.file):
+        data = "".join(event.text for event in group).encode()
+        path = root / file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(data, compresslevel=1) if file.endswith(".gz") else data)
 
 
 def _pct(values: list[float], q: float) -> float:

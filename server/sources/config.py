@@ -16,7 +16,9 @@ import yaml
 
 from evigate.rules.errors import EvigateError
 
-SOURCE_NAMES = ("prometheus", "alertmanager")
+from .clickhouse.config import ClickHouseConfig, ClickHouseConfigError, from_sources
+
+SOURCE_NAMES = ("prometheus", "alertmanager", "clickhouse")
 
 
 class SourceConfigError(EvigateError, ValueError):
@@ -92,9 +94,12 @@ class SourcesConfig:
     prometheus: SourceSettings | None = None
     alertmanager: SourceSettings | None = None
     prometheus_limits: QueryLimits = field(default_factory=QueryLimits)
+    clickhouse: SourceSettings | None = None
+    # Where the logs sit in that ClickHouse: table, columns (server/sources/clickhouse/config.py).
+    clickhouse_logs: ClickHouseConfig | None = None
 
     def configured(self) -> list[SourceSettings]:
-        return [s for s in (self.prometheus, self.alertmanager) if s is not None]
+        return [s for s in (self.prometheus, self.alertmanager, self.clickhouse) if s is not None]
 
 
 def _float(name: str, key: str, value: Any) -> float:
@@ -197,6 +202,7 @@ def sources_config(
     for key, value in sections.items():
         if not isinstance(value, Mapping):
             raise SourceConfigError(f"{key}: expected a mapping of settings")
+    clickhouse = source_settings("clickhouse", env=env, section=sections.get("clickhouse"))
     return SourcesConfig(
         prometheus_limits=query_limits(sections.get("prometheus") or {}),
         prometheus=source_settings(
@@ -205,4 +211,15 @@ def sources_config(
         alertmanager=source_settings(
             "alertmanager", flag_url=alertmanager_url, env=env, section=sections.get("alertmanager")
         ),
+        clickhouse=clickhouse,
+        clickhouse_logs=_clickhouse_logs(clickhouse, sections.get("clickhouse") or {}),
     )
+
+
+def _clickhouse_logs(settings: SourceSettings | None, section: Mapping[str, Any]) -> ClickHouseConfig | None:
+    if settings is None:
+        return None
+    try:
+        return from_sources(settings.base_url, settings.read_timeout_s, settings.basic_auth, section)
+    except ClickHouseConfigError as error:
+        raise SourceConfigError(str(error)) from None

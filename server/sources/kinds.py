@@ -13,6 +13,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from .alertmanager import Alertmanager
+from .clickhouse.config import from_sources
+from .clickhouse.source import ClickHouseLogs
 from .config import SourcesConfig, SourceSettings
 from .live import AlertmanagerSource, PrometheusSource, live_alerts
 from .ports import KnowledgeSource, LogSource, MetricSource, Source
@@ -25,6 +27,7 @@ SourceKind = Callable[[SourceSettings, SourcesConfig, SignalCatalog], Source]
 SOURCE_KINDS: Mapping[str, SourceKind] = {
     "prometheus": lambda s, c, signals: PrometheusSource(Prometheus(s, c.prometheus_limits), signals),
     "alertmanager": lambda s, c, signals: AlertmanagerSource(Alertmanager(s, signals.service_matches)),
+    "clickhouse": lambda s, c, signals: ClickHouseLogs(c.clickhouse_logs or from_sources(s.base_url)),
 }
 
 

@@ -30,6 +30,7 @@ from evigate.server.queries.types import (
     ToolError,
 )
 
+from .clickhouse.merged import MergedLogs, NamedLogs
 from .ports import (
     NO_METRIC_SOURCE,
     AlertSource,
@@ -104,10 +105,21 @@ class SourceSet:
         return _joined(await _each(self.alerts, lambda s: s.query_alerts(query, now)), query.limit, "alert")
 
     async def query_logs(self, query: LogsQuery) -> Page:
+        if len(self.logs) > 1:  # newest first across the sources (clickhouse/merged.py)
+            return await MergedLogs(self._named_logs()).query_logs(query)
         return _joined(await _each(self.logs, lambda s: s.query_logs(query)), query.limit, "log")
 
     async def summarize_logs(self, query: PatternsQuery) -> Page:
+        if len(self.logs) > 1:  # templates joined by their text
+            return await MergedLogs(self._named_logs()).summarize_logs(query)
         return _joined(await _each(self.logs, lambda s: s.summarize_logs(query)), query.limit, "log")
+
+    def _named_logs(self) -> list[NamedLogs]:
+        named: list[NamedLogs] = []
+        for number, source in enumerate(self.logs):
+            name = getattr(source, "name", None)
+            named.append(_Named(name if isinstance(name, str) else f"logs-{number}", source))
+        return named
 
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits:
         hits = await _each(self.knowledge, lambda s: s.lookup_knowledge(query))
@@ -128,6 +140,20 @@ class SourceSet:
     async def aclose(self) -> None:
         for source in self.sources:
             await source.aclose()
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A log source without a name of its own, named by its place in the set."""
+
+    name: str
+    source: LogSource
+
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await self.source.query_logs(query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await self.source.summarize_logs(query)
 
 
 async def _each(sources: Sequence[S], ask: Callable[[S], Awaitable[T]]) -> list[T]:

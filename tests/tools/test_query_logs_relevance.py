@@ -78,3 +78,8 @@ def test_level_word_only_in_capitals() -> None:
 
 def test_rank_keeps_only_documents_with_a_reason() -> None:
     assert rank("disk full", ["cache warmed", "disk is full on /var"]).order == [1]
+
+
+def test_inflections_meet() -> None:
+    assert rank("connections exhausted", ["connection pool exhaust warning", "cache warmed"]).order == [0]
+    assert rank("retries", ["3 retry attempts left"]).order == [0]

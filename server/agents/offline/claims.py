@@ -14,7 +14,7 @@ from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.rules.types import parse_evidence_refs
 from evigate.server.agents.base import JSON
-from evigate.server.agents.offline import signal_calls
+from evigate.server.agents.offline import cluster_claims, signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.vocabulary import LogTerm
@@ -116,18 +116,20 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         term = call.term.name if call.term is not None and _carried(call.term.name, excerpts) else None
         # The line itself, without the extra fields the ref appends after " | ".
         first = quote(refs[0].text.split(" | ")[0])
+        thrown = _exception_piece(refs[0].text)
         if zh:
             where = f"{service} 的日志中" if service else "日志中"
             what = f"检索到 {term} 相关记录" if term else "检索到匹配记录"
             more = "，例如" if len(refs) > 1 else ""
-            return f"{where}{what}{more}：“{first}”。"
+            return f"{where}{what}{more}：“{first}”{f'，异常：“{thrown}”' if thrown else ''}。"
         where = f"{service} logs" if service else "the logs"
         if term and (" " in term or term.islower()):
             what = f'entries matching "{term}"'  # "backlog-related" would be a word no line holds
         else:
             what = f"{term}-related entries" if term else "matching entries"
         more = ", for example" if len(refs) > 1 else ""
-        return f'This query found {what} in {where}{more}: "{first}".'
+        with_thrown = f', with "{thrown}"' if thrown else ""
+        return f'This query found {what} in {where}{more}: "{first}"{with_thrown}.'
     if result.tool_name == ToolName.LOOKUP_KNOWLEDGE:
         return _knowledge_text(refs, zh)
     if result.tool_name == ToolName.LIST_SERVICES:
@@ -138,6 +140,8 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         return f'The service catalog resolves {asked} to {item}: "{quote(refs[0].text)}".'
     if result.tool_name == ToolName.SUMMARIZE_LOGS:
         return _patterns_text(call, refs, zh)
+    if result.tool_name in cluster_claims.CLUSTER_TOOLS:
+        return cluster_claims.observation_text(result, refs, language)
     # Any other registered tool: its items quoted as returned.
     quoted = (
         "；".join(f"“{quote(ref.text)}”" for ref in refs[:3])
@@ -164,6 +168,15 @@ def _patterns_text(call: PlannedCall, refs: Sequence[Ref], zh: bool) -> str:
     listed = "; ".join(", ".join(f'"{part}"' for part in _pattern_parts(ref.text)) for ref in shown)
     scope = f" at {level} and above" if level else ""
     return f"The most frequent log patterns{scope}{f' of {owner}' if owner else ''}: {listed}."
+
+
+_EXCEPTION_FIELD = re.compile(r"exception=.*?(?=; [\w.]+=|$)")
+
+
+def _exception_piece(text: str) -> str | None:
+    """The `exception=A: m ← Caused by: B: n` a log line's ref carries, verbatim, when it has one."""
+    found = _EXCEPTION_FIELD.search(text.partition(" | ")[2])
+    return quote(found.group(0), 240) if found else None
 
 
 def _pattern_parts(text: str) -> list[str]:
@@ -216,6 +229,8 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
     zh = language == "zh"
     if call.tool_name == ToolName.QUERY_PROMQL:
         return signal_calls.negative_text(call, language)
+    if call.tool_name in cluster_claims.CLUSTER_TOOLS:
+        return cluster_claims.negative_text(call.arguments, call.tool_name, excerpt, language)
     service = call.service if _carried(call.service, [excerpt]) else None
     term = call.term if call.term is not None and _carried(call.term.name, [excerpt]) else None
     alert = call.alert_name if _carried(call.alert_name, [excerpt]) else None

@@ -26,7 +26,7 @@ MAX_MINED = 200_000
 # Services a could-not-check message names.
 MAX_NAMED = 12
 # Relevance mode ranks the templates of at most this many events (the newest).
-MAX_RANKED = 50_000
+MAX_RANKED = 5_000
 # Severe events under the summary's level, kept per severe word searched (the newest).
 SEVERE_PER_WORD = 50
 
@@ -77,9 +77,9 @@ class LogFiles:
         return Page(items, result.total, _read_report([result]))
 
     def candidates(self, q: LogsQuery) -> Candidates:
-        """Relevance mode's first half: the newest MAX_RANKED events the exact filters keep,
-        grouped into templates, each with the text it is ranked by (template, example, exception,
-        logger)."""
+        """Relevance mode's first half: the newest MAX_RANKED events the exact filters keep (chosen
+        by the index, only those parsed), grouped into templates, each with the text it is ranked
+        by (template, example, exception, logger)."""
         result = self._search(
             service=q.service,
             level=q.level,
@@ -87,7 +87,6 @@ class LogFiles:
             regex=q.pattern,
             window=q.window,
             limit=MAX_RANKED,
-            parse_all=True,
         )
         grouping = log_patterns.group_messages([e.message for e in result.events])
         newest: dict[int, Any] = {}
@@ -113,7 +112,8 @@ class LogFiles:
 
     def summarize(self, q: PatternsQuery) -> Page:
         """The level is the lowest severity kept: one search per level at or above it. Rare severe
-        events below that level (a restart or a reload logged at INFO) are searched by their words."""
+        events below that level (a restart or a reload logged at INFO) are searched by their words
+        in the service's files (a summary of the whole tree keeps those at or above its level)."""
         levels = LEVELS[LEVELS.index(q.level) :] if q.level in LEVELS else (q.level,)
         mine = {"service": q.service, "window": q.window, "limit": MAX_MINED, "parse_all": True, "bare": True}
         results = [self._search(level=level, **mine) for level in levels]
@@ -121,7 +121,7 @@ class LogFiles:
         if len(events) > MAX_MINED:
             events = sorted(events, key=lambda e: e.timestamp, reverse=True)[:MAX_MINED]
         below = [level for level in LEVELS if level not in levels]
-        if below:
+        if below and q.service is not None:  # one byte search per severe word: bounded to a service
             events.extend(self._severe_below(q, set(below)))
         span = (q.window.since, q.window.until)
         summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)

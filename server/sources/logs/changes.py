@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
+
+from .slots import clock
 
 RATIO = 2.0  # a rate that at least doubles (or halves) across the moment has changed
 MIN_EVENTS = 3  # fewer events on both sides together say nothing about a rate
@@ -41,8 +43,8 @@ class Change:
 
     def text(self) -> str:
         return (
-            f"change={self.kind} before={self.before} from {_clock(self.start)} to {_clock(self.at)} "
-            f"({self.before_rate:.1f}/h) after={self.after} from {_clock(self.at)} to {_clock(self.end)} "
+            f"change={self.kind} before={self.before} from {clock(self.start)} to {clock(self.at)} "
+            f"({self.before_rate:.1f}/h) after={self.after} from {clock(self.at)} to {clock(self.end)} "
             f"({self.after_rate:.1f}/h)"
         )
 
@@ -67,7 +69,3 @@ def change(moments: Sequence[datetime], at: datetime, start: datetime, end: date
 
 def _hours(start: datetime, end: datetime) -> float:
     return max((end - start).total_seconds() / 3600, 1 / 60)  # at least a minute: no division by zero
-
-
-def _clock(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")

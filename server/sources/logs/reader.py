@@ -19,11 +19,21 @@ from typing import BinaryIO
 
 from .config import LogConfig
 from .containers import DOCKER_SERVICE_KEYS, Fragment, Joiner, looks_like
-from .events import LEVELS, ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, normalize_level
+from .events import (
+    LEVELS,
+    ExceptionInfo,
+    LineFields,
+    LineFormat,
+    LogEvent,
+    ParsedLine,
+    SkippedLine,
+    message_level,
+    normalize_level,
+)
 from .jsonlines import JsonLines, Quick
 from .layouts import LogSource
 from .logfmt import Logfmt
-from .multiline import Continuations, exception_chain
+from .multiline import Continuations, continues_only, exception_chain
 from .stamps import Stamps
 from .textlines import MixedLines, RawLines, RegexFormat, choose_text_format
 
@@ -249,7 +259,23 @@ class StreamParser:
             current.end = max(current.end, line.end)
             current.joined = current.joined or line.joined
             return None
+        stamp = line.fragment.time if line.fragment is not None else None
+        if parsed is None and stamp is not None and _odd_line(line.text):
+            # A container's line in no format the file is read in: as it is, timed by the runtime,
+            # its level the severity word it starts with (a program's odd line is still evidence).
+            text = line.text.rstrip()
+            self._continuations.reset()
+            raw = ParsedLine(None, message_level(text), text)
+            self._current = Draft(line.number, line.offset, line.end, raw, stamp, line.fragment, line.joined)
+            return current
         return SkippedLine(self._rel, line.number, skip_reason(parsed, self._format, line.whole))
+
+
+def _odd_line(text: str) -> bool:
+    """A line read as it is when its container's file format does not read it: not empty, not a
+    continuation, not a broken JSON record (a truncated record is bad data, not a message)."""
+    stripped = text.strip()
+    return bool(stripped) and not stripped.startswith("{") and not continues_only(text)
 
 
 @dataclass(frozen=True)

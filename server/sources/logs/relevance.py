@@ -38,16 +38,29 @@ MAX_EMBEDDED = 200  # templates embedded per question (the caller's first: the m
 DENSE_ONLY = 3  # templates the embedder alone may add (no shared word): a paraphrase's best few
 
 
+def stem(word: str) -> str:
+    """An English word's inflection taken off, the same way on both sides: `connections` and
+    `connection`, `reloaded` and `reload`, `retries` and `retry` meet. Identifiers stay whole."""
+    if not word.isalpha() or not word.isascii() or len(word) < 5:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
 def terms(text: str) -> list[str]:
     """The question's or the line's terms: tools.text's words, each identifier whole, CamelCase parts."""
     text = _POSSESSIVE.sub("", text)
-    out = tokenize(text)
+    out = [stem(word) for word in tokenize(text)]
     for found in _IDENTIFIER.finditer(text):
         word = found.group(0)
         whole = set(tokenize(word))
         if word.lower() not in whole:
             out.append(word.lower())
-        out.extend(part for part in tokenize(" ".join(_CAMEL_PART.findall(word))) if part not in whole)
+        out.extend(stem(part) for part in tokenize(" ".join(_CAMEL_PART.findall(word))) if part not in whole)
     return out
 
 

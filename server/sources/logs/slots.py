@@ -42,8 +42,8 @@ class SlotStats:
     def text(self) -> str:
         top = ",".join(f"{value}×{count}" for value, count in self.top)
         return (
-            f"slot{self.position}: first={self.first}@{_clock(self.first_at)} "
-            f"last={self.last}@{_clock(self.last_at)} min={self.low} max={self.high} "
+            f"slot{self.position}: first={self.first}@{clock(self.first_at)} "
+            f"last={self.last}@{clock(self.last_at)} min={self.low} max={self.high} "
             f"distinct={self.distinct} top={top}"
         )
 
@@ -140,7 +140,7 @@ def buckets(
     )
 
 
-def _clock(moment: datetime) -> str:
+def clock(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 

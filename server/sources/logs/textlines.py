@@ -84,13 +84,16 @@ class RegexFormat:
 
 
 class MixedLines:
-    """A plain-text format that also reads the JSON records written between its lines (a file two
-    writers share: an application's text log with a library's JSON lines). Everything else a
-    reader asks of the format (its name, quick(), lane()) is the text format's: a JSON line never
-    matches its regex, so it always takes the full parse, here."""
+    """A plain-text format that also reads the other lines a file holds when two writers share it:
+    JSON records between its lines and a line of another shipped format with a timestamp
+    (gunicorn's error lines among its access lines). A line that can only continue an event (a
+    frame, `Caused by:`) is never read as a start. Everything else a reader asks of the format (its
+    name, quick(), lane()) is the main format's: the other lines never match its regex, so they
+    always take the full parse, here."""
 
     def __init__(self, text: LineFormat, json_lines: LineFormat) -> None:
         self._text, self._json = text, json_lines
+        self._others: list[LineFormat] | None = None
 
     @property
     def name(self) -> str:
@@ -98,12 +101,32 @@ class MixedLines:
 
     def parse(self, line: str) -> LineFields | None:
         found = self._text.parse(line)
-        if found is None and line.lstrip().startswith("{"):
+        if found is not None or continues_only(line) or not line.strip():
+            return found
+        if line.lstrip().startswith("{"):
             return self._json.parse(line)
-        return found
+        for other in self._other_formats():
+            parsed = other.parse(line)
+            if parsed is not None and parsed.timestamp is not None:
+                return parsed
+        return None
+
+    def _other_formats(self) -> list[LineFormat]:
+        if self._others is None:
+            shipped = _shipped_formats()
+            self._others = [f for f in shipped if f.name != self._text.name]
+        return self._others
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._text, name)
+
+
+def _shipped_formats() -> list[LineFormat]:
+    try:
+        module = importlib.import_module(".textformats", __package__)
+    except ImportError:
+        return []
+    return list(module.shipped_formats())
 
 
 # An ISO-like timestamp at the start, an optional level word: what most unknown formats share.

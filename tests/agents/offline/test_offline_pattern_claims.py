@@ -44,3 +44,18 @@ def test_a_list_intent_quotes_every_template() -> None:
     capped = observation_text(PlannedCall("summarize_logs", {}, None), _result(), refs, "en")
     assert all(f"slow call {i} took <*>" in listed for i in range(5))
     assert "slow call 4 took" not in capped
+
+
+def test_a_log_line_claim_names_its_exception_chain_verbatim() -> None:
+    text = (
+        "2026-07-08 23:05:28.123 ERROR checkout-web Error handling request /api/checkout | logger=gunicorn; "
+        "exception=requests.exceptions.ReadTimeout: read timed out ← Caused by: urllib3.ReadTimeoutError: x; "
+        'frames=File "/app/views.py", line 12, in checkout'
+    )
+    result = ToolCallResult(1, "query_logs", {}, "success", None, {}, {})
+    call = PlannedCall("query_logs", {"service": "checkout-web"}, "checkout-web")
+    said = observation_text(call, result, [EvidenceRef("$.logs[0]", text)], "en")
+    chain = (
+        "exception=requests.exceptions.ReadTimeout: read timed out ← Caused by: urllib3.ReadTimeoutError: x"
+    )
+    assert f'with "{chain}"' in said and chain in text

@@ -80,3 +80,25 @@ def test_json_records_between_text_lines_are_read_not_skipped(tmp_path: Path) ->
     events, parsers = _read(tmp_path, "mixed.log")
     assert ("WARN", "json in the middle") in events
     assert len(events) == 5 and parsers == {"mixed.log": "pattern:leading-timestamp"}
+
+
+def test_a_container_stream_of_two_writers_keeps_both_and_its_odd_lines(tmp_path: Path) -> None:
+    pod = tmp_path / "pods" / "shop_web-7d9f8b6c5d-x2kqz_0b1c2d3e-1111-2222-3333-444455556666" / "web"
+    pod.mkdir(parents=True)
+    access = '10.0.0.{n} - - [08/Jul/2026:23:05:{s:02d} +0000] "GET /cart HTTP/1.1" 200 512 "-" "curl/8.5"'
+    lines = [access.format(n=i, s=i) for i in range(6)]
+    lines.insert(3, "[2026-07-08 23:05:03 +0000] [7] [ERROR] Error handling request /api/checkout")
+    lines.insert(4, "Traceback (most recent call last):")
+    lines.insert(5, '  File "/app/views.py", line 12, in checkout')
+    lines.insert(6, "requests.exceptions.ReadTimeout: read timed out")
+    lines.append("*** uWSGI listen queue of socket :8000 full !!! (101/100) ***")
+    (pod / "0.log").write_text(
+        "".join(f"2026-07-08T23:05:{i:02d}.000000000Z stderr F {line}\n" for i, line in enumerate(lines))
+    )
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(limit=20))
+    assert result.skipped.count == 0
+    error = next(e for e in result.events if e.level == "ERROR")
+    assert error.message == "Error handling request /api/checkout"
+    assert error.chain_text() == "requests.exceptions.ReadTimeout: read timed out"
+    odd = result.events[0]
+    assert odd.message.startswith("*** uWSGI listen queue") and odd.level == "INFO"

@@ -1,0 +1,153 @@
+"""The same log questions asked of the files and of ClickHouse holding the same events: the same
+lines and totals, the same templates and counts. ClickHouse 18.16's DateTime keeps whole seconds,
+so times are compared to the second and lines within one second in any order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow, ToolError
+from evigate.server.sources.clickhouse.source import ClickHouseLogs
+from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.tools import demo_data_dir
+
+from .conftest import KESTREL_LOGS, Loaded, source
+
+ALL = TimeWindow(None, None)
+DEMO_INCIDENT = TimeWindow(datetime(2026, 7, 8, 23, 0, tzinfo=UTC), datetime(2026, 7, 8, 23, 20, tzinfo=UTC))
+KESTREL_MORNING = TimeWindow(
+    datetime(2026, 11, 20, 6, 0, tzinfo=UTC), datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+)
+
+DEMO_QUESTIONS = [
+    LogsQuery("order-service", "ERROR", None, None, ALL, 10_000),
+    LogsQuery(None, None, "hikari", None, ALL, 10_000),
+    LogsQuery(None, None, "库存不足", None, ALL, 10_000),
+    LogsQuery("payment-service", None, None, r"timed out after \d+ms", DEMO_INCIDENT, 10_000),
+    LogsQuery("gateway", "WARN", "upstream", None, DEMO_INCIDENT, 10_000),
+    LogsQuery(None, "FATAL", None, None, ALL, 10_000),
+    LogsQuery("no-such-service", None, None, None, ALL, 10_000),
+]
+KESTREL_QUESTIONS = [
+    LogsQuery(None, "ERROR", None, None, ALL, 10_000),
+    LogsQuery(None, None, "connection", None, KESTREL_MORNING, 10_000),
+    LogsQuery(None, None, None, r"(?i)timeout|timed out", ALL, 10_000),
+]
+
+
+def _line(item: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A line without its row key, its time to the second, its fields in any order."""
+    fields = {k: str(v) for k, v in item.items() if k != "row"}
+    fields["timestamp"] = fields["timestamp"][:19]
+    return tuple(sorted(fields.items()))
+
+
+def _files(root: Path) -> LogFiles:
+    return LogFiles(LogConfig(root=root))
+
+
+async def _same_lines(files: LogFiles, logs: ClickHouseLogs, question: LogsQuery) -> int:
+    try:
+        expected = files.query(question)
+    except ToolError as error:  # a service the files hold nothing of: ClickHouse says so too
+        with pytest.raises(ToolError, match=f"no logs of {question.service} are available"):
+            await logs.query(question)
+        assert f"no logs of {question.service} are available" in str(error)
+        return 0
+    got = await logs.query(question)
+    assert got.total == expected.total, question
+    assert sorted(map(_line, got.items)) == sorted(map(_line, expected.items)), question
+    times = [item["timestamp"][:19] for item in got.items]
+    assert times == [item["timestamp"][:19] for item in expected.items], "newest first, as the files"
+    return got.total
+
+
+@pytest.mark.parametrize(
+    "question", DEMO_QUESTIONS, ids=lambda q: f"{q.service}-{q.level}-{q.keyword}-{q.pattern}"
+)
+async def test_demo_questions_find_the_same_lines(demo_logs: ClickHouseLogs, question: LogsQuery) -> None:
+    await _same_lines(_files(demo_data_dir() / "logs"), demo_logs, question)
+
+
+@pytest.mark.parametrize("question", KESTREL_QUESTIONS, ids=lambda q: f"{q.level}-{q.keyword}-{q.pattern}")
+async def test_kestrel_questions_find_the_same_lines(clickhouse: Loaded, question: LogsQuery) -> None:
+    logs = source(clickhouse.server, table="kestrel_logs")
+    try:
+        assert await _same_lines(_files(KESTREL_LOGS), logs, question) > 0
+    finally:
+        await logs.aclose()
+
+
+def _pattern(item: dict[str, Any]) -> tuple[Any, ...]:
+    return (item["template"], item["count"], item["first"], item["last"], tuple(item["levels"]))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        PatternsQuery("order-service", "WARN", ALL, 50),
+        PatternsQuery("payment-service", None, DEMO_INCIDENT, 50),
+        PatternsQuery(None, "ERROR", ALL, 50),
+    ],
+    ids=lambda q: f"{q.service}-{q.level}",
+)
+async def test_demo_summaries_have_the_same_templates(
+    demo_logs: ClickHouseLogs, question: PatternsQuery
+) -> None:
+    expected = _files(demo_data_dir() / "logs").summarize(question)
+    got = await demo_logs.summarize(question)
+    assert got.items == expected.items  # templates, counts, values, buckets, severe ones alike
+    assert (got.total, got.extra["events"]) == (expected.total, expected.extra["events"])
+    asked = (("window", question.window.since), ("service", question.service), ("level", question.level))
+    assert got.extra["pushed_down"] == [name for name, value in asked if value]
+
+
+async def test_the_answer_says_its_window_and_what_the_server_did(demo_logs: ClickHouseLogs) -> None:
+    page = await demo_logs.query(LogsQuery("gateway", "WARN", "upstream", r"\d+ms", DEMO_INCIDENT, 5))
+    assert page.extra["queried_window"] == {"since": "2026-07-08 23:00:00", "until": "2026-07-08 23:20:00"}
+    assert page.extra["pushed_down"] == ["window", "service", "level", "keyword", "pattern"]
+    assert page.extra["pushed_down_limit"] == 5
+
+
+async def test_a_cited_row_is_read_again_by_its_key(demo_logs: ClickHouseLogs) -> None:
+    page = await demo_logs.query(LogsQuery("order-service", "ERROR", "HikariPool", None, ALL, 3))
+    for item in page.items:
+        assert await demo_logs.reread(item["row"]) == item
+    missing = page.items[0]["row"].rsplit("#", 1)[0] + "#0000000000000000"
+    assert await demo_logs.reread(missing) is None
+
+
+async def test_a_lookaround_pattern_is_relaxed_on_the_server_and_matched_here(
+    demo_logs: ClickHouseLogs,
+) -> None:
+    question = LogsQuery("gateway", "ERROR", None, r"(?<![0-9])502(?![0-9])", ALL, 10_000)
+    got = await demo_logs.query(question)
+    expected = _files(demo_data_dir() / "logs").query(question)
+    assert got.total == expected.total > 0
+    assert sorted(map(_line, got.items)) == sorted(map(_line, expected.items))
+    assert "pattern (relaxed: without lookaround / backreferences)" in got.extra["pushed_down"]
+    assert got.extra["pattern_matched_here"]["complete"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        LogsQuery("order-service", None, None, None, ALL, 5, query="database connection pool exhausted"),
+        LogsQuery(None, "ERROR", None, None, ALL, 5, query="内存溢出 OutOfMemoryError"),
+    ],
+    ids=["en", "zh"],
+)
+async def test_relevance_mode_ranks_the_same_templates(
+    demo_logs: ClickHouseLogs, question: LogsQuery
+) -> None:
+    files = _files(demo_data_dir() / "logs")
+    expected = files.ranked(files.candidates(question), question.query or "", None, question.limit)
+    got = await demo_logs.query(question)
+    assert got.total == expected.total > 0
+    assert [_line(i) for i in got.items] == [_line(i) for i in expected.items]
+    assert got.extra["ranked_templates"] == expected.extra["ranked_templates"]
