@@ -1,18 +1,21 @@
 """Word-for-word support of an evidence excerpt by the ref text it cites.
 
-An excerpt is supported when it is the ref text's own words: after both sides are normalised
-(NFKC, so full-width forms become half-width and "…" becomes "..."; case-folded; whitespace and
-sentence punctuation , ; ! ? 。 、 double quotes and brackets turned into spaces; runs of spaces
-made one, none kept beside CJK text) the excerpt occurs in the text. An ellipsis ("…" or "...")
-may join spans of the same ref, each found after the previous one, so a quote can leave words out but never
-add, reorder or change one. A span must not start or end inside an ASCII word ("able" is not in
-"unable"). The `key=value` fields of a ref (`state=firing`, `total=0`) are its atoms: an excerpt
-may pick them in any order, each a whole field of the ref, and a field stands for an ellipsis
-between the words around it.
+An excerpt is supported when it is the ref text's own words, clause by clause. Its clauses are
+its parts between `,` `;` `，` `；` and line breaks: an excerpt may merge several fields of one ref
+item in any order, so each clause is looked for on its own, anywhere in the text. Within a clause,
+after both sides are normalised (NFKC, so full-width forms become half-width and "…" becomes
+"..."; case-folded; whitespace and sentence punctuation , ; ! ? 。 、 double quotes and brackets
+turned into spaces; runs of spaces made one, none kept beside CJK text) the clause occurs in the
+text. An ellipsis ("…" or "...") may join spans of the same ref within a clause, each found after
+the previous one, so a clause can leave words out but never add, reorder or change one; a clause
+the ref does not have (appended, inserted or negated) fails. A span must not start or end inside
+an ASCII word ("able" is not in "unable"). The `key=value` fields of a ref (`state=firing`,
+`total=0`) are its atoms: an excerpt may pick them in any order, each a whole field of the ref,
+and a field stands for an ellipsis between the words around it.
 
 Leaving words out can still flip a statement: "Connection is … available" drops a "not". So the
-words the excerpt skips between its spans, and the word just before its first span, must not be
-a negation (the words are the catalog's, rule excerpt.negation_elided).
+words a clause skips between its spans, and the word just before each clause, must not be a
+negation (the words are the catalog's, rule excerpt.negation_elided).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 
 from evigate.rules.text import contains_token
 
+# Clause boundaries of a folded excerpt (NFKC has made "，" and "；" half-width).
+_CLAUSE = re.compile(r"[,;\n\r]")
 _ELLIPSIS = re.compile(r"\.{3,}|\u22ef")  # after NFKC "…" is "..."; ⋯ has no compatibility form
 # Separators become spaces: a C-level byte table for ASCII text (the hot path), a regex otherwise.
 # Not the apostrophe: it belongs to words (couldn't).
@@ -187,8 +192,8 @@ def _unmatched_rest(text: str, span: str, start: int) -> str:
 
 
 def support(excerpt: str, text: str, negations: Negations | None) -> Support:
-    """Whether `text` supports `excerpt` word for word (see the module docstring); left-out
-    negations are looked for only when `negations` is given."""
+    """Whether `text` supports `excerpt` word for word, clause by clause (see the module
+    docstring); left-out negations are looked for only when `negations` is given."""
     folded_text, folded = fold(text), fold(excerpt)
     if "=" in folded:
         pairs = _pairs(folded)
@@ -198,8 +203,23 @@ def support(excerpt: str, text: str, negations: Negations | None) -> Support:
         for start, end in reversed(pairs):  # each field stands for an ellipsis
             folded = f"{folded[:start]} ... {folded[end:]}"
     source = normalise(folded_text)
+    quoted = False
+    for clause in _CLAUSE.split(folded):
+        found = _clause_support(source, spans(clause), negations)
+        if found is not None and not found.ok:
+            return found
+        quoted = quoted or found is not None
+    if not quoted and "=" not in excerpt:  # nothing but punctuation and ellipses
+        return Support(unsupported=excerpt[:60])
+    return SUPPORTED
+
+
+def _clause_support(source: str, clause: list[str], negations: Negations | None) -> Support | None:
+    """Whether the normalised `source` has the spans of one clause in order, with no negation
+    right before the first or at the edges of the words skipped between them; None when the
+    clause has no words."""
     position = 0
-    for index, span in enumerate(spans(folded)):
+    for index, span in enumerate(clause):
         at = _find(source, span, position)
         if at < 0:
             return Support(unsupported=_unmatched_rest(source, span, position))
@@ -208,9 +228,7 @@ def support(excerpt: str, text: str, negations: Negations | None) -> Support:
             if skipped:
                 return Support(negation=skipped)
         position = at + len(span)
-    if position == 0 and "=" not in excerpt:  # nothing but punctuation and ellipses
-        return Support(unsupported=excerpt[:60])
-    return SUPPORTED
+    return SUPPORTED if clause else None
 
 
 _RAW_WORD_BEFORE = re.compile(r"([A-Za-z0-9_'-]+)\s+$")

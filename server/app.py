@@ -46,6 +46,7 @@ from evigate.server.mcp_setup import McpHttpServer, McpOptions, start_mcp_http
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.shutdown import STEPS_SHARE, Budget, start_watchdog
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
@@ -144,6 +145,7 @@ class App:
         self.web: WebServer | None = None
         self.mcp: McpHttpServer | None = None  # MCP for other agents: the same use cases, in this loop
         self._stopped = asyncio.Event()
+        self._ended = asyncio.Event()  # stop() is over
 
     def _wake_worker(self, session_id: str) -> None:
         """A session just committed SUCCESS with its evaluation job: claim it now, not at the next poll."""
@@ -326,47 +328,45 @@ class App:
         return server
 
     async def stop(self, grace: float | None = None) -> None:
-        """Graceful shutdown; safe to call twice."""
+        """Graceful shutdown within `grace + shutdown_timeout_s` whatever the database does
+        (server.shutdown); safe to call twice."""
         if self._stopped.is_set():
             return
         self._stopped.set()
         grace = self.settings.grace_period_s if grace is None else grace
         log.info("shutting down", extra={"grace_period_s": grace})
-        if self.health is not None:
-            await self.health.shutdown()
-        for stop in [end.stop for end in (self.web, self.mcp) if end is not None]:  # viewer, MCP
-            await stop(grace)
-        if self.server is not None:
-            await self.server.stop(grace)
-        if self.worker is not None:
-            await self.worker.stop()
-        if self.opinions is not None:
-            await self.opinions.stop()
-        if self.log_index is not None:
-            await self.log_index.stop()
-        if self.services is not None:
-            await self.services.stop()
-        if self.pipeline is not None:
-            await self.pipeline.aclose()
-        if self.tools is not None:  # the live sources' pooled HTTP clients
-            await self.tools.aclose()
-        if self.health is not None:
-            await self.health.stop()
-        self.metrics.stop()
-        if self._vector_cache is not None:
-            self._vector_cache.close()
-        if self.database is not None:
-            await self.database.close()
+        try:
+            budget = Budget(grace + self.settings.shutdown_timeout_s * STEPS_SHARE)
+            if self.health is not None:
+                await budget.run("health NOT_SERVING", self.health.shutdown())
+            ends = [end.stop(grace) for end in (self.web, self.mcp) if end is not None]  # viewer, MCP
+            calls = [*ends, self.server.stop(grace)] if self.server is not None else ends
+            await budget.run("calls in flight", asyncio.gather(*calls))
+            await budget.run("evaluation worker", self.worker.stop() if self.worker else None)
+            await budget.run("opinion worker", self.opinions.stop() if self.opinions else None)
+            await budget.run("log index build", self.log_index.stop() if self.log_index else None)
+            await budget.run("service catalog refresh", self.services.stop() if self.services else None)
+            await budget.run("pipeline", self.pipeline.aclose() if self.pipeline else None)
+            # the live sources' pooled HTTP clients
+            await budget.run("live sources", self.tools.aclose() if self.tools is not None else None)
+            await budget.run("health checks", self.health.stop() if self.health else None)
+            self.metrics.stop()
+            if self._vector_cache is not None:
+                self._vector_cache.close()
+            await budget.run("database", self.database.close() if self.database else None)
+        finally:
+            self._ended.set()
         log.info("stopped")
 
     async def wait(self) -> None:
-        await self._stopped.wait()
-        if self.server is not None:
-            await self.server.wait_for_termination()
+        """Until stop() has ended (not until the gRPC server says it has: stop() bounds that)."""
+        await self._ended.wait()
 
 
 async def serve(settings: Settings, on_ready: OnReady | None = None, mcp: McpOptions | None = None) -> None:
-    """Runs until SIGTERM or SIGINT, then shuts down gracefully; `mcp`: also serve MCP over HTTP."""
+    """Runs until SIGTERM or SIGINT, then shuts down gracefully; `mcp`: also serve MCP over HTTP.
+    The process is gone within `grace_period_s + shutdown_timeout_s` of the first signal
+    (server.shutdown's watchdog)."""
     app = App(settings, Components(mcp=mcp))
     try:
         await app.start()
@@ -379,6 +379,7 @@ async def serve(settings: Settings, on_ready: OnReady | None = None, mcp: McpOpt
     def on_signal(signum: int) -> None:
         log.info("signal received", extra={"signal": signal.Signals(signum).name})
         if not stopping:
+            start_watchdog(settings.grace_period_s + settings.shutdown_timeout_s)
             stopping.append(asyncio.create_task(app.stop()))
         elif app.server is not None:  # a second signal: cancel the in-flight calls now
             stopping.append(asyncio.create_task(app.server.stop(0)))
@@ -389,9 +390,7 @@ async def serve(settings: Settings, on_ready: OnReady | None = None, mcp: McpOpt
     if on_ready is not None:
         on_ready(app)
     try:
-        await app.wait()
-        for task in stopping:
-            await task
+        await app.wait()  # a second signal's task is not waited for: stop() bounds the server's end
     finally:
         await app.stop()
 

@@ -51,6 +51,7 @@ class Settings:
     keepalive_min_ping_interval_s: float = 10.0
     keepalive_permit_without_calls: bool = False
     grace_period_s: float = 10.0
+    shutdown_timeout_s: float = 10.0  # after the grace period: the background tasks and the database
     # storage
     state_dir: Path = field(default_factory=lambda: Path.cwd() / STATE_DIR_NAME)
     database_url: str = ""  # empty: a SQLite file in state_dir, migrated automatically
@@ -381,7 +382,7 @@ def validate(settings: Settings) -> None:
         "max_excerpt_chars",
         "max_rounds",
     )
-    for name in (*positive, "worker_batch_size", "worker_max_attempts"):
+    for name in (*positive, "worker_batch_size", "worker_max_attempts", "db_timeout_s", "shutdown_timeout_s"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"{name} must be positive")
     if settings.web:
@@ -390,8 +391,6 @@ def validate(settings: Settings) -> None:
         raise ConfigError("metrics_port must be 0..65535")
     if settings.trace_cache_ttl_s < 0:
         raise ConfigError("trace_cache_ttl_s must be ≥ 0")
-    if settings.db_timeout_s <= 0:
-        raise ConfigError("db_timeout_s must be > 0")
     if settings.grace_period_s < 0 or settings.health_check_interval_s <= 0:
         raise ConfigError("grace_period_s must be ≥ 0 and health_check_interval_s > 0")
 

@@ -33,6 +33,7 @@ HELP = {
     "config_file": "TOML or JSON file of settings (top-level keys = setting names; flags and env win)",
     "web": "HOST:PORT of the browser trace viewer, e.g. 127.0.0.1:8080 (default: off)",
     "grace_period_s": "seconds in-flight calls get at shutdown (default 10)",
+    "shutdown_timeout_s": "seconds background tasks and the database get after the grace period (default 10)",
     "trace_cache_ttl_s": "seconds finished sessions' GetTrace replies are cached (0: off; default 1)",
     "log_format": "json (default) or text",
     "prometheus_url": "Prometheus-compatible server for query_promql and alert history, e.g. http://prom:9090",

@@ -47,7 +47,13 @@ def opinion_worker(
     budget = 2 * settings.evaluation_llm_timeout_s + 10
     opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
     return EvaluationWorker(
-        repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
+        repo,
+        opinion_settings,
+        on_scored=on_written,
+        name=name,
+        kind=LLM_OPINION,
+        run=job.run,
+        close=agent.aclose,  # the agent's pooled HTTP client
     )
 
 

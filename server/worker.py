@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from evigate.rules import score
 from evigate.rules.types import ScoreFacts
-from evigate.server.tasks import cancel_and_wait
+from evigate.server.tasks import UNWIND_TIMEOUT_S, cancel_and_wait, within
 from evigate.storage.errors import DatabaseUnavailable
 from evigate.storage.records import JobRecord, JobStats
 from evigate.storage.repository import Repository
@@ -92,15 +92,18 @@ class EvaluationWorker:
         name: str | None = None,
         kind: str = EVIDENCE_SCORE,
         run: Callable[[str], Awaitable[object]] | None = None,
+        close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """`name` is stable across restarts (`<instance name>/server`): the id is the name plus a
         random suffix, and on start the worker releases the leases an earlier run under the same
         name still holds, since that run is dead. Without a name nothing is released.
 
         `kind` and `run` choose the jobs: by default the evidence score; the composition root also
-        runs one for the LLM opinion (server.usecases.opinion), with the same queue semantics."""
+        runs one for the LLM opinion (server.usecases.opinion), with the same queue semantics;
+        `close` releases what `run` holds (the opinion agent's HTTP client) at stop."""
         self._kind = kind
         self._run = run or (lambda session_id: evaluate_session(repo, session_id))
+        self._close = close
         self._repo = repo
         self._settings = settings
         self._name = name
@@ -180,8 +183,13 @@ class EvaluationWorker:
             self._task = asyncio.create_task(self.run_forever(), name=f"{self._kind}-worker")
 
     async def stop(self) -> None:
-        await cancel_and_wait(self._task)
-        self._task = None
+        """Cancels the poll loop (a claim or job stuck on the database is waited for only
+        UNWIND_TIMEOUT_S), then closes what `run` holds."""
+        task, self._task = self._task, None
+        await cancel_and_wait(task)
+        close, self._close = self._close, None
+        if close is not None:
+            await within(f"{self._kind} worker close", UNWIND_TIMEOUT_S, close())
 
 
 def format_stats(stats: JobStats) -> str:

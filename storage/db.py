@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import time
 import weakref
 from pathlib import Path
@@ -25,12 +26,15 @@ from evigate.storage.urls import default_sqlite_url, is_sqlite, is_sqlite_memory
 
 __all__ = ["Database", "default_sqlite_url", "migrate"]
 
+log = logging.getLogger("evigate.storage")
+
 
 # Store real UTF-8 (Chinese, emoji) rather than \u escapes, so other readers see the text.
 _json_dumps = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
 
 
 MYSQL_POOL_TIMEOUT_SECONDS = 10.0
+SQLITE_BUSY_SHARE = 0.5  # of the database timeout: how long a write waits for SQLite's lock
 MYSQL_RECYCLE_SECONDS = 1800.0
 
 
@@ -42,9 +46,10 @@ def _mysql_connect_args(timeout_s: float) -> dict[str, Any]:
 def _create_engine(url: str, pool_size: int, echo: bool, timeout_s: float) -> AsyncEngine:
     kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_dumps}
     if is_sqlite(url):
-        # The busy timeout ends before the runner's own, so a long lock wait is a (retried)
-        # conflict, not a database that stopped answering.
-        busy_s = timeout_s * 0.8
+        # The busy timeout ends well before the runner's own, so a long lock wait is a (retried)
+        # conflict, not a database that stopped answering. SQLite counts the sleeps it planned,
+        # not the time they took: on a loaded machine they overshoot, hence half, not most.
+        busy_s = timeout_s * SQLITE_BUSY_SHARE
         kwargs["connect_args"] = {"timeout": busy_s}
         if not is_sqlite_memory(url):
             kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=timeout_s)
@@ -243,9 +248,17 @@ class Database:
         return self._case_vectors
 
     async def close(self) -> None:
+        """Closes the pools within the timeout: closing a connection says goodbye to the server,
+        and a server that no longer answers (a partition) would hold that forever, so past the
+        timeout the pool is dropped without the goodbyes (the sockets end with the process)."""
         if self._driver_reads is not None:
             await self._driver_reads.close()
-        await self._engine.dispose()
+        try:
+            async with asyncio.timeout(self._runner.timeout_s):
+                await self._engine.dispose()
+        except TimeoutError:
+            log.warning("database did not answer while closing; its connections are dropped")
+            await self._engine.dispose(close=False)
 
     async def ping(self) -> bool:
         """Health check: False, never an exception, when the database does not answer within the

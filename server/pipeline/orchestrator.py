@@ -113,8 +113,8 @@ class Pipeline:
                 if isinstance(item, BaseException):
                     raise item
                 yield item
-        finally:
-            await cancel_and_wait(task)
+        finally:  # the runner records how the session ended: wait for it (its writes are bounded)
+            await cancel_and_wait(task, timeout_s=None)
 
     async def _run(
         self, query: str, session_id: str, language: str, deadline: Deadline, emit: Emit | None

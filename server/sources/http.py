@@ -193,8 +193,8 @@ class SourceHealth:
     def line(self) -> str:
         state = "ready" if self.ready else "reachable, not ready" if self.reachable else "UNREACHABLE"
         parts = [f"{self.name} {self.url}: {state}"]
-        if self.version:
-            parts.append(f"version {self.version}")
+        if self.reachable:
+            parts.append(f"version {self.version or 'unknown'}")
         if self.started_at:
             parts.append(f"up since {self.started_at.strftime('%Y-%m-%d %H:%M:%S')} UTC")
         if self.detail:

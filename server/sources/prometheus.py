@@ -36,8 +36,12 @@ from .prom_types import (
 
 _READ_ONLY = re.compile(
     r"/api/v1/(query|query_range|alerts|rules|series|labels|metadata|status/buildinfo|status/runtimeinfo"
-    r"|label/[A-Za-z_][A-Za-z0-9_]*/values)|/-/ready|/health"
+    r"|label/[A-Za-z_][A-Za-z0-9_]*/values)|/-/ready|/health|/metrics"
 )
+# VictoriaMetrics tells its version in its own metrics, not in /api/v1/status/buildinfo:
+# vm_app_version{version="victoria-metrics-20230313-…-tags-v1.89.1-0-g…", short_version="v1.89.1"} 1
+_VM_APP_VERSION = re.compile(rb"^vm_app_version\{([^}]*)\}", re.MULTILINE)
+_LABEL_PAIR = re.compile(r'(\w+)="([^"]*)"')
 _LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -259,17 +263,39 @@ class Prometheus:
         base = self.http.settings.base_url
         try:
             status, _ = await self.http.get("/-/ready")
-            if status == 404:  # VictoriaMetrics answers readiness on /health
+            victoria = status == 404
+            if victoria:  # VictoriaMetrics answers readiness on /health
                 status, _ = await self.http.get("/health")
         except SourceError as exc:
             return SourceHealth(self.name, base, reachable=False, ready=False, detail=str(exc))
-        version = started = None
+        version = await (self._victoria_version() if victoria else self._build_version())
+        started = None
         try:
-            build, _ = await self._data("/api/v1/status/buildinfo")
-            version = str(build.get("version")) if isinstance(build, Mapping) else None
             runtime, _ = await self._data("/api/v1/status/runtimeinfo")
             started = parse_time(runtime.get("startTime")) if isinstance(runtime, Mapping) else None
         except (SourceError, BadAnswerError):
             pass  # optional endpoints: not every compatible store serves them
         detail = None if status == 200 else f"readiness answered HTTP {status}"
         return SourceHealth(self.name, base, True, status == 200, version, started, detail)
+
+    async def _build_version(self) -> str | None:
+        """Prometheus' version from its build information; None when it names none."""
+        try:
+            build, _ = await self._data("/api/v1/status/buildinfo")
+        except (SourceError, BadAnswerError):
+            return None
+        version = build.get("version") if isinstance(build, Mapping) else None
+        return str(version) if version else None
+
+    async def _victoria_version(self) -> str | None:
+        """VictoriaMetrics' version from its vm_app_version metric (the short one when it has
+        one); None when the build carries none (distribution builds leave both labels empty)."""
+        try:
+            status, body = await self.http.get("/metrics")
+        except SourceError:
+            return None
+        found = _VM_APP_VERSION.search(body) if status == 200 else None
+        if found is None:
+            return None
+        labels = dict(_LABEL_PAIR.findall(found.group(1).decode(errors="replace")))
+        return labels.get("short_version") or labels.get("version") or None

@@ -10,7 +10,6 @@ with the closest known names, never silently replaced by another service.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import json
 import logging
@@ -25,6 +24,7 @@ from typing import Any, Protocol
 from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
 
 log = logging.getLogger("evigate.services")
+STOP_WAIT_S = 5.0
 _SEPARATORS = re.compile(r"[\s_.\-/:]+")
 # Name parts that say what kind of thing a service is; alone they name no service ("the worker").
 GENERIC_PARTS = frozenset(
@@ -347,11 +347,12 @@ class ServiceCatalog:
             self._task = asyncio.create_task(loop(), name="service-catalog")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Cancels the refresh loop; one stuck on a source that ignores the cancellation is left
+        to end with the event loop after STOP_WAIT_S (shutdown stays bounded)."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=STOP_WAIT_S)
 
 
 def _canonical(services: Mapping[str, object], name: str) -> str:

@@ -13,7 +13,9 @@ import pytest
 
 from evigate.rules.opinion import ITEMS
 from evigate.server.agents.llm.opinion import LLMOpinionAgent
+from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
+from evigate.server.opinion_worker import opinion_worker
 from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.worker import EvaluationWorker, WorkerSettings, evaluate_session
 from evigate.storage import Database
@@ -172,3 +174,20 @@ async def test_a_contradicted_verified_only_opinion_is_a_disagreement(
     assert counted == ["states_only_verified_facts"]
     factor = next(f for f in stored["factors"] if f["name"] == "llm_states_only_verified_facts")
     assert "not believed" in factor["description"] and factor["delta"] == 0
+
+
+async def test_the_opinion_workers_http_client_is_closed_at_stop(db: Database, fake: FakeOpenAI) -> None:
+    settings = Settings(
+        evaluation_llm_model="evaluator",
+        evaluation_llm_base_url=fake.base_url,
+        evaluation_llm_api_key="sk-test",
+    )
+    worker = opinion_worker(settings, db.repo, name="test/opinion")
+    assert worker is not None
+    close: Any = worker._close  # the agent's aclose
+    client = close.__self__._client._openai  # the agent's pooled HTTP client
+    worker.start()
+    assert not client.is_closed()
+    await worker.stop()
+    assert client.is_closed()
+    await worker.stop()  # a second stop is harmless

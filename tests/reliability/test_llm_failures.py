@@ -5,7 +5,6 @@ tests/pipeline/test_llm_degrade.py.)"""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import grpc
@@ -37,11 +36,11 @@ def _llm_args(base_url: str, timeout_s: float) -> list[str]:
 
 async def _failed_session(client: Client, session_id: str, stage: str) -> str:
     """Chat ends FAILED (an OK call carrying the failure), and GetTrace replays what happened."""
-    started = time.monotonic()
     reply = await client.chat(QUERY, session_id=session_id, language="en", rpc_timeout=30)
     assert reply.status == FAILED
     assert stage in reply.failure_reason, reply.failure_reason
-    assert time.monotonic() - started < 20  # bounded by the LLM timeout, not the 30 s deadline
+    # ended by the LLM's own timeout or error, not by the call's 30 s deadline
+    assert "deadline exceeded" not in reply.failure_reason, reply.failure_reason
     trace = (await client.trace(session_id)).trace
     assert trace.session.status == FAILED
     assert trace.session.failure_reason == reply.failure_reason

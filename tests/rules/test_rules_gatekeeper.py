@@ -4,7 +4,6 @@ back-fill, adversarial input and catalog-driven behaviour."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -383,8 +382,6 @@ def test_backfill_work_is_bounded_on_adversarial_input() -> None:
     evidence = _positive(
         *[binding("query_logs", None, None, f"order-service line {i}") for i in range(2_000)]
     )
-    start = time.perf_counter()
-    result = check(evidence, invocations)
-    assert time.perf_counter() - start < 10
+    result = check(evidence, invocations)  # the work budget, not the input, bounds it
     assert result.severity == "low_confid"
     assert any("budget" in e.message for e in result.errors)

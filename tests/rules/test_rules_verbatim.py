@@ -34,6 +34,9 @@ ZH = "网关日志：上游 user-service 响应超时 5000ms，服务暂时不�
         ("网关日志 上游user-service响应超时", ZH),  # the full-width colon and spaces dropped
         ("ＨＴＴＰ　５０４", ZH),  # full-width letters, digits and space
         ("上游 user-service … 缓慢", ZH),  # 非常 ("very") is no negation
+        ("request timed out after 30000ms, HikariPool-1 - Connection is not available", LOG),  # clauses
+        ("request timed out; ERROR … HikariPool-1\nConnection is not available", LOG),  # in any order
+        ("返回 HTTP 504，服务暂时不可用；上游 user-service 响应超时", ZH),
     ],
 )
 def test_the_refs_own_words_are_supported(excerpt: str, text: str) -> None:
@@ -56,6 +59,10 @@ def test_the_refs_own_words_are_supported(excerpt: str, text: str) -> None:
         (f"{ZH}，目前已经完全恢复", ZH, "目前已经完全恢复"),
         ("服务暂时可用", ZH, "可用"),
         ("……", LOG, "……"),
+        ("request timed out, the pool is exhausted, HikariPool-1", LOG, "the pool is exhausted"),  # inserted
+        ("request timed out, Connection is available", LOG, "available"),  # negation dropped
+        ("返回 HTTP 504，服务暂时没有不可用", ZH, "没有不可用"),  # negated
+        ("返回 HTTP 504；上游 user-service 响应超时，目前已经完全恢复", ZH, "目前已经完全恢复"),  # appended
     ],
 )
 def test_words_the_ref_lacks_are_named(excerpt: str, text: str, unsupported: str) -> None:
@@ -71,6 +78,7 @@ def test_words_the_ref_lacks_are_named(excerpt: str, text: str, unsupported: str
         ("available, request timed out", LOG, "not"),
         ("上游 user-service … 可用", ZH, "不"),
         ("可用", ZH, "不"),
+        ("返回 HTTP 504，可用", ZH, "不"),  # a clause quoted without its negation
         ("It is … to be reached", "It is never going to be reached", "never"),
         ("the pool … recover", "the pool couldn't recover", "couldn't"),
     ],

@@ -97,16 +97,21 @@ async def test_a_deadline_during_a_stage_is_recorded_and_counted_as_deadline_exc
     app_factory: AppFactory,
 ) -> None:
     gate = asyncio.Event()  # never set: the planner waits until the deadline cuts it off
-    agents, _ = slow_agents(gate=gate)
+    agents, planner = slow_agents(gate=gate)
     app = await app_factory(agents=agents)
     async with grpc.aio.insecure_channel(app.address) as channel:
         stub = chat_service_pb2_grpc.ChatServiceStub(channel)
         try:
             await stub.Chat(
-                chat_service_pb2.ChatRequest(query=HIGH_CPU_EN, session_id="late", language="en"), timeout=0.3
+                # long enough for the INSERT on a loaded machine: the deadline passes in the planner
+                chat_service_pb2.ChatRequest(query=HIGH_CPU_EN, session_id="late", language="en"),
+                timeout=3.0,
             )
         except grpc.aio.AioRpcError as error:
             assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        else:
+            raise AssertionError("the call outlived its deadline")
+        assert planner.started.is_set()
         recorded = await _terminal(app, ["late"])
     assert recorded["late"] == ("FAILED", "deadline exceeded during planner")
     assert _count(app, "FAILED", "deadline_exceeded") == 1
@@ -179,7 +184,7 @@ async def test_the_caller_deadline_passing_during_the_session_insert_ends_it_fai
     app = await app_factory()
     gate = asyncio.Event()
     _SlowInsert(app, gate=gate)
-    code = await _call(app, rpc, "lost-insert", client_timeout=0.3)
+    code = await _call(app, rpc, "lost-insert", client_timeout=3.0)  # the read before the INSERT fits
     assert code == grpc.StatusCode.DEADLINE_EXCEEDED
     gate.set()
     recorded = await _terminal(app, ["lost-insert"])

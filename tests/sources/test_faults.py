@@ -218,6 +218,42 @@ async def test_check_sources_lists_each_source_with_its_state(recorder: Recorder
     assert not am_health.reachable and am_health.name == "alertmanager"
 
 
+VM_BUILD = "victoria-metrics-20230313-tags-v1.89.1-0-gabc"
+
+
+@pytest.mark.parametrize(
+    ("labels", "shown"),
+    [
+        (
+            'version="victoria-metrics-20230313-tags-v1.89.1-0-gabc", short_version="v1.89.1"',
+            "version v1.89.1",
+        ),
+        (
+            'version="victoria-metrics-20230313-tags-v1.89.1-0-gabc", short_version=""',
+            "version victoria-metrics",
+        ),
+        ('version="", short_version=""', "version unknown"),  # a distribution build names none
+    ],
+)
+async def test_victoria_metrics_tells_its_version_in_its_own_metrics(
+    recorder: Recorder, labels: str, shown: str
+) -> None:
+    recorder.answer("/health", b"OK")  # no /-/ready: VictoriaMetrics
+    recorder.answer("/api/v1/status/buildinfo", {"status": "success", "data": {}})
+    recorder.answer("/metrics", f"vm_rows 3\nvm_app_version{{{labels}}} 1\n".encode())
+    (health,) = await check_sources(sources_config(prometheus_url=recorder.url))
+    assert health.ready
+    assert health.line().startswith(f"prometheus {recorder.url}: ready; {shown}")
+
+
+async def test_a_server_that_names_no_version_shows_version_unknown(recorder: Recorder) -> None:
+    recorder.answer("/-/ready", b"Prometheus Server is Ready.")
+    recorder.answer("/api/v1/status/buildinfo", {"status": "success", "data": {}})
+    (health,) = await check_sources(sources_config(prometheus_url=recorder.url))
+    assert health.version is None
+    assert health.line() == f"prometheus {recorder.url}: ready; version unknown"
+
+
 def test_settings_describe_hides_secrets() -> None:
     s = SourceSettings("prometheus", "http://127.0.0.1:9090/", bearer_token="tok", read_timeout_s=3)
     assert s.describe() == {

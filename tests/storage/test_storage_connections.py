@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import sqlite3
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import pymysql
@@ -123,39 +125,75 @@ async def test_read_first_retries_a_lost_connection(db: Database) -> None:
 
 
 def _slow_query(dialect: str) -> str:
+    """A statement that runs for long and says when it has started: on SQLite it calls
+    `statement_running()` (see _announce_running), on MariaDB it shows in the process list."""
     if dialect == "sqlite":
         return (
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000000) "
-            "SELECT count(*) FROM n"
+            "WITH RECURSIVE n(i) AS (SELECT statement_running() UNION ALL SELECT i + 1 FROM n "
+            "WHERE i < 300000000) SELECT count(*) FROM n"
         )
-    return "SELECT SLEEP(30)"
+    return "SELECT SLEEP(30) AS evigate_cancel_probe"
+
+
+def _set_and_answer(flag: threading.Event) -> Callable[[], int]:
+    def answer() -> int:
+        flag.set()
+        return 1
+
+    return answer
+
+
+async def _announce_running(db: Database) -> threading.Event:
+    """Set once the slow statement runs on the server: SQLite connections (opened afresh) get a
+    statement_running() function that sets it; MariaDB's process list is watched for the statement."""
+    running = threading.Event()
+    if db.engine.dialect.name == "sqlite":
+
+        def register(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.create_function("statement_running", 0, _set_and_answer(running))
+
+        await db.engine.dispose()  # the pooled connections lack the function
+        event.listen(db.engine.sync_engine, "connect", register)
+        return running
+
+    def watch() -> None:
+        admin = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+        try:
+            with admin.cursor() as cursor:
+                while not running.is_set():
+                    cursor.execute(
+                        "SELECT COUNT(*) FROM information_schema.processlist "
+                        "WHERE info LIKE 'SELECT SLEEP(30) AS evigate_cancel_probe%'"
+                    )
+                    row = cursor.fetchone()
+                    if row is not None and row[0]:
+                        running.set()
+        finally:
+            admin.close()
+
+    threading.Thread(target=watch, daemon=True).start()
+    return running
 
 
 @pytest.mark.parametrize("path", ["read", "read_first"])
 async def test_cancelled_query_returns_its_connection(db: Database, path: str) -> None:
-    started = asyncio.Event()
-
-    def mark(*_args: Any) -> None:
-        started.set()
-
+    running = await _announce_running(db)
     runner = Runner(db.engine, db.engine)
     slow = _slow_query(db.engine.dialect.name)
 
     async def work(conn: AsyncConnection) -> None:
         await conn.execute(text(slow))
 
-    event.listen(db.engine.sync_engine, "before_cursor_execute", mark)
+    call = runner.read(work) if path == "read" else runner.read_first(text(slow), {})
+    task = asyncio.create_task(call)
     try:
-        call = runner.read(work) if path == "read" else runner.read_first(text(slow), {})
-        task = asyncio.create_task(call)
-        await asyncio.wait_for(started.wait(), 10)
-        await asyncio.sleep(0.05)  # let the statement reach the server
-        assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(task, 10)
+        assert await asyncio.to_thread(running.wait, 30)  # the statement runs on the server
     finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", mark)
+        running.set()  # the process-list watcher ends either way
+    assert db.engine.pool.checkedout() == 1  # type: ignore[attr-defined]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
     assert db.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     # The pool still works afterwards.
     await db.repo.create_session("after-cancel", "q", "zh", "o")

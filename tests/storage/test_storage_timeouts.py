@@ -6,7 +6,6 @@ A SQLite write lock held past the busy timeout is DatabaseUnavailable ("busy"), 
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -42,16 +41,14 @@ async def test_a_slow_statement_is_cut_then_calls_fail_fast_until_a_ping_answers
         return (await conn.execute(text(SLOW[db_backend]))).scalar()
 
     runner = short.repo._runner  # the unit-of-work seam itself, with a statement no repository runs
-    start = time.monotonic()
-    with pytest.raises(DatabaseUnavailable) as info:
+    with pytest.raises(DatabaseUnavailable, match="no answer within") as info:  # it would run for ever
         await runner.read(slow)
-    assert time.monotonic() - start < TIMEOUT_S * 4
     assert info.value.retry_after_s > 0
+    assert runner.breaker.open
 
-    start = time.monotonic()
+    # No new wait: known not to answer, the call is refused before it reaches the database.
     with pytest.raises(DatabaseUnavailable, match="retry in"):
         await short.repo.get_session("any")
-    assert time.monotonic() - start < TIMEOUT_S  # no new wait: known not to answer
 
     assert await short.ping()
     assert await short.repo.get_session("any") is None
@@ -59,7 +56,7 @@ async def test_a_slow_statement_is_cut_then_calls_fail_fast_until_a_ping_answers
 
 async def test_a_sqlite_write_lock_held_too_long_is_busy_not_a_crash(tmp_path: object) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/locked.db"
-    database = await Database.open(url, timeout_s=0.25)
+    database = await Database.open(url, timeout_s=1.0)  # the lock is waited for 0.5 s
     holder = sqlite3.connect(str(make_url(url).database), isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")  # the write lock, never released during the call

@@ -105,7 +105,7 @@ async def test_failed_calls_are_recorded_and_never_deduped() -> None:
 async def test_deadline_fails_the_call() -> None:
     recorder = MemoryRecorder()
     toolbox = SessionToolBox(FlakyBackend(), recorder, "s")
-    slow = await toolbox.call("query_metrics", {}, Deadline.after(0.05))
+    slow = await toolbox.call("query_metrics", {}, Deadline.after(0.5))  # the backend takes 1 s
     assert slow.status == "failed" and slow.error == "deadline exceeded during the call"
     expired = await toolbox.call("query_metrics", {"service": "x"}, Deadline.after(0))
     assert expired.status == "failed" and expired.error == "deadline exceeded before the call"

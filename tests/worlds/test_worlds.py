@@ -1,7 +1,8 @@
 """The labelled question sets, through the real pipeline (offline agents, fixture tools, SQLite):
 the second world (tidewater, written apart from the demo) and the demo world, each judged by code
-(tests/worlds/judge.py). Every family has a floor; no set may state an unsupported fact, over-state
-a negative or report a check that could not run as having found nothing."""
+(tests/worlds/judge.py). Every family has a floor, set at the measured figure; no set may state an
+unsupported fact, over-state a negative or report a check that could not run as having found
+nothing."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 from evigate.storage import Database
 from tests.worlds.judge import FAMILIES, failures, questions, run_world, table
 
-# (world, floor per family, floor overall)
-FLOORS = {"tidewater": (0.75, 0.9), "demo": (0.5, 0.8)}
+# (world, floor per family, floor overall): the measured figures, so that any drop fails. Measured
+# on 2026-12-03: demo 22/22, tidewater 85/85, every family of both at 100%.
+FLOORS = {"tidewater": (1.0, 1.0), "demo": (1.0, 1.0)}
 MIN_QUESTIONS = {"tidewater": 60, "demo": 20}
 
 

@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -14,7 +13,7 @@ import pytest
 
 from evigate.server.agents.llm import LLMClient, LLMSettings, LLMUnavailableError
 from evigate.server.deadline import Deadline
-from tests.support.fake_openai import FakeOpenAI, Hang, Reply, reply
+from tests.support.fake_openai import Error, FakeOpenAI, Hang, RecordedRequest, Reply, Step, reply
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -55,31 +54,33 @@ def test_protocol_shape_and_recording() -> None:
 
 
 async def test_concurrent_requests_overlap(settings: LLMSettings) -> None:
-    with FakeOpenAI(default=Reply(content="slow", delay=0.3)) as fake:
-        llm = LLMClient(dataclasses.replace(settings, base_url=fake.base_url))
-        started = time.monotonic()
+    calls = 50
+
+    def when_all_arrived(request: RecordedRequest) -> Step:
+        """Held until every call has arrived: only calls in flight together can all be answered."""
+        together = fake.wait_for_requests(calls, timeout=30)
+        return Reply(content="together") if together else Error(500)
+
+    with FakeOpenAI(default=when_all_arrived) as fake:
+        llm = LLMClient(dataclasses.replace(settings, base_url=fake.base_url, max_retries=0))
         try:
             replies = await asyncio.gather(
-                *(llm.chat("executor", MESSAGES, Deadline.after(10)) for _ in range(50))
+                *(llm.chat("executor", MESSAGES, Deadline.after(60)) for _ in range(calls))
             )
         finally:
             await llm.aclose()
-        elapsed = time.monotonic() - started
-    assert [r.content for r in replies] == ["slow"] * 50
-    assert elapsed < 2.0  # 50 x 0.3 s if they queued
-    assert len(fake.requests) == 50
+    assert [r.content for r in replies] == ["together"] * calls
+    assert len(fake.requests) == calls
 
 
-async def test_stop_ends_hangs_promptly(settings: LLMSettings) -> None:
+async def test_stop_ends_hangs(settings: LLMSettings) -> None:
     fake = FakeOpenAI().start()
     llm = LLMClient(dataclasses.replace(settings, base_url=fake.base_url, max_retries=0))
     fake.script([Hang()])
     call = asyncio.create_task(llm.chat("planner", MESSAGES, Deadline.after(10)))
     assert await asyncio.to_thread(fake.wait_for_requests, 1, 2.0)
     threads_before = threading.active_count()
-    started = time.monotonic()
-    await asyncio.to_thread(fake.stop)
-    assert time.monotonic() - started < 1.0
+    await asyncio.to_thread(fake.stop)  # returns at all only if it ended the hang
     with pytest.raises(LLMUnavailableError):
         await call
     await llm.aclose()
