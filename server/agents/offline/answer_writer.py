@@ -124,7 +124,9 @@ def _lists(
     if steps and not (headline is not None and headline.text == runbooks[0][1].sentence):
         out.append(_fixed("steps_header", language))
     if steps:
-        out.extend(_sentence(SentenceKind.STEP, step, claim) for claim, step in steps[:MAX_STEPS])
+        out.extend(
+            _sentence(SentenceKind.STEP, _quoted(step, language), claim) for claim, step in steps[:MAX_STEPS]
+        )
 
     return out
 
@@ -289,6 +291,13 @@ def _unchecked_text(claim: ClaimFacts, zh: bool) -> str:
 
 def _hedge(text: str, zh: bool) -> str:
     return f"可能：{text}（未经证实）" if zh else f"Unconfirmed: {text}"
+
+
+def _quoted(text: str, language: str) -> str:
+    """A runbook step in the answer's language as it is; one in another language quoted verbatim."""
+    if _in_language(text, language):
+        return text
+    return f"“{text}”" if language == "zh" else f'"{text}"'
 
 
 def _in_language(text: str, language: str) -> bool:

@@ -28,7 +28,8 @@ _PATTERN = re.compile(
 _KNOWLEDGE = re.compile(
     r"^\[(?P<kind>[^\]]+)\]\s*(?P<title>.+?)(?: / (?P<section>[^:]+))?:\s*(?P<body>.*)$", re.S
 )
-_SOURCE = re.compile(r"\s*\((?:source|path)=[^()]*\)\s*$")
+# The retrieval's own note after a knowledge block: `(source=…; match=L1 dense=… (cross-language))`.
+_SOURCE = re.compile(r"\s*\((?:source|path)=.*$", re.S)
 _STEP = re.compile(r"(?:^|\s)(\d{1,2})\.\s+")
 _FAILED = re.compile(r"^(?P<tool>\w+)\((?P<args>[^()]*)\) failed \((?P<reason>.*)\)$", re.S)
 _VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
@@ -201,6 +202,7 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
             LOG_ERROR if error else LOG_WARN,
         )
     noun = "errors" if error else "warnings" if "WARN" in levels.upper() else "log lines"
+    noun = noun[:-1] if count == "1" else noun
     owner = f"{service} logged" if service else "The logs hold"
     return Phrase(
         f'{owner} {count} {noun} between {start} and {end}, for example "{example}".',
