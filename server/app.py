@@ -25,6 +25,7 @@ from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus
 from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
+from evigate.server.cluster_setup import build_cluster, first, with_cluster
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker, SourceProbe
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
@@ -44,24 +45,24 @@ from evigate.server.live_sources import build_sources, build_tools
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.services import ServiceCatalog
+from evigate.server.sources.source_set import SourceSet
 from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
 from evigate.server.tools import (
-    ToolBackend,
     ToolError,
     build_backend,
     default_registry,
 )
 from evigate.server.tools.catalog_setup import open_service_catalog
-from evigate.server.tools.services import ServiceCatalog
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.health import ServiceHealth
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.web.app import WebServer, web_server
@@ -130,7 +131,7 @@ class App:
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
-        self.tools: ToolBackend | None = None
+        self.tools: SourceSet | None = None
         self.knowledge: SemanticKnowledge | None = None
         self.log_index: IndexBuild | None = None  # the log tree's index, built from start-up
         self._vector_cache: SqliteVectorStore | None = None
@@ -166,13 +167,13 @@ class App:
         repo = self.database.repo
         catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
-        self.tools = tools = self._tools(repo, self.knowledge)
+        self.tools = tools = with_cluster(self._tools(repo, self.knowledge), build_cluster(s))
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
-        signals = tools.catalog if isinstance(tools, LiveBackend) else None
+        signals = tools.signals
         self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
-        agents = self._components.agents or build_agents(s, self.services, signals)
+        agents = self._components.agents or build_agents(s, self.services, signals, first(tools.cluster))
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -194,11 +195,11 @@ class App:
             # Ended here, by this start: their callers saw the connection drop.
             self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
-        probes: list[SourceProbe] = list(tools.clients()) if isinstance(tools, LiveAlertsBackend) else []
+        probes: list[SourceProbe] = list(tools.watched())
         if self.log_index is not None:
             probes.append(self.log_index)
         self.health = HealthChecker(
-            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+            ServiceHealth(self.database), SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
@@ -231,12 +232,17 @@ class App:
             },
         )
 
-    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> ToolBackend:
-        """The file backend (logs, knowledge, cases) with the live sources where configured."""
+    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> SourceSet:
+        """The files' sources (alerts, logs, knowledge, cases) with the live sources where configured."""
         s = self.settings
         try:
             files = build_backend(
-                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge
+                s.tool_backend,
+                s.data_dir,
+                repo,
+                logs=logs_settings(s),
+                knowledge=knowledge,
+                embedder=knowledge.index.embedder,
             )
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None
@@ -337,7 +343,7 @@ class App:
             await self.services.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
-        if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
+        if self.tools is not None:  # the live sources' pooled HTTP clients
             await self.tools.aclose()
         if self.health is not None:
             await self.health.stop()

@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 
 from evigate.server.cli.common import CliError
 from evigate.server.config import mask_url
-from evigate.storage.errors import StorageError
+from evigate.server.usecases.records import StorageError
 
 if TYPE_CHECKING:
-    from evigate.server.config import Settings
-    from evigate.server.worker import EvaluationWorker
-    from evigate.storage.repository import Repository
+    pass
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -41,8 +39,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def main() -> None:
         await serve(settings, announce)
 
-    from evigate.storage.errors import StorageError
-
     try:
         asyncio.run(main())
     except ConfigError as error:
@@ -54,7 +50,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     from evigate.server.config import ConfigError, load_settings
-    from evigate.storage import migrate
+    from evigate.server.usecases.maintenance import migrate_database
 
     try:
         settings = load_settings(vars(args))
@@ -62,7 +58,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise CliError(f"configuration: {error}") from None
     if not settings.database_url:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
-    asyncio.run(migrate(settings.resolved_database_url))
+    asyncio.run(migrate_database(settings.resolved_database_url))
     from evigate.server.config import mask_url
 
     print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
@@ -72,6 +68,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.grpc import logs
+    from evigate.server.opinion_worker import opinion_workers
     from evigate.server.worker import run_standalone
 
     try:
@@ -81,7 +78,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     logs.configure(settings.log_level, settings.log_format)
     print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
     try:
-        asyncio.run(run_standalone(settings, lambda repo: _opinion_workers(settings, repo)))
+        asyncio.run(run_standalone(settings, opinion_workers(settings)))
     except StorageError as error:
         raise CliError(f"cannot run the worker: {error}") from None
     return 0
@@ -115,6 +112,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each source with its state: the log tree (and its index) and the configured live sources;
     exit 1 when one is not ready (usable in scripts)."""
+    from evigate.server.cluster_setup import cluster_health
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
@@ -133,6 +131,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
     logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
                 "detail": index.detail, "index": progress}  # fmt: skip
     states = asyncio.run(check_sources(config)) if config.configured() else []
+    try:
+        cluster = asyncio.run(cluster_health(settings))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
     if args.json:
         rows = [
             {
@@ -146,24 +148,20 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
+        if cluster is not None:
+            state = "ready" if cluster.ready else "not_ready" if cluster.reachable else "unreachable"
+            rows.append({"name": cluster.name, "url": cluster.url, "state": state, "detail": cluster.detail})
         print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
         print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
-        for health in states:
+        for health in [*states, *([cluster] if cluster is not None else [])]:
             print(health.line())
         if not config.configured():
             where = settings.data_dir or "the bundled demo world"
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
-    return 0 if index.ready and all(h.ready for h in states) else 1
-
-
-def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
-    from evigate.server.opinion_worker import opinion_worker
-
-    worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
-    return [] if worker is None else [worker]
+    return 0 if index.ready and all(h.ready for h in states) and (cluster is None or cluster.ready) else 1
 
 
 def cmd_cases_backfill(args: argparse.Namespace) -> int:

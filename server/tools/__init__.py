@@ -2,22 +2,19 @@
 (docs/design.md §6).
 
 Each tool is one module holding a `Tool` (tool.py), registered in registry.py. build_backend() gives
-a ToolBackend (the sources); SessionToolBox runs the registered tools against it for one session
-(validation, evidence refs, dedup, recording through an InvocationRecorder such as storage's
-Repository).
+the SourceSet of a data directory's files (server.sources), the tools' backend; SessionToolBox runs
+the registered tools against it for one session (validation, evidence refs, dedup, recording
+through an InvocationRecorder such as storage's Repository).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import (
+from evigate.server.queries.types import (
     JSON,
     CaseLike,
     CaseSource,
-    InvocationRecorder,
     KnowledgeHits,
     KnowledgeQuery,
     KnowledgeSearch,
@@ -26,11 +23,15 @@ from evigate.server.tools.backend import (
     Page,
     PatternsQuery,
     TimeWindow,
-    ToolBackend,
     ToolError,
 )
-from evigate.server.tools.fixture import FixtureBackend
-from evigate.server.tools.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.files.backend import FilesSource, files_source_set
+from evigate.server.sources.files.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.sources.source_set import SourceSet
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import InvocationRecorder, ToolBackend
 from evigate.server.tools.registry import ToolRegistry, default_registry
 from evigate.server.tools.tool import Answer, Tool
 from evigate.server.tools.toolbox import SessionToolBox
@@ -58,16 +59,21 @@ def build_backend(
     l1_margin: float = DEFAULT_L1_MARGIN,
     logs: LogConfig | None = None,
     knowledge: KnowledgeSearch | None = None,
-) -> ToolBackend:
+    embedder: Embedder | None = None,
+) -> SourceSet:
     """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
     the log files from `logs` (None: data_dir/logs read with the default field names and formats);
-    `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir)."""
+    `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir);
+    `embedder`: what query_logs' relevance mode ranks by beside BM25 (None: BM25 alone)."""
     if kind != "fixture":
         raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    return FixtureBackend(directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge)
+    files = FilesSource(
+        directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge, embedder=embedder
+    )
+    return files_source_set(files)
 
 
 def knowledge_dir(data_dir: Path | None) -> Path:
@@ -84,7 +90,7 @@ __all__ = [
     "ArgumentError",
     "CaseLike",
     "CaseSource",
-    "FixtureBackend",
+    "FilesSource",
     "InvocationRecorder",
     "KnowledgeHits",
     "KnowledgeQuery",
@@ -94,6 +100,7 @@ __all__ = [
     "Page",
     "PatternsQuery",
     "SessionToolBox",
+    "SourceSet",
     "TimeWindow",
     "Tool",
     "ToolBackend",

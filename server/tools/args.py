@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from evigate.rules.errors import EvigateError
-from evigate.server.tools.backend import JSON, TimeWindow
+from evigate.server.queries.types import JSON, TimeWindow
 
 MAX_TEXT = 500  # characters of any string argument; a regex longer than this is refused too
 _RELATIVE = re.compile(r"^-?(\d+)\s*([smhd])$")
@@ -70,6 +70,11 @@ def validate(
                 raise ArgumentError(f"{key} must be an integer, got {type(value).__name__}")
             if not spec["minimum"] <= value <= spec["maximum"]:
                 raise ArgumentError(f"{key} must be between {spec['minimum']} and {spec['maximum']}")
+            out[key] = value
+            continue
+        if spec["type"] == "boolean":
+            if not isinstance(value, bool):
+                raise ArgumentError(f"{key} must be true or false, got {type(value).__name__}")
             out[key] = value
             continue
         if not isinstance(value, str):

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evigate.rules.enums import MatchLevel, ToolName
+from evigate.server.queries.types import JSON, ToolError
+from evigate.server.sources.services import CatalogView, ServiceCatalog
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
-from evigate.server.tools.backend import JSON, ToolBackend, ToolError
-from evigate.server.tools.services import CatalogView, ServiceCatalog
+from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
@@ -23,8 +24,8 @@ def service_text(item: Mapping[str, Any]) -> str:
 
 
 def catalog_of(backend: ToolBackend) -> ServiceCatalog:
-    """The backend's catalog, or that of the file backend a live backend combines (`files`)."""
-    catalog = getattr(backend, "services", None) or getattr(getattr(backend, "files", None), "services", None)
+    """The catalog the backend's sources fill (server.sources.source_set.SourceSet.services)."""
+    catalog = getattr(backend, "services", None)
     if not isinstance(catalog, ServiceCatalog):
         raise ToolError("this tool backend keeps no service catalog")
     return catalog

@@ -66,6 +66,9 @@ def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
         "query_promql",
         "summarize_logs",
         "list_services",
+        "query_k8s",
+        "query_k8s_events",
+        "k8s_rollout_history",
     }
     for schema in schemas:
         params = schema["function"]["parameters"]
@@ -74,8 +77,24 @@ def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
         # Listing tools take a limit; query_promql's bound is the server's series limit.
         assert ("limit" in params["properties"]) == (schema["function"]["name"] != "query_promql")
     logs = next(s for s in schemas if s["function"]["name"] == "query_logs")["function"]["parameters"]
-    assert set(logs["properties"]) == {"service", "level", "keyword", "pattern", "since", "until", "limit"}
+    assert set(logs["properties"]) == {
+        "service",
+        "level",
+        "keyword",
+        "pattern",
+        "query",
+        "since",
+        "until",
+        "limit",
+    }
     patterns = next(s for s in schemas if s["function"]["name"] == "summarize_logs")["function"]
-    assert set(patterns["parameters"]["properties"]) == {"service", "level", "since", "until", "limit"}
+    assert set(patterns["parameters"]["properties"]) == {
+        "service",
+        "level",
+        "since",
+        "until",
+        "changed_since",
+        "limit",
+    }
     knowledge = next(s for s in schemas if s["function"]["name"] == "lookup_knowledge")["function"]
     assert knowledge["parameters"]["required"] == ["query"]
