@@ -68,6 +68,7 @@ DEFAULT_SERVICE_MATCHES: tuple[ServiceMatch, ...] = (
     ServiceMatch("job"),
     ServiceMatch("app"),
     ServiceMatch("pod", "=~", "{service}-.*"),
+    ServiceMatch("job", "=~", ".+/{service}"),  # a team-prefixed scrape job: pricing/fare-search
 )
 
 

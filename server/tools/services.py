@@ -168,6 +168,7 @@ class CatalogView:
                 hits = [(m.start(), m.end()) for m in re.finditer(re.escape(alias), question)]
             found.extend(ServiceMatch(known, "alias", question[s:e], s, e) for s, e in hits)
         found.extend(self._partial_mentions(question, found))
+        found.extend(self._fuzzy_mentions(question, found))
         kept: list[ServiceMatch] = []
         for match in sorted(found, key=lambda m: (m.start, -(m.end - m.start))):
             if any(k.start <= match.start < k.end for k in kept):
@@ -199,6 +200,43 @@ class CatalogView:
                     out.append(ServiceMatch(candidates[0], "partial", text, run[0].start(), run[-1].end()))
                     break
         return out
+
+    def _fuzzy_mentions(self, question: str, taken: Sequence[ServiceMatch]) -> list[ServiceMatch]:
+        """Names written in another word order ("sync ledger") or with one letter off ("ledgr-sync"):
+        a run of one to three words that means exactly one service that way."""
+        chunks = list(re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*", question))
+        out: list[ServiceMatch] = []
+        for i in range(len(chunks)):
+            if any(t.start <= chunks[i].start() < t.end for t in [*taken, *out]):
+                continue
+            for size in (3, 2, 1):
+                run = chunks[i : i + size]
+                if len(run) < size or any(
+                    not re.fullmatch(r"\s+", question[a.end() : b.start()]) for a, b in zip(run, run[1:])
+                ):
+                    continue
+                text = question[run[0].start() : run[-1].end()]
+                candidates = [known for known in self.services if _near(text, known)]
+                if len(candidates) == 1:
+                    out.append(ServiceMatch(candidates[0], "fuzzy", text, run[0].start(), run[-1].end()))
+                    break
+        return out
+
+
+def _near(text: str, known: str) -> bool:
+    """The same words in another order, or one edit apart (names of six letters and more)."""
+    words, known_words = parts(text), parts(known)
+    if len(known_words) > 1 and sorted(words) == sorted(known_words):
+        return True
+    a, b = normalize(text), normalize(known)
+    if min(len(a), len(b)) < 6 or abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1 or any(
+            a[:k] + a[k + 1] + a[k] + a[k + 2 :] == b for k in range(len(a) - 1)
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:k] + long[k + 1 :] == short for k in range(len(long)))
 
 
 def load_aliases(path: Path | None) -> dict[str, str]:

@@ -133,3 +133,31 @@ async def test_config_sightings_join_the_sources() -> None:
     view = await catalog.refresh()
     assert view.services == {"ledger-sync": ("prometheus",), "team-only": ("config",)}
     assert view.alert_names == ("LedgerLagHigh",)
+
+
+FUZZY_VIEW = CatalogView(
+    {name: ("log",) for name in ("ledger-sync", "order-router", "payments-db", "gateway")}
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "service", "how"),
+    [
+        ("Any problems with sync ledger?", "ledger-sync", "partial"),
+        ("is ledgr-sync healthy", "ledger-sync", "fuzzy"),
+        ("OrderRoutr errors today", "order-router", "fuzzy"),
+        ("What is wrong with the order router?", "order-router", "exact"),
+        ("OrderRouter errors", "order-router", "exact"),
+        ("payment-db refuses connections", "payments-db", "fuzzy"),
+    ],
+)
+def test_a_service_is_found_in_other_case_word_order_or_one_letter_off(
+    question: str, service: str, how: str
+) -> None:
+    found = FUZZY_VIEW.find_in(question)
+    assert [(m.name, m.how) for m in found] == [(service, how)]
+
+
+def test_a_distant_name_is_not_taken_for_a_service() -> None:
+    assert FUZZY_VIEW.find_in("is the gtwy up") == []  # three letters off
+    assert FUZZY_VIEW.find_in("is payments-api down?") == []  # a whole word apart

@@ -77,9 +77,11 @@ def _resolution_steps(entities: Entities, zh: bool) -> list[str]:
     for match in entities.service_matches:
         if match.how == "exact" and match.mention == match.name:
             continue
-        how = {"exact": "大小写/分隔符" if zh else "case/separators", "alias": "别名" if zh else "alias"}.get(
-            match.how, "部分名称" if zh else "partial name"
-        )
+        how = {
+            "exact": "大小写/分隔符" if zh else "case/separators",
+            "alias": "别名" if zh else "alias",
+            "fuzzy": "词序/拼写相近" if zh else "word order or a one-letter difference",
+        }.get(match.how, "部分名称" if zh else "partial name")
         steps.append(
             f"“{match.mention}” 按{how}匹配到服务目录中的 {match.name}"
             if zh
