@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import itertools
 import json
 import logging
 import re
@@ -212,7 +213,7 @@ class CatalogView:
             for size in (3, 2, 1):
                 run = chunks[i : i + size]
                 if len(run) < size or any(
-                    not re.fullmatch(r"\s+", question[a.end() : b.start()]) for a, b in zip(run, run[1:])
+                    not re.fullmatch(r"\s+", question[a.end() : b.start()]) for a, b in itertools.pairwise(run)
                 ):
                     continue
                 text = question[run[0].start() : run[-1].end()]
@@ -232,7 +233,7 @@ def _near(text: str, known: str) -> bool:
     if min(len(a), len(b)) < 6 or abs(len(a) - len(b)) > 1 or a == b:
         return False
     if len(a) == len(b):
-        return sum(x != y for x, y in zip(a, b)) == 1 or any(
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1 or any(
             a[:k] + a[k + 1] + a[k] + a[k + 2 :] == b for k in range(len(a) - 1)
         )
     short, long = (a, b) if len(a) < len(b) else (b, a)
