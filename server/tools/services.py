@@ -212,9 +212,8 @@ class CatalogView:
                 continue
             for size in (3, 2, 1):
                 run = chunks[i : i + size]
-                if len(run) < size or any(
-                    not re.fullmatch(r"\s+", question[a.end() : b.start()]) for a, b in itertools.pairwise(run)
-                ):
+                gaps = [question[a.end() : b.start()] for a, b in itertools.pairwise(run)]
+                if len(run) < size or any(not re.fullmatch(r"\s+", gap) for gap in gaps):
                     continue
                 text = question[run[0].start() : run[-1].end()]
                 candidates = [known for known in self.services if _near(text, known)]
