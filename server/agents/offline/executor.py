@@ -100,7 +100,7 @@ class OfflineExecutor:
 
         await run(planned)
         if entities.survey:
-            await run(follow_up_calls(results, available))
+            await run(follow_up_calls(results, available, task.query))
         self._remember(task.tools, fresh)
 
         invalid = _invalid_citations(task.retry_context)
