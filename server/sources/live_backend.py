@@ -27,8 +27,10 @@ from evigate.server.tools.backend import (
 
 from .alertmanager import Alertmanager
 from .config import SourcesConfig
+from .discovered_metrics import discovered
 from .evidence import PromqlEvidence, promql_evidence, signal_evidence
 from .live_alerts import LiveAlerts
+from .metric_discovery import MetricDiscovery
 from .prometheus import Prometheus
 from .signals import SignalCatalog, load_catalog, resolve
 
@@ -98,11 +100,16 @@ class LiveBackend(LiveAlertsBackend):
         reference: datetime | None = None,
     ) -> None:
         super().__init__(files, alertmanager, prometheus, catalog, reference)
+        self.discovery = MetricDiscovery(prometheus)
 
     async def query_promql(self, query: PromQLQuery) -> SeriesAnswer:
         prom = self.prometheus
         ranged = query.start is not None
         end = query.end or self.now()
+        if query.about is not None:
+            service = query.service or ""
+            metric = await discovered(prom, self.discovery, query.about, service, query.start, end)
+            return _answer(metric)
         if query.signal is not None:
             signal = self.catalog.get(query.signal)
             if signal is None:

@@ -71,8 +71,10 @@ class OfflineExecutor:
         planned = plan_calls(entities, task.query, available)
         if entities.survey and self._signals is not None:
             planned += survey_signals(entities, self._signals.signals)
+            planned += signal_calls.discover(task.query, entities, self._signals)
         elif not entities.unknown_services or entities.services:
             signal = signal_calls.plan(task.query, entities, self._signals)
+            signal += signal_calls.discover(task.query, entities, self._signals)
             planned = with_signal_calls(planned, signal, entities)
         language = "en" if task.language == "en" else "zh"
         if not planned:

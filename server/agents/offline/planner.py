@@ -119,8 +119,11 @@ class OfflinePlanner:
         calls = plan_calls(entities, query, default_registry().names())
         if entities.survey and self._signals is not None:
             calls += survey.signal_calls(entities, self._signals.signals)
+            calls += signal_calls.discover(query, entities, self._signals)
         elif not entities.unknown_services or entities.services:
-            calls = with_signal_calls(calls, signal_calls.plan(query, entities, self._signals), entities)
+            signal = signal_calls.plan(query, entities, self._signals)
+            signal += signal_calls.discover(query, entities, self._signals)
+            calls = with_signal_calls(calls, signal, entities)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (
