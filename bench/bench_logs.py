@@ -13,6 +13,8 @@ Java stack traces), every fifth service rotated into `x.log.2.gz`, `x.log.1`, `x
   index file beside the data;
 - warm: the same query on the built index (p50 of --runs), plus a service + keyword query, a level
   + one-hour-window query and summarize_logs over (c) one service's hour and (d) ~100,000 events;
+- survey: what a survey gathers from one service's last six hours (summarize_logs WARN+ with
+  values, rare severe events and changes, the newest ERROR lines, a relevance search), p50;
 - restart: a new process reading the index file back, then the same query.
 
 Beside each keyword figure, grep on the same query: `grep -F -i -c KEYWORD` (`zgrep` for .gz) over
@@ -42,10 +44,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
+from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow
+from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, UserPattern
 from evigate.server.sources.logs.store import IndexStore
-from evigate.server.tools.backend import PatternsQuery, TimeWindow
-from evigate.server.tools.logfiles import LogFiles
 
 START = datetime(2026, 7, 8, 0, 0, tzinfo=UTC)
 KEYWORD = "Connection is not available"
@@ -210,8 +212,33 @@ def child_warm(root: Path, runs: int, service: str) -> dict[str, Any]:
             cpu.append(used)
         out[name] = {"p50": _pct(times, 0.5), "p99": _pct(times, 0.99), "cpu": _pct(cpu, 0.5),
                      "events": page.extra["events"], "patterns": page.total}  # fmt: skip
+    out["survey_gather"] = survey_gather(files, service, max(3, runs // 2))
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def survey_gather(files: LogFiles, service: str, runs: int) -> dict[str, Any]:
+    """What a survey gathers from one service's logs over the last six hours of the tree: its WARN
+    and above templates with their values, buckets, rare severe events and changes across the
+    window's middle, its newest ERROR lines, and a relevance search for the keyword's words."""
+    end = START + timedelta(hours=24)
+    window = TimeWindow(end - timedelta(hours=6), end)
+    summary = PatternsQuery(service, "WARN", window, 10, changed_since=end - timedelta(hours=3))
+    errors = LogsQuery(service, "ERROR", None, None, window, 20)
+    relevant = LogsQuery(service, None, None, None, window, 10, query="connection not available timed out")
+
+    def gather() -> int:
+        found = files.summarize(summary).total + files.query(errors).total
+        ranked = files.ranked(files.candidates(relevant), relevant.query or "", None, relevant.limit)
+        return found + ranked.total
+
+    times, cpu = [], []
+    found = 0
+    for _ in range(runs):
+        found, wall, used = _timed(gather)
+        times.append(wall)
+        cpu.append(used)
+    return {"p50": _pct(times, 0.5), "p99": _pct(times, 0.99), "cpu": _pct(cpu, 0.5), "found": found}
 
 
 def child_restart(root: Path) -> dict[str, Any]:
@@ -307,7 +334,13 @@ def report(r: dict[str, Any]) -> None:
     wall = f"{index['wall']:.1f} s wall ({index['mb_per_s_wall']:.1f} MB/s)"
     cpu = f"{index['cpu']:.1f} s CPU ({index['mb_per_s_cpu']:.1f} MB/s)"
     print(f"indexing: {index['mb']:.0f} MB in {wall}, {cpu}")
-    for name in ("service_keyword", "level_window", "summarize_service_hour", "summarize_100k"):
+    for name in (
+        "service_keyword",
+        "level_window",
+        "summarize_service_hour",
+        "summarize_100k",
+        "survey_gather",
+    ):
         row = warm[name]
         times = (
             f"p50 {row['p50'] * 1e3:8.1f} ms  p99 {row['p99'] * 1e3:8.1f} ms  cpu {row['cpu'] * 1e3:8.1f} ms"
@@ -362,6 +395,11 @@ def labelled(r: dict[str, Any]) -> list[figures.Figure]:
         ("level_window", "ERROR + 1 h window, p50 (no grep equivalent)"),
         ("summarize_service_hour", "summarize_logs, one service's hour, p50"),
         ("summarize_100k", "summarize_logs, ~100,000 events, p50"),
+        (
+            "survey_gather",
+            "a survey's log gathering for one service (6 h: WARN+ templates with values, "
+            "severe events, changes; ERROR lines; a relevance search), p50",
+        ),
     ):
         out.append(figures.Figure(label, f"{warm[name]['p50'] * 1e3:.0f} ms", cache="warm"))
     out.append(figures.Figure("peak RSS of the querying process", f"{warm['rss_mb']:.0f} MB"))

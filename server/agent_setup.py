@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import Settings
+from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.tools.services import ServiceCatalog
 
 
 def build_agents(

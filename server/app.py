@@ -49,6 +49,7 @@ from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
+from evigate.server.sources.services import ServiceCatalog
 from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
 from evigate.server.tools import (
     ToolBackend,
@@ -57,7 +58,6 @@ from evigate.server.tools import (
     default_registry,
 )
 from evigate.server.tools.catalog_setup import open_service_catalog
-from evigate.server.tools.services import ServiceCatalog
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
@@ -236,7 +236,12 @@ class App:
         s = self.settings
         try:
             files = build_backend(
-                s.tool_backend, s.data_dir, repo, logs=logs_settings(s), knowledge=knowledge
+                s.tool_backend,
+                s.data_dir,
+                repo,
+                logs=logs_settings(s),
+                knowledge=knowledge,
+                embedder=knowledge.index.embedder,
             )
         except LogConfigError as error:
             raise ConfigError(f"logs_config: {error}") from None

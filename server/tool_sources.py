@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from evigate.server.config import Settings
+from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.live_backend import LiveAlertsBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.config import LogConfig
@@ -16,7 +17,6 @@ from evigate.server.sources.logs.store import location
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.tools import ToolBackend, demo_data_dir, knowledge_dir
-from evigate.server.tools.logfiles import LogFiles
 from evigate.storage import Database
 
 

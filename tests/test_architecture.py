@@ -92,18 +92,20 @@ RULES: tuple[Rule, ...] = (
         "tools-below-agents",
         ("server.tools",),
         ("server.pipeline", "server.usecases", "server.agents", "server.skills", "storage", *GENERATED),
-        allowed=("server.agents.base",),
     ),
+    # Dependencies run one way, tools → sources: a source never imports a tool, and the words both
+    # use (queries, answers, ToolError, tokens, a case's structure) sit below both in server.queries.
     Rule(
         "sources-below-tools",
         ("server.sources",),
         ("server", "storage", *GENERATED),
-        allowed=(
-            "server.sources",
-            "server.tools.backend",
-            "server.tools.text",
-            "server.tools.case_structure",
-        ),
+        allowed=("server.sources", "server.queries"),
+    ),
+    Rule(
+        "queries-are-neutral",
+        ("server.queries",),
+        ("server", "storage", *GENERATED),
+        allowed=("server.queries",),
     ),
     # A helper that is a package (server.codec) imports its own modules.
     Rule(
@@ -227,8 +229,9 @@ def test_the_checker_catches_each_spelling_of_a_forbidden_import(tmp_path: Path)
     _write(tmp_path, "storage/bad.py", "import evigate.server.codec\n")
     _write(tmp_path, "server/tools/bad.py", "def f():\n    from ..pipeline import material\n")
     _write(tmp_path, "server/sources/__init__.py", "from ..tools import toolbox\n")
-    _write(tmp_path, "server/sources/ok.py", "from server.tools.backend import ToolError\nfrom . import ok\n")
-    _write(tmp_path, "server/tools/ok.py", "from server.agents.base import ToolCallResult\n")
+    _write(tmp_path, "server/sources/ok.py", "from server.queries.types import ToolError\nfrom . import ok\n")
+    _write(tmp_path, "server/sources/lazy.py", "def f():\n    from server.tools.backend import ToolError\n")
+    _write(tmp_path, "server/tools/ok.py", "from server.sources.http import SourceHealth\n")
     found = {(v.path, v.line, v.target, v.rule.id) for v in violations(tmp_path)}
     assert found == {
         ("rules/bad.py", 1, "server.app.App", "rules-pure"),
@@ -236,6 +239,7 @@ def test_the_checker_catches_each_spelling_of_a_forbidden_import(tmp_path: Path)
         ("storage/bad.py", 1, "server.codec", "storage-alone"),
         ("server/tools/bad.py", 2, "server.pipeline.material", "tools-below-agents"),
         ("server/sources/__init__.py", 1, "server.tools.toolbox", "sources-below-tools"),
+        ("server/sources/lazy.py", 2, "server.tools.backend.ToolError", "sources-below-tools"),
     }
 
 
@@ -282,7 +286,55 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("root", ["storage", "rules", "server/pipeline", "server/tools", "server/usecases"])
+def function_imports(source: str) -> Iterator[tuple[int, str]]:
+    """Imports of the project's own modules placed inside a function: the way a cycle hides."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and (
+                    inner.level or canonical(inner.module or "") != (inner.module or "")
+                ):
+                    yield inner.lineno, inner.module or "."
+                elif isinstance(inner, ast.Import):
+                    yield from ((inner.lineno, a.name) for a in inner.names if canonical(a.name) != a.name)
+
+
+LOWER_FLOORS = ("server/tools", "server/sources", "server/queries")
+
+
+def test_the_lower_floors_import_at_module_level() -> None:
+    """tools, sources and queries import the project's modules at the top of the file, where the
+    import rules and the cycle check see them in order; a function-level import dodges both."""
+    found = [
+        f"{path.relative_to(REPO)}:{line}: imports {target} inside a function"
+        for floor in LOWER_FLOORS
+        for path in sorted((REPO / floor).rglob("*.py"))
+        for line, target in function_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_function_import_check_sees_each_spelling() -> None:
+    source = (
+        "def f():\n    from evigate.server.sources import http\n\n"
+        "async def g():\n    from . import x\n    import json\n"
+    )
+    assert list(function_imports(source)) == [(2, "evigate.server.sources"), (5, ".")]
+
+
+@pytest.mark.parametrize(
+    "root",
+    [
+        "storage",
+        "rules",
+        "server/pipeline",
+        "server/tools",
+        "server/usecases",
+        "server/queries",
+        "server/sources/files",
+        "server/sources/retrieval",
+    ],
+)
 def test_no_import_cycles(root: str) -> None:
     """Modules of one package never import each other in a circle (TYPE_CHECKING imports too)."""
     cycle = _cycle(_module_graph(REPO, root))

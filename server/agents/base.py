@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Protocol
 
 from evigate.rules.errors import EvigateError
 from evigate.server.deadline import Deadline
+from evigate.server.tools.calls import ToolBox, ToolCallResult
 
 JSON = dict[str, Any]
 
@@ -20,33 +20,6 @@ JSON = dict[str, Any]
 class UnusableOutputError(EvigateError):
     """A stage's reply does not fit its contract (not JSON, an empty answer): the stage ran but
     produced nothing usable, which the pipeline may recover from; a backend failure is not this."""
-
-
-@dataclass(frozen=True)
-class ToolCallResult:
-    """What one tool call returned, as recorded in tool_invocation."""
-
-    invocation_id: int
-    tool_name: str
-    arguments: JSON
-    status: str  # a CallStatus word: "success" | "failed"
-    error: str | None
-    raw_result: JSON | None
-    retrieval_details: JSON  # {"evidence_status", "match_level", "evidence_refs", ["deduped_from"]}
-    latency_ms: float = 0.0  # as recorded in the row, so StreamChat and GetTrace show the same
-    created_at: datetime | None = None
-
-
-class ToolBox(Protocol):
-    """The tools of one session. Every call is recorded; identical repeats are deduped."""
-
-    def schemas(self) -> list[JSON]:
-        """OpenAI function-calling schemas of the available tools."""
-        ...
-
-    async def call(
-        self, tool_name: str, arguments: Mapping[str, Any], deadline: Deadline
-    ) -> ToolCallResult: ...
 
 
 @dataclass(frozen=True)

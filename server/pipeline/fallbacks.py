@@ -15,6 +15,7 @@ _WHY = {
     "endpoint_unavailable": ("模型端点不可用", "the model endpoint was unavailable"),
     "endpoint_refused": ("模型端点拒绝了请求", "the model endpoint refused the request"),
     "unusable_output": ("模型输出不可用", "the model's output was unusable"),
+    "endpoint_bad_reply": ("模型端点回复的不是补全", "the model endpoint sent no completion"),
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from evigate.rules import gatekeeper
 from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus, Verdict
-from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill, ToolCallResult
+from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_check, fallbacks, material, verdicts
 from evigate.server.pipeline.compose_stage import compose_answer
@@ -20,6 +20,7 @@ from evigate.server.pipeline.events import ChatResult, StageEvent
 from evigate.server.pipeline.parse import parse_executor_output
 from evigate.server.pipeline.progress import Progress
 from evigate.server.tools import SessionToolBox, ToolBackend
+from evigate.server.tools.calls import ToolCallResult
 from evigate.storage.records import InvocationRecord, RoundRecord
 from evigate.storage.repository import Repository
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import httpx
 
-from evigate.server.tools.backend import ToolError
+from evigate.server.queries.types import ToolError
 
 from .config import SourceSettings
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from evigate.server.tools.backend import MetricsQuery, Page
+from evigate.server.queries.types import MetricsQuery, Page
 
 from .alert_history import AlertHistory, alert_history
 from .alertmanager import Alertmanager, AmAlert

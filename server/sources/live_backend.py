@@ -1,6 +1,6 @@
 """Sources combined: alerts and metrics from the live servers, logs and knowledge from the files.
 
-`LiveBackend` is a ToolBackend over another (the file backend, for logs and knowledge): with an
+`LiveBackend` is a FileSources over another (the file backend, for logs and knowledge): with an
 Alertmanager and / or Prometheus configured, `query_metrics` is LiveAlerts' answer and
 `query_promql` runs on Prometheus; without Prometheus it is not a PromQL backend at all (the tool
 then fails with "no Prometheus configured"). "Now" is the wall clock: live data is about now; or a
@@ -11,8 +11,9 @@ time (an instant query without a time is then evaluated at the reference too).
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Protocol
 
-from evigate.server.tools.backend import (
+from evigate.server.queries.types import (
     KnowledgeHits,
     KnowledgeQuery,
     LogsQuery,
@@ -21,7 +22,6 @@ from evigate.server.tools.backend import (
     PatternsQuery,
     PromQLQuery,
     SeriesAnswer,
-    ToolBackend,
     ToolError,
 )
 
@@ -35,6 +35,20 @@ from .prometheus import Prometheus
 from .signals import SignalCatalog, load_catalog, resolve
 
 
+class FileSources(Protocol):
+    """The file backend the live one stands in front of (it serves logs, patterns and knowledge)."""
+
+    def now(self) -> datetime: ...
+
+    async def query_metrics(self, query: MetricsQuery) -> Page: ...
+
+    async def query_logs(self, query: LogsQuery) -> Page: ...
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page: ...
+
+    async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits: ...
+
+
 def _answer(evidence: PromqlEvidence) -> SeriesAnswer:
     facts = {k: v for k, v in evidence.raw.items() if k not in ("series", "total_series")}
     return SeriesAnswer(
@@ -43,11 +57,11 @@ def _answer(evidence: PromqlEvidence) -> SeriesAnswer:
 
 
 class LiveAlertsBackend:
-    """A ToolBackend whose alerts are live; logs and knowledge come from `files`."""
+    """A FileSources whose alerts are live; logs and knowledge come from `files`."""
 
     def __init__(
         self,
-        files: ToolBackend,
+        files: FileSources,
         alertmanager: Alertmanager | None,
         prometheus: Prometheus | None,
         catalog: SignalCatalog,
@@ -93,7 +107,7 @@ class LiveBackend(LiveAlertsBackend):
 
     def __init__(
         self,
-        files: ToolBackend,
+        files: FileSources,
         alertmanager: Alertmanager | None,
         prometheus: Prometheus,
         catalog: SignalCatalog,
@@ -130,12 +144,12 @@ class LiveBackend(LiveAlertsBackend):
 
 
 def live_backend(
-    files: ToolBackend,
+    files: FileSources,
     config: SourcesConfig,
     catalog: SignalCatalog | None = None,
     *,
     reference: datetime | None = None,
-) -> ToolBackend:
+) -> FileSources:
     """`files` unchanged when no source is configured; else the combined backend (close it with
     `aclose`), whose "now" is `reference` when given, else the wall clock."""
     if not config.configured():

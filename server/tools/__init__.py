@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import (
+from evigate.server.queries.types import (
     JSON,
     CaseLike,
     CaseSource,
-    InvocationRecorder,
     KnowledgeHits,
     KnowledgeQuery,
     KnowledgeSearch,
@@ -26,11 +23,14 @@ from evigate.server.tools.backend import (
     Page,
     PatternsQuery,
     TimeWindow,
-    ToolBackend,
     ToolError,
 )
-from evigate.server.tools.fixture import FixtureBackend
-from evigate.server.tools.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.files.backend import FixtureBackend
+from evigate.server.sources.files.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import InvocationRecorder, ToolBackend
 from evigate.server.tools.registry import ToolRegistry, default_registry
 from evigate.server.tools.tool import Answer, Tool
 from evigate.server.tools.toolbox import SessionToolBox
@@ -58,16 +58,20 @@ def build_backend(
     l1_margin: float = DEFAULT_L1_MARGIN,
     logs: LogConfig | None = None,
     knowledge: KnowledgeSearch | None = None,
+    embedder: Embedder | None = None,
 ) -> ToolBackend:
     """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
     the log files from `logs` (None: data_dir/logs read with the default field names and formats);
-    `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir)."""
+    `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir);
+    `embedder`: what query_logs' relevance mode ranks by beside BM25 (None: BM25 alone)."""
     if kind != "fixture":
         raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    return FixtureBackend(directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge)
+    return FixtureBackend(
+        directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge, embedder=embedder
+    )
 
 
 def knowledge_dir(data_dir: Path | None) -> Path:

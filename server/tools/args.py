@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from evigate.rules.errors import EvigateError
-from evigate.server.tools.backend import JSON, TimeWindow
+from evigate.server.queries.types import JSON, TimeWindow
 
 MAX_TEXT = 500  # characters of any string argument; a regex longer than this is refused too
 _RELATIVE = re.compile(r"^-?(\d+)\s*([smhd])$")

@@ -9,8 +9,13 @@ from pathlib import Path
 
 from evigate.server.config import ConfigError
 from evigate.server.sources.live_backend import LiveAlertsBackend
+from evigate.server.sources.services import (
+    ServiceCatalog,
+    alert_sightings,
+    load_aliases,
+    prometheus_sightings,
+)
 from evigate.server.tools.backend import ToolBackend
-from evigate.server.tools.services import ServiceCatalog, alert_sightings, load_aliases, prometheus_sightings
 
 
 async def open_service_catalog(

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from evigate.rules.enums import ToolName
+from evigate.server.queries.types import JSON, MetricsQuery
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
-from evigate.server.tools.backend import JSON, MetricsQuery, ToolBackend
+from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.tool import Answer, Tool
 
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100

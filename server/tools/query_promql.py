@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evigate.rules.enums import ToolName
+from evigate.server.queries.types import JSON, PromQLQuery, ToolError
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import JSON, PromQLBackend, PromQLQuery, ToolBackend, ToolError
+from evigate.server.tools.backend import PromQLBackend, ToolBackend
 from evigate.server.tools.tool import Answer, Tool
 
 NOT_CONFIGURED = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from evigate.server.tools.backend import JSON
+from evigate.server.queries.types import JSON
 
 NO_EVIDENCE_PATH = "$.no_evidence"
 

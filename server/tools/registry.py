@@ -12,6 +12,7 @@ import functools
 from collections.abc import Iterable, Iterator
 
 from evigate.rules.catalog import Catalog, load_catalog
+from evigate.server.queries.types import JSON
 from evigate.server.tools import (
     list_services,
     lookup_knowledge,
@@ -20,7 +21,6 @@ from evigate.server.tools import (
     query_promql,
     summarize_logs,
 )
-from evigate.server.tools.backend import JSON
 from evigate.server.tools.tool import Tool
 
 BUILTIN_TOOLS: tuple[Tool, ...] = (

@@ -9,13 +9,17 @@ as "`Connection is not available` appeared 412 times between 09:58 and 10:31" qu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from evigate.rules.enums import ClaimType, ToolName
+from evigate.server.queries.types import JSON, PatternsQuery, TimeWindow
 from evigate.server.sources.logs.events import LEVELS
+from evigate.server.sources.logs.patterns import details_text
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
-from evigate.server.tools.backend import JSON, PatternsQuery, ToolBackend
+from evigate.server.tools.args import ArgumentError
+from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.query_logs import clean_argument, skipped_note
 from evigate.server.tools.tool import Answer, Tool
 
@@ -30,15 +34,32 @@ def pattern_text(item: Mapping[str, Any]) -> str:
         f'template="{refs.text(item["template"])}" count={item["count"]} '
         f"first={item['first']} last={item['last']} levels={levels} "
         f'example="{refs.text(item["example"])}"'
+    ) + details_text(
+        refs.text(item["severe"]) if item.get("severe") else None,
+        [refs.text(slot) for slot in item.get("slots", ())],
+        refs.text(item.get("per_bucket", "")),
+        refs.text(item.get("change", "")),
     )
 
 
 async def _answer(args: JSON, backend: ToolBackend) -> Answer:
+    now = backend.now()
+    window = tool_args.window(args, now)
+    at = (
+        tool_args.parse_time(args["changed_since"], now, "changed_since") if "changed_since" in args else None
+    )
+    if at is not None:  # both sides bounded: rates are per hour of each side
+        until = window.until or now
+        since = window.since or at - max(until - at, timedelta(hours=1))  # as long before as after
+        window = TimeWindow(since, until)
+    if at is not None and window.since is not None and not window.since < at:
+        raise ArgumentError("changed_since must be after since")
     query = PatternsQuery(
         service=args.get("service"),
         level=args.get("level"),
-        window=tool_args.window(args, backend.now()),
+        window=window,
         limit=args.get("limit", DEFAULT_LIMIT),
+        changed_since=at,
     )
     page = await backend.summarize_logs(query)
     return Answer(page.items, page.total, window=query.window, notes=skipped_note(page), extra=page.extra)
@@ -49,19 +70,29 @@ TOOL = Tool(
     description=(
         "The log templates (patterns) of the matching events, most frequent first: each with its "
         "count, first and last timestamps, levels and one example event. level is the lowest "
-        "severity kept (WARN keeps WARN, ERROR and FATAL). Start here for 'what is wrong with X'."
+        "severity kept (WARN keeps WARN, ERROR and FATAL). Each also gives its variable values "
+        "(first/last, min/max, distinct, top), its counts per time bucket, and rare severe templates "
+        "(OOM, panic, exceptions, restarts, reloads) follow however rare. Start here for 'what is "
+        "wrong with X'; with changed_since, for 'what changed'."
     ),
     properties={
         "service": {**tool_args.STRING, "description": "exact service name"},
         "level": {"type": "string", "enum": list(LEVELS), "description": "lowest severity kept"},
         **tool_args.WINDOW,
+        "changed_since": {
+            **tool_args.STRING,
+            "description": (
+                f"compare before and after this moment ({tool_args.TIME_DOC}): templates new since "
+                "then and rate changes come first, each with both counts, rates and spans"
+            ),
+        },
         "limit": tool_args.limit(DEFAULT_LIMIT, MAX_LIMIT),
     },
     answer=_answer,
     item_array="patterns",
     item_text=pattern_text,
     no_evidence_message="未找到匹配的日志",
-    query_keys=("service", "level"),
+    query_keys=("service", "level", "changed_since"),
     # A template's count and time span are what was seen, not why: root causes cite the events.
     claim_types=frozenset({ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION, ClaimType.SYMPTOM}),
     clean=clean_argument,

@@ -18,10 +18,11 @@ from typing import Any
 
 from evigate.rules.catalog import ToolCitation
 from evigate.rules.enums import EvidenceStatus, MatchLevel
+from evigate.server.queries.types import JSON, TimeWindow
 from evigate.server.sources.times import display_time
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
-from evigate.server.tools.backend import JSON, TimeWindow, ToolBackend
+from evigate.server.tools.backend import ToolBackend
 
 # Arguments a no-evidence ref does not list as filters: `limit` changes no match; the query text
 # and the window are stated in their own form.

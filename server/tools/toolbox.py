@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evigate.rules.enums import CallStatus, EvidenceStatus, MatchLevel
-from evigate.server.agents.base import ToolCallResult
 from evigate.server.deadline import Deadline
+from evigate.server.queries.types import JSON, ToolError
 from evigate.server.tools.args import ArgumentError
-from evigate.server.tools.backend import JSON, InvocationRecorder, ToolBackend, ToolError
+from evigate.server.tools.backend import InvocationRecorder, ToolBackend
+from evigate.server.tools.calls import ToolCallResult
 from evigate.server.tools.registry import ToolRegistry, default_registry
 from evigate.server.tools.tool import Tool
 

@@ -31,9 +31,10 @@ def test_bench_grpc_without_h2load_says_what_to_install(tmp_path: Path) -> None:
     assert "h2load" in result.stderr and "nghttp2-client" in result.stderr
 
 
-def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
-    """bench_llm over a tests/worlds world: its questions are judged by tests/worlds/judge, and an
-    endpoint whose every reply is unusable shows as stage fallbacks, never as a FAILED session."""
+def test_bench_llm_tells_the_model_from_its_fallbacks() -> None:
+    """bench_llm over a labelled world: the offline agents, the null model and the model answer the
+    same question, judged by tests/worlds/judge. A model whose every reply is unusable is answered
+    for by the offline fallbacks: correct, but model-authored 0 and nothing recovered."""
 
     first = judge.questions("tidewater")[0]
     with FakeOpenAI(default=Reply(content="I cannot answer in JSON.")) as fake:
@@ -46,11 +47,9 @@ def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
                 "--model",
                 "scripted",
                 "--world",
-                str(ROOT / "tests" / "worlds" / "tidewater"),
+                "tidewater",
                 "--cases",
                 first.id,
-                "--mix",
-                "llm",
                 "--timeout",
                 "60",
                 "--show",
@@ -64,12 +63,16 @@ def test_bench_llm_judges_a_labelled_world_and_reports_fallbacks() -> None:
         assert fake.requests  # the stages did ask the endpoint
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert f"[llm] {first.id}" in out
-    assert "round 1:" in out and "answer: " in out  # --show: what the session did
-    assert "SUCCESS / FAILED    1 / 0" in out
-    assert "correct             1 (100%)" in out  # the offline fallbacks answer it as the offline agents do
-    assert "unsupported facts   0" in out and "placeholder answers 0" in out
-    assert "'composer'" in out.split("stage fallbacks", 1)[1].splitlines()[0]
+    for contestant in ("offline", "null", "model"):
+        assert f"[{contestant} tidewater] {first.id}" in out
+    assert "answer: " in out  # --show
+    assert "offline: correct 1/1, model-authored 1" in out
+    assert "null: correct 1/1, model-authored 0" in out
+    assert "model: correct 1/1, model-authored 0" in out  # the fallbacks' answer is not the model's
+    assert "model over offline: recovered 0 of 0 offline misses, lost 0" in out
+    model = out.split("  model: ", 1)[1]
+    assert "FAILED 0; unsupported 0, over-statements 0, placeholders 0" in model
+    assert "composer (unusable_output) 1" in model.split("fallbacks: ", 1)[1].splitlines()[0]
 
 
 def test_bench_sentence_check_prints_the_cost_per_answer() -> None:

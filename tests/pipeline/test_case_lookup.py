@@ -11,10 +11,10 @@ import pytest
 
 from evigate.rules.case_facts import load_fault_catalog
 from evigate.server.deadline import Deadline
+from evigate.server.queries.types import KnowledgeQuery
 from evigate.server.sources.retrieval.factory import build_knowledge
 from evigate.server.sources.retrieval.store import MemoryVectorStore
 from evigate.server.tools import build_backend, knowledge_dir
-from evigate.server.tools.backend import KnowledgeQuery
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
 from evigate.storage import Database

@@ -12,13 +12,13 @@ import pytest
 from evigate.rules.catalog import Catalog, load_catalog
 from evigate.rules.gatekeeper import check
 from evigate.rules.types import EvidenceRef, InvocationFacts
+from evigate.server.queries.types import MetricsQuery, TimeWindow
 from evigate.server.sources.alertmanager import Alertmanager
 from evigate.server.sources.evidence import signal_evidence
 from evigate.server.sources.live_alerts import LiveAlerts
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.signals import SignalResult, resolve
 from evigate.server.sources.signals import load_catalog as load_signals
-from evigate.server.tools.backend import MetricsQuery, TimeWindow
 from evigate.server.tools.query_metrics import TOOL as QUERY_METRICS
 from evigate.server.tools.tool import Answer
 

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
 from evigate.server.sources.alertmanager import Alertmanager
 from evigate.server.sources.http import SourceError
 from evigate.server.sources.live_alerts import LiveAlerts
 from evigate.server.sources.prometheus import Prometheus
-from evigate.server.tools.backend import MetricsQuery, Page, TimeWindow
 from evigate.server.tools.query_metrics import alert_text
 
 from .conftest import eventually, settings

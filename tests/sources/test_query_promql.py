@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from evigate.server.agents.base import ToolCallResult
 from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
 from evigate.server.live_sources import build_sources, build_tools
@@ -22,6 +21,7 @@ from evigate.server.sources.config import QueryLimits, SourcesConfig
 from evigate.server.sources.live_backend import live_backend
 from evigate.server.sources.signals import load_catalog
 from evigate.server.tools import SessionToolBox, ToolBackend, build_backend
+from evigate.server.tools.calls import ToolCallResult
 from tests.tools.conftest import MemoryCases, MemoryRecorder
 
 from .conftest import Store, eventually, settings

@@ -14,7 +14,8 @@ Usage::
 API:
 - `FakeOpenAI(default=None)`: a context manager (or `start()` / `stop()`); `base_url` ends in `/v1`.
 - `script(steps)`: appends steps to the queue; each POST /v1/chat/completions consumes one step.
-  A step is a `Reply`, an `Error`, a `Hang`, a `Disconnect`, a `Raw` body, or a callable
+  A step is a `Reply`, an `Error`, a `Hang`, a `Disconnect`, a `Raw` body (any status and content
+  type), a `Drip` (a body sent one byte at a time), or a callable
   `RecordedRequest -> step` (to answer from what the request holds, e.g. invocation ids in tool results).
 - `default`: the step (or callable) used when the queue is empty; without it an unscripted request
   gets a 400 error whose message says so (never retried by clients, so tests fail loudly).
@@ -105,6 +106,17 @@ class Raw:
     body: Mapping[str, Any] | str
     status: int = 200
     delay: float = 0.0
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Drip:
+    """A 200 completion whose body trickles out one byte every `interval` seconds: a very slow
+    stream. Stops early when the client goes away or the server stops."""
+
+    content: str = "slow"
+    interval: float = 0.5
+    delay: float = 0.0
 
 
 def reply(content: str, *, delay: float = 0.0) -> Reply:
@@ -183,7 +195,7 @@ class RecordedRequest:
         return "\n".join(parts)
 
 
-Step = Reply | Error | Hang | Disconnect | Raw
+Step = Reply | Error | Hang | Disconnect | Raw | Drip
 Responder = Step | Callable[[RecordedRequest], Step]
 
 
@@ -385,7 +397,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(step.status, {"error": error}, step.headers)
         elif isinstance(step, Raw):
             request.outcome = f"raw {step.status}"
-            self._send_body(step.status, step.body)
+            self._send_body(step.status, step.body, content_type=step.content_type)
+        elif isinstance(step, Drip):
+            request.outcome = "drip"
+            self._drip(fake._completion(Reply(content=step.content), request.model), step.interval)
         elif isinstance(step, Hang):
             request.outcome = "hang"
             self._hang(request)
@@ -407,6 +422,23 @@ class _Handler(BaseHTTPRequestHandler):
             request._gone.set()
         self._drop()
 
+    def _drip(self, payload: JSON, interval: float) -> None:
+        data = json.dumps(payload).encode()
+        fake = self.server.fake
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                if fake._stopping.wait(interval):
+                    break
+        except OSError:
+            pass  # the client gave up, as it should
+        self._drop()
+
     def _drop(self) -> None:
         self.close_connection = True
         with contextlib.suppress(OSError):
@@ -416,13 +448,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_body(status, payload, headers)
 
     def _send_body(
-        self, status: int, payload: Mapping[str, Any] | str, headers: Mapping[str, str] | None = None
+        self,
+        status: int,
+        payload: Mapping[str, Any] | str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        content_type: str = "application/json",
     ) -> None:
         text = payload if isinstance(payload, str) else json.dumps(dict(payload), ensure_ascii=False)
         data = text.encode()
         try:
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

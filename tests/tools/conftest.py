@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from evigate.server.agents.base import ToolCallResult
 from evigate.server.deadline import Deadline
 from evigate.server.tools import SessionToolBox, ToolBackend, build_backend
+from evigate.server.tools.calls import ToolCallResult
 
 
 @dataclass(frozen=True)

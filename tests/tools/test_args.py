@@ -74,8 +74,24 @@ def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
         # Listing tools take a limit; query_promql's bound is the server's series limit.
         assert ("limit" in params["properties"]) == (schema["function"]["name"] != "query_promql")
     logs = next(s for s in schemas if s["function"]["name"] == "query_logs")["function"]["parameters"]
-    assert set(logs["properties"]) == {"service", "level", "keyword", "pattern", "since", "until", "limit"}
+    assert set(logs["properties"]) == {
+        "service",
+        "level",
+        "keyword",
+        "pattern",
+        "query",
+        "since",
+        "until",
+        "limit",
+    }
     patterns = next(s for s in schemas if s["function"]["name"] == "summarize_logs")["function"]
-    assert set(patterns["parameters"]["properties"]) == {"service", "level", "since", "until", "limit"}
+    assert set(patterns["parameters"]["properties"]) == {
+        "service",
+        "level",
+        "since",
+        "until",
+        "changed_since",
+        "limit",
+    }
     knowledge = next(s for s in schemas if s["function"]["name"] == "lookup_knowledge")["function"]
     assert knowledge["parameters"]["required"] == ["query"]

@@ -20,10 +20,10 @@ from evigate.rules.enums import ClaimType, ToolName
 from evigate.rules.types import GatekeeperOutcome, InvocationFacts
 from evigate.server.agents.llm.prompt_loader import render_tools
 from evigate.server.deadline import Deadline
+from evigate.server.queries.types import JSON
 from evigate.server.skills import KNOWN_TOOLS
 from evigate.server.tools import SessionToolBox, ToolBackend, build_backend, refs
 from evigate.server.tools import args as tool_args
-from evigate.server.tools.backend import JSON
 from evigate.server.tools.registry import BUILTIN_TOOLS, ToolRegistry, default_registry
 from evigate.server.tools.tool import Answer, Tool
 from tests.rules.session import binding, claim, output

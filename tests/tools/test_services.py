@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from evigate.server.sources.services import CatalogView, ServiceCatalog, Sighting, Sightings, load_aliases
 from evigate.server.tools import build_backend
-from evigate.server.tools.services import CatalogView, ServiceCatalog, Sighting, Sightings, load_aliases
 from tests.agents.offline.demo_catalog import _NoCases
 from tests.worlds.judge import WORLDS
 

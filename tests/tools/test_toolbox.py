@@ -3,7 +3,6 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from evigate.server.agents.base import ToolCallResult
 from evigate.server.deadline import Deadline
 from evigate.server.tools import (
     KnowledgeHits,
@@ -15,6 +14,7 @@ from evigate.server.tools import (
     SessionToolBox,
     ToolError,
 )
+from evigate.server.tools.calls import ToolCallResult
 from tests.tools.conftest import Harness, MemoryRecorder, make_harness
 
 

@@ -40,7 +40,6 @@ from typing import Any
 from evigate.rules import guard
 from evigate.rules.catalog import load_catalog
 from evigate.rules.text import critical_tokens
-from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import Pipeline, material
 from evigate.server.pipeline.events import ChatResult
@@ -48,7 +47,7 @@ from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.tools import FixtureBackend, build_backend, demo_data_dir
 from evigate.storage import Database, Repository
-from tests.worlds.live import LiveSources, live_pipeline
+from tests.worlds.live import AgentsFor, LiveSources, live_pipeline, offline_agents
 
 JSON = dict[str, Any]
 WORLDS = Path(__file__).resolve().parent
@@ -107,6 +106,7 @@ class Judgement:
     # the answer check's refusals of the offline Composer's output (it passes by construction)
     refused: list[str] = field(default_factory=list)
     answer_source: str | None = None
+    session_id: str = ""
 
     @property
     def correct(self) -> bool:
@@ -322,50 +322,77 @@ def _made(inv: Any, spec: JSON) -> bool:
     return True
 
 
-async def ask(pipeline: Pipeline, repo: Repository, question: Question) -> Judgement:
-    result = await pipeline.run(question.query, None, question.language, Deadline.after(60))
+async def ask(pipeline: Pipeline, repo: Repository, question: Question, seconds: float = 60) -> Judgement:
+    result = await pipeline.run(question.query, None, question.language, Deadline.after(seconds))
     trace = await repo.get_trace(result.session_id)
-    return judge(question, result, trace.invocations if trace is not None else [])
+    judged = judge(question, result, trace.invocations if trace is not None else [])
+    judged.session_id = result.session_id
+    return judged
 
 
 def questions(world: str) -> list[Question]:
     return load(WORLDS / world / "questions.json")
 
 
+def select(asked: Sequence[Question], *, only: Sequence[str] | None = None, limit: int = 0) -> list[Question]:
+    """The questions whose id is in `only` (all when None or empty), the first `limit` (all when 0)."""
+    chosen = [q for q in asked if not only or q.id in set(only)]
+    return chosen[:limit] if limit else chosen
+
+
 async def run_world(
-    world: str, db: Database, live: LiveSources | None = None, workdir: Path | None = None
+    world: str,
+    db: Database,
+    live: LiveSources | None = None,
+    workdir: Path | None = None,
+    *,
+    agents: AgentsFor = offline_agents,
+    seconds: float = 60,
+    only: Sequence[str] | None = None,
+    limit: int = 0,
 ) -> list[Judgement]:
-    """Every labelled question of `world`, asked through the offline agents on its data directory
-    (and, for a live world, on its `live` sources, with scratch files under `workdir`)."""
+    """Every labelled question of `world`, asked through the offline agents (or those `agents`
+    builds over the world's catalogs) on its data directory (and, for a live world, on its `live`
+    sources, with scratch files under `workdir`), each with `seconds` to answer; `only` these ids and
+    the first `limit` of them, if given."""
+    asked = select(questions(world), only=only, limit=limit)
     if world in LIVE_WORLDS:
         assert live is not None and workdir is not None, f"{world} is asked on its live sources"
-        return await _run_live(world, db, live, workdir)
+        return await _run_live(world, asked, db, live, workdir, agents=agents, seconds=seconds)
     tools = build_backend("fixture", DATA_DIRS[world], db.repo)
     assert isinstance(tools, FixtureBackend)
     pipeline = Pipeline(
         db.repo,
         tools,
-        build_offline_backend(catalog=tools.services),
+        agents(tools.services, None),
         load_skills(),
         load_catalog(),
         PipelineSettings(owner="worlds"),
     )
     try:
-        return [await ask(pipeline, db.repo, q) for q in questions(world)]
+        return [await ask(pipeline, db.repo, q, seconds) for q in asked]
     finally:
         await pipeline.aclose()
 
 
-async def _run_live(world: str, db: Database, live: LiveSources, workdir: Path) -> list[Judgement]:
-    asked = questions(world)
+async def _run_live(
+    world: str,
+    asked: Sequence[Question],
+    db: Database,
+    live: LiveSources,
+    workdir: Path,
+    *,
+    agents: AgentsFor,
+    seconds: float,
+) -> list[Judgement]:
     answered: dict[str, Judgement] = {}
     # one service per set of unreachable sources, as a user would run it on the day they were down
     for down in dict.fromkeys(q.sources_down for q in asked):
         scratch = workdir / ("down-" + "-".join(down) if down else "up")
         scratch.mkdir(parents=True, exist_ok=True)
-        async with live_pipeline(DATA_DIRS[world], db, live, scratch, down) as pipeline:
+        async with live_pipeline(DATA_DIRS[world], db, live, scratch, down, agents=agents) as pipeline:
             for q in (q for q in asked if q.sources_down == down):
-                answered[q.id] = await ask(pipeline, db.repo, q)
+                answered[q.id] = await ask(pipeline, db.repo, q, seconds)
     return [answered[q.id] for q in asked]
 
 

@@ -12,7 +12,7 @@ the live sources, the offline agents with the signal catalog), read at the world
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from evigate.rules.catalog import load_catalog
+from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.config import Settings
 from evigate.server.pipeline import Pipeline
@@ -28,6 +29,8 @@ from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.sources.config import SourcesConfig, SourceSettings
 from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.services import ServiceCatalog
+from evigate.server.sources.signals import SignalCatalog
 from evigate.server.sources.signals import load_catalog as load_signals
 from evigate.server.tool_sources import build_knowledge_search
 from evigate.server.tools import build_backend
@@ -133,12 +136,27 @@ def closed_url() -> str:
     return f"http://127.0.0.1:{free_port()}"
 
 
+def offline_agents(services: ServiceCatalog | None, signals: SignalCatalog | None) -> AgentBackend:
+    """The offline agents over a world's service and signal catalogs, as `evigate serve` builds them."""
+    return build_offline_backend(catalog=services, signals=signals)
+
+
+# Who answers a world's questions, built over its service and signal catalogs.
+AgentsFor = Callable[[ServiceCatalog | None, SignalCatalog | None], AgentBackend]
+
+
 @asynccontextmanager
 async def live_pipeline(
-    world: Path, db: Database, sources: LiveSources, workdir: Path, down: Collection[str] = ()
+    world: Path,
+    db: Database,
+    sources: LiveSources,
+    workdir: Path,
+    down: Collection[str] = (),
+    *,
+    agents: AgentsFor = offline_agents,
 ) -> AsyncIterator[Pipeline]:
     """The service over `world`'s files and the live `sources` (those named in `down` unreachable),
-    at the world's reference time."""
+    at the world's reference time, answered by the offline agents or those `agents` builds."""
     unknown = set(down) - set(SOURCES)
     assert not unknown, f"unknown sources {unknown}; known: {SOURCES}"
     settings = Settings(data_dir=world, vector_cache=workdir / "vectors.sqlite3", state_dir=workdir / "state")
@@ -155,9 +173,13 @@ async def live_pipeline(
     assert isinstance(tools, LiveAlertsBackend)
     services = await open_service_catalog(tools, None, 3600)
     signals = tools.catalog if isinstance(tools, LiveBackend) else None
-    agents = build_offline_backend(catalog=services, signals=signals)
     pipeline = Pipeline(
-        db.repo, tools, agents, load_skills(), load_catalog(), PipelineSettings(owner="worlds")
+        db.repo,
+        tools,
+        agents(services, signals),
+        load_skills(),
+        load_catalog(),
+        PipelineSettings(owner="worlds"),
     )
     try:
         yield pipeline

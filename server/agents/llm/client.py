@@ -14,71 +14,42 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from evigate.rules.errors import EvigateError
-from evigate.server.agents.base import UnusableOutputError
+from evigate.server.agents.llm.replies import (
+    ChatReply,
+    LLMEndpointReplyError,
+    LLMError,
+    LLMOutputError,
+    LLMUnavailableError,
+    ToolCallRequest,
+    read_completion,
+    truncated_json,
+)
 from evigate.server.agents.llm.settings import LLMSettings, Stage
 from evigate.server.agents.llm.text_calls import json_placement, tool_calls_in_text
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from evigate.server.jsontext import find_json_object
 
 JSON = dict[str, Any]
+__all__ = [
+    "ChatReply",
+    "LLMClient",
+    "LLMEndpointReplyError",
+    "LLMError",
+    "LLMOutputError",
+    "LLMUnavailableError",
+    "ToolCallRequest",
+    "extract_json",
+]
 
 log = logging.getLogger("evigate.llm")
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 # auto mode walks down this ladder when the endpoint rejects a response_format (remembered per client)
 _AUTO_LADDER: tuple[str, ...] = ("json_schema", "json_object", "off")
-
-
-class LLMError(EvigateError):
-    """Base of the llm backend's errors."""
-
-
-class LLMUnavailableError(LLMError):
-    """The endpoint failed for good: a non-retryable error, or retries exhausted."""
-
-    def __init__(
-        self, message: str, *, status: int | None = None, param: str | None = None, attempts: int = 1
-    ):
-        super().__init__(message)
-        self.status = status
-        self.param = param
-        self.attempts = attempts
-
-
-class LLMOutputError(LLMError, UnusableOutputError):
-    """The model's reply is not what the stage contract needs (e.g. not a JSON object)."""
-
-    def __init__(self, message: str, *, raw_text: str | None = None) -> None:
-        super().__init__(message)
-        self.raw_text = raw_text
-
-
-@dataclass(frozen=True)
-class ToolCallRequest:
-    """A function call requested by the model; `arguments` is the model's raw JSON text."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    content: str | None
-    tool_calls: tuple[ToolCallRequest, ...] = ()
-    finish_reason: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
-    attempts: int = 1
-    model: str = ""
-    # How the reply had to be read, for the trace: "tool_call_in_text", "json_in_code_fence", ...
-    notes: tuple[str, ...] = ()
 
 
 class LLMClient:
@@ -126,7 +97,9 @@ class LLMClient:
         tool_choice: str | None = None,
         response_format: JSON | None = None,
     ) -> ChatReply:
-        """One completion. Raises DeadlineExceeded, LLMUnavailableError, or LLMOutputError (no choices)."""
+        """One completion. Raises DeadlineExceeded, LLMUnavailableError (LLMEndpointReplyError when the
+        endpoint answered with something other than a completion), or LLMOutputError (no choices, or
+        an empty reply)."""
         settings = self.settings
         model = settings.model_for(stage)
         attempt = 0
@@ -176,21 +149,11 @@ class LLMClient:
                 raise LLMUnavailableError(
                     f"llm {stage}: {type(exc).__name__}: {exc}", attempts=attempt
                 ) from exc
+            except ValueError as exc:  # a JSON body cut short: the openai client's decoder gave up
+                _log_attempt(stage, model, attempt, started=started, outcome="truncated_json")
+                raise truncated_json(stage, exc, attempts=attempt) from exc
             else:
-                _log_attempt(stage, model, attempt, started=started, outcome="ok", completion=completion)
-                reply = _to_reply(stage, completion, attempt, model)
-                if tools and not reply.tool_calls and reply.content:
-                    # small local models often write the call as text instead of using the protocol
-                    offered = {str(t.get("function", {}).get("name", "")) for t in tools}
-                    found = tuple(
-                        ToolCallRequest(f"text-call-{i}", name, arguments)
-                        for i, (name, arguments) in enumerate(tool_calls_in_text(reply.content, offered), 1)
-                    )
-                    if found:
-                        reply = dataclasses.replace(
-                            reply, tool_calls=found, content=None, notes=(*reply.notes, "tool_call_in_text")
-                        )
-                return reply
+                return _reply(stage, completion, tools, attempt=attempt, model=model, started=started)
 
             _log_attempt(stage, model, attempt, started=started, outcome=kind)
             if attempt > settings.max_retries:
@@ -294,30 +257,27 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     return None
 
 
-def _to_reply(stage: str, completion: ChatCompletion, attempts: int, model: str) -> ChatReply:
-    if not completion.choices:
-        raise LLMOutputError(f"llm {stage}: the endpoint returned no choices")
-    choice = completion.choices[0]
-    calls = tuple(
-        ToolCallRequest(id=call.id, name=call.function.name, arguments=call.function.arguments)
-        for call in choice.message.tool_calls or ()
-        if isinstance(call, ChatCompletionMessageFunctionToolCall)
-    )
-    usage: dict[str, int] = {}
-    if completion.usage is not None:
-        usage = {
-            "prompt_tokens": completion.usage.prompt_tokens,
-            "completion_tokens": completion.usage.completion_tokens,
-            "total_tokens": completion.usage.total_tokens,
-        }
-    return ChatReply(
-        content=choice.message.content,
-        tool_calls=calls,
-        finish_reason=choice.finish_reason,
-        usage=usage,
-        attempts=attempts,
-        model=completion.model or model,
-    )
+def _reply(
+    stage: str, completion: object, tools: Sequence[JSON] | None, *, attempt: int, model: str, started: float
+) -> ChatReply:
+    try:
+        reply = read_completion(stage, completion, attempts=attempt, model=model)
+    except LLMEndpointReplyError as exc:
+        _log_attempt(stage, model, attempt, started=started, outcome=exc.outcome)
+        raise
+    _log_attempt(stage, model, attempt, started=started, outcome="ok", tokens=reply.usage)
+    if tools and not reply.tool_calls and reply.content:
+        # small local models often write the call as text instead of using the protocol
+        offered = {str(t.get("function", {}).get("name", "")) for t in tools}
+        found = tuple(
+            ToolCallRequest(f"text-call-{i}", name, arguments)
+            for i, (name, arguments) in enumerate(tool_calls_in_text(reply.content, offered), 1)
+        )
+        if found:
+            reply = dataclasses.replace(
+                reply, tool_calls=found, content=None, notes=(*reply.notes, "tool_call_in_text")
+            )
+    return reply
 
 
 def _log_attempt(
@@ -327,10 +287,9 @@ def _log_attempt(
     *,
     started: float,
     outcome: str,
-    completion: ChatCompletion | None = None,
+    tokens: dict[str, int] | None = None,
 ) -> None:
     latency_ms = (time.monotonic() - started) * 1000
-    tokens = completion.usage.total_tokens if completion is not None and completion.usage else 0
     level = logging.INFO if outcome == "ok" else logging.WARNING
     log.log(
         level,
@@ -340,7 +299,7 @@ def _log_attempt(
         attempt,
         outcome,
         latency_ms,
-        tokens,
+        (tokens or {}).get("total_tokens", 0),
     )
 
 

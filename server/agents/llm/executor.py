@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from evigate.rules.enums import ToolName
-from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, StageNote, ToolCallResult
+from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, StageNote
 from evigate.server.agents.llm.client import (
     ChatReply,
     LLMClient,
@@ -26,6 +26,7 @@ from evigate.server.agents.llm.client import (
 )
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.jsontext import find_json_object
+from evigate.server.tools.calls import ToolCallResult
 
 log = logging.getLogger("evigate.llm")
 

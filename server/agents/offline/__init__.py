@@ -7,8 +7,8 @@ from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.planner import OfflinePlanner
 from evigate.server.agents.offline.verifier import OfflineVerifier
+from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.tools.services import ServiceCatalog
 
 __all__ = [
     "OfflineComposer",

@@ -32,7 +32,9 @@ class PlannedCall:
     term: LogTerm | None = None
     level: str | None = None
     window_minutes: int | None = None
-    purpose: str = ""  # "catalog" (is this service known?) | "survey" | "" (the question's own query)
+    # "catalog" (is this service known?) | "survey" | "list" (every item quoted: "list the errors")
+    # | "" (the question's own query)
+    purpose: str = ""
 
 
 def _since(entities: Entities) -> str | None:

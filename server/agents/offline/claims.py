@@ -13,11 +13,12 @@ from typing import Any
 from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.rules.types import parse_evidence_refs
-from evigate.server.agents.base import JSON, ToolCallResult
+from evigate.server.agents.base import JSON
 from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.tools.calls import ToolCallResult
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5
@@ -154,14 +155,23 @@ def _patterns_text(call: PlannedCall, refs: Sequence[Ref], zh: bool) -> str:
     excerpts = [ref.text for ref in refs]
     level = call.level if _carried(call.level, excerpts) else None
     owner = call.service if _carried(call.service, excerpts) else None
+    shown = refs if call.purpose == "list" else refs[:3]  # a list intent: every template, no cap
     if zh:
-        listed = "；".join(f"“{quote(ref.text, 220)}”" for ref in refs[:3])
+        listed = "；".join("，".join(f"“{part}”" for part in _pattern_parts(ref.text)) for ref in shown)
         where = f"{owner} 的" if owner else ""
         scope = f"{level} 及以上级别" if level else ""
         return f"{where}{scope}最常见的日志模式：{listed}。"
-    listed = "; ".join(f'"{quote(ref.text, 220)}"' for ref in refs[:3])
+    listed = "; ".join(", ".join(f'"{part}"' for part in _pattern_parts(ref.text)) for ref in shown)
     scope = f" at {level} and above" if level else ""
     return f"The most frequent log patterns{scope}{f' of {owner}' if owner else ''}: {listed}."
+
+
+def _pattern_parts(text: str) -> list[str]:
+    """A template's ref quoted in verbatim pieces: its head (template, count, span, example), then
+    how it changed across the compared moment and its first varying value, when the ref holds them."""
+    head, *details = text.split(" | ")
+    kept = [d for d in details if d.startswith("change=")] + [d for d in details if d.startswith("slot1:")]
+    return [quote(head, 220), *(quote(d, 200) for d in kept)]
 
 
 def _alerts_text(refs: Sequence[Ref], zh: bool) -> str:

@@ -39,7 +39,7 @@ from evigate.server.agents.offline.vocabulary import (
     LOG_TERMS,
     LogTerm,
 )
-from evigate.server.tools.services import CatalogView, ServiceCatalog, ServiceMatch
+from evigate.server.sources.services import CatalogView, ServiceCatalog, ServiceMatch
 
 Catalog = CatalogView | Iterable[str] | None
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evigate.rules.enums import CallStatus, CheckStatus, ClaimType, EvidenceStatus, ToolName
-from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, ToolBox, ToolCallResult
+from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline import signal_calls
 from evigate.server.agents.offline.calls import (
@@ -27,8 +27,9 @@ from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
 from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.tools.services import ServiceCatalog
+from evigate.server.tools.calls import ToolBox, ToolCallResult
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2

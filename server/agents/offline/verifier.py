@@ -27,7 +27,7 @@ from evigate.server.agents.offline.facts import (
 )
 from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.deadline import Deadline
-from evigate.server.tools.services import CatalogView, ServiceCatalog
+from evigate.server.sources.services import CatalogView, ServiceCatalog
 
 PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = (ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION)

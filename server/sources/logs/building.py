@@ -18,6 +18,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from evigate.server.queries.types import ToolError
+
 from .search import LogReader
 from .tree import Progress
 
@@ -115,8 +117,6 @@ def stored_state(reader: LogReader, fresh_s: float = 60.0) -> tuple[IndexHealth,
     """What `evigate sources` (another process than the service) says of the log index: the
     running build's last progress when it is recent, else how much of the tree the index on disk
     covers. Reads, never builds."""
-    from evigate.server.tools.backend import ToolError
-
     try:
         entries = [e for e in reader.tree.files() if e.identity is not None]
     except ToolError as error:

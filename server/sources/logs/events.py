@@ -39,6 +39,19 @@ def normalize_level(value: object) -> str | None:
     return _LEVELS.get(text)
 
 
+# A header without a level: the severity word a message starts with gives it ("error: dial tcp ...",
+# "panic: runtime error", "[WARNING] ..."), in any case; a word elsewhere in the message does not.
+_MESSAGE_LEVEL = re.compile(
+    r"\s*\[?(?i:(error|err|warning|warn|fatal|panic|critical|crit|severe))\]?(?=[:\s]|$)"
+)
+
+
+def message_level(message: str) -> str | None:
+    """The level a message's leading severity word names, or None."""
+    found = _MESSAGE_LEVEL.match(message)
+    return normalize_level(found.group(1)) if found else None
+
+
 _FRACTION = re.compile(r"[.,](\d+)")
 _SPACED_ZONE = re.compile(r"\s+(Z|[+-]\d\d:?\d\d)$")
 _CLF = "%d/%b/%Y:%H:%M:%S %z"

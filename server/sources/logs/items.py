@@ -2,14 +2,28 @@
 
 A log item keeps the shape the bundled NDJSON items always had (timestamp, level, service, message,
 then the record's other fields in their order), so the evidence ref text built from it holds the
-first line of the event and, for a stack trace, its exception chain — not every frame. Where each
+first line of the event and, for a stack trace, its exception chain (class, message, each
+`Caused by`) and its top frames — not every frame. Where each
 event came from and which parser read its file are reported once per result, not per item."""
 
 from __future__ import annotations
 
+import re
+
 from ..times import display_time
 from .events import LogEvent, SkipReport
-from .patterns import Pattern, pattern_time
+from .patterns import Pattern, bucket_text, pattern_time
+
+TOP_FRAMES = 3
+# A stack frame: Java / JavaScript `at ...`, Python `File "...", line n, in f`, Go `\t/path.go:12`.
+_FRAME = re.compile(r"\s+(?:at \S|File \"|/\S+\.go:\d+)")
+
+
+def top_frames(event: LogEvent) -> str:
+    """The first frames of the event's stack trace, innermost call of the outermost exception first
+    as printed: where it was thrown."""
+    frames = [line.strip() for line in event.continuation if _FRAME.match(line)]
+    return " | ".join(frames[:TOP_FRAMES])
 
 
 def log_item(event: LogEvent) -> dict[str, str]:
@@ -25,6 +39,8 @@ def log_item(event: LogEvent) -> dict[str, str]:
         item["exception"] = event.chain_text()
     elif event.continuation:  # a carried trace the chain reader found no exception in: its first line
         item["exception"] = event.continuation[0].strip()
+    if frames := top_frames(event):
+        item["frames"] = frames
     return item
 
 
@@ -43,4 +59,8 @@ def pattern_item(pattern: Pattern) -> dict[str, object]:
         "last": pattern_time(pattern.last),
         "levels": list(pattern.levels),
         "example": pattern.example,
+        **({"severe": pattern.severe} if pattern.severe else {}),
+        **({"change": pattern.change.text()} if pattern.change else {}),
+        **({"slots": [slot.text() for slot in pattern.slots]} if pattern.slots else {}),
+        **({"per_bucket": text} if (text := bucket_text(pattern.buckets)) else {}),
     }

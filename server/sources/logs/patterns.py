@@ -20,13 +20,16 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
 from drain3.drain import Drain
 
+from . import severe as severe_events
+from .changes import Change, change
 from .masking import WILDCARD, mask_tokens
+from .slots import Buckets, SlotStats, buckets, slot_stats
 
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -67,6 +70,10 @@ class Pattern:
     last: datetime | None
     levels: tuple[str, ...]  # most severe first
     example: str  # the message of the first event in the group
+    slots: tuple[SlotStats, ...] = ()  # what its varying values were (slots.py)
+    buckets: Buckets | None = None  # its events per time bucket
+    severe: str | None = None  # why it is a rare severe event (severe.py), listed however rare
+    change: Change | None = None  # across the moment compared at (changes.py)
 
 
 @dataclass(frozen=True)
@@ -167,41 +174,99 @@ def _template(rows: list[list[str]]) -> str:
     return " ".join(column[0] if len(set(column)) == 1 else WILDCARD for column in zip(*rows, strict=True))
 
 
+MAX_SEVERE = 10  # rare severe templates listed beyond the most frequent ones
+
+
+@dataclass(frozen=True)
+class Summary:
+    patterns: list[Pattern]  # the most frequent, then rare severe ones beyond them
+    total: int  # distinct templates in all
+
+
 def summarize(
-    events: Iterable[EventLike], settings: MinerSettings | None = None, limit: int | None = None
+    events: Iterable[EventLike],
+    settings: MinerSettings | None = None,
+    limit: int | None = None,
+    span: tuple[datetime | None, datetime | None] = (None, None),
 ) -> list[Pattern]:
     """The events' templates, most frequent first (ties: earliest first, then template text)."""
+    return summary(events, settings, limit, span).patterns
+
+
+def summary(
+    events: Iterable[EventLike],
+    settings: MinerSettings | None = None,
+    limit: int | None = None,
+    span: tuple[datetime | None, datetime | None] = (None, None),
+    at: datetime | None = None,
+) -> Summary:
+    """The `limit` most frequent templates, each with its value statistics and counts per bucket of
+    `span` (the query's window; None: the events' own times), then up to MAX_SEVERE rare severe
+    templates that did not make the cut. With `at`, each template says how it changed across that
+    moment, and the changed ones come first (new, rose, gone, fell; the largest change first)."""
     listed = list(events)
     grouping = group_messages([e.message for e in listed], settings)
-    count: Counter[int] = Counter(grouping.group_of)
-    first: dict[int, datetime] = {}
-    last: dict[int, datetime] = {}
-    levels: dict[int, set[str]] = defaultdict(set)
-    example: dict[int, str] = {}
+    members: dict[int, list[EventLike]] = defaultdict(list)
     for event, group in zip(listed, grouping.group_of, strict=True):
-        example.setdefault(group, event.message)
-        if event.level:
-            levels[group].add(event.level)
-        moment = event.timestamp
-        if moment is not None:
-            if group not in first or moment < first[group]:
-                first[group] = moment
-            if group not in last or moment > last[group]:
-                last[group] = moment
-    patterns = [
-        Pattern(
-            template=template,
-            count=count[group],
-            first=first.get(group),
-            last=last.get(group),
-            levels=_ordered(levels[group]),
-            example=example[group],
-        )
-        for group, template in enumerate(grouping.templates)
-    ]
+        members[group].append(event)
     never = datetime.max.replace(tzinfo=UTC)
-    patterns.sort(key=lambda p: (-p.count, p.first or never, p.template))
-    return patterns if limit is None else patterns[:limit]
+    plain = [_pattern(template, members[group]) for group, template in enumerate(grouping.templates)]
+    if at is not None:
+        plain = _with_changes(plain, members, at, span)
+    order = sorted(
+        range(len(plain)),
+        key=lambda g: (*_change_key(plain[g]), -plain[g].count, plain[g].first or never, plain[g].template),
+    )
+    top = order if limit is None else order[:limit]
+    rest = [g for g in order[len(top) :] if plain[g].severe]
+    rest.sort(key=lambda g: (plain[g].count, plain[g].first or never))
+    chosen = [*top, *rest[:MAX_SEVERE]]
+    described = [_described(plain[g], members[g], span) for g in chosen]
+    return Summary(described, len(plain))
+
+
+def _with_changes(
+    plain: list[Pattern],
+    members: dict[int, list[EventLike]],
+    at: datetime,
+    span: tuple[datetime | None, datetime | None],
+) -> list[Pattern]:
+    moments = [[e.timestamp for e in members[g] if e.timestamp is not None] for g in range(len(plain))]
+    every = [m for group in moments for m in group]
+    if not every:
+        return plain
+    start, end = span[0] or min(every), span[1] or max(every)
+    return [replace(p, change=change(m, at, start, end)) for p, m in zip(plain, moments, strict=True)]
+
+
+def _change_key(pattern: Pattern) -> tuple[int, float]:
+    return pattern.change.sort_key() if pattern.change is not None else (0, 0.0)
+
+
+def _pattern(template: str, events: list[EventLike]) -> Pattern:
+    moments = [e.timestamp for e in events if e.timestamp is not None]
+    levels = _ordered({e.level for e in events if e.level})
+    example = events[0].message
+    return Pattern(
+        template=template,
+        count=len(events),
+        first=min(moments) if moments else None,
+        last=max(moments) if moments else None,
+        levels=levels,
+        example=example,
+        severe=severe_events.kind(example, levels[0] if levels else None),
+    )
+
+
+def _described(
+    pattern: Pattern, events: list[EventLike], span: tuple[datetime | None, datetime | None]
+) -> Pattern:
+    timed = [(e.timestamp, e.message) for e in events if e.timestamp is not None]
+    return replace(
+        pattern,
+        slots=slot_stats(pattern.template, timed),
+        buckets=buckets([moment for moment, _ in timed], *span) if timed else None,
+    )
 
 
 def _ordered(levels: set[str]) -> tuple[str, ...]:
@@ -226,4 +291,22 @@ def pattern_ref_text(pattern: Pattern) -> str:
         f"first={pattern_time(pattern.first)} last={pattern_time(pattern.last)} "
         f"levels={','.join(pattern.levels) or '-'} "
         f'example="{_one_line(pattern.example)}"'
+    ) + details_text(
+        pattern.severe,
+        [s.text() for s in pattern.slots],
+        bucket_text(pattern.buckets),
+        pattern.change.text() if pattern.change else "",
     )
+
+
+def bucket_text(counts: Buckets | None) -> str:
+    """The counts per bucket, when the events fell in more than one."""
+    return counts.text() if counts is not None and len(counts.counts) > 1 else ""
+
+
+def details_text(severe: str | None, slots: list[str], counts: str, changed: str = "") -> str:
+    """What follows a pattern's core text: ` severe=... | change=... | slot1: ... | per 5m: ...`
+    (empty parts left out)."""
+    parts = [part for part in (changed, *slots, counts) if part]
+    head = f" severe={severe.replace(' ', '_')}" if severe else ""
+    return head + "".join(f" | {part}" for part in parts)

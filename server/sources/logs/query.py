@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from evigate.server.tools.backend import TimeWindow
+from evigate.server.queries.types import TimeWindow
 
 from . import scan
 from .batch import LEVEL_CODES
@@ -115,10 +115,13 @@ def describe(indexes: list[FileIndex], unreadable: SkipReport) -> str:
 
 
 def wanted_services(index: FileIndex, service: str | None) -> set[int] | None:
-    """The service codes a query keeps in this file (all of them without a service filter), or None
-    when the file holds nothing of that service. A file with no readable event belongs to the
-    service its place in the tree names, so that its skipped lines are reported to that query."""
-    if service is None:
+    """The service codes a query keeps in this file (all of them without a service filter or when
+    the file's place in the tree names the service), or None when the file holds nothing of that
+    service. A file with no readable event belongs to the service its place names, so that its
+    skipped lines are reported to that query."""
+    if service is None or index.source.service.lower() == service.lower():
+        # The file's place names the service (a pod's workload, a file stem): every record in it is
+        # that service's, whatever service its own field names.
         return set(range(len(index.service_names)))
     codes = index.service_codes(service)
     if codes or (not index.count and index.source.service.lower() == service.lower()):

@@ -25,7 +25,7 @@ from .layouts import LogSource
 from .logfmt import Logfmt
 from .multiline import Continuations, exception_chain
 from .stamps import Stamps
-from .textlines import RawLines, RegexFormat, choose_text_format
+from .textlines import MixedLines, RawLines, RegexFormat, choose_text_format
 
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -152,6 +152,8 @@ def detect(sample: list[str], config: LogConfig) -> FileFormat:
         return FileFormat(container, logfmt)
     user = [RegexFormat(p, tz) for p in config.patterns]
     text = choose_text_format(starts, user, tz)
+    if text is not None:
+        text = MixedLines(text, json_format)
     if text is None and container:
         return FileFormat(container, RawLines())  # the runtime's records carry the time
     return FileFormat(container, text if text is not None else _NoFormat())

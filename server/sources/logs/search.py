@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from evigate.server.tools.backend import TimeWindow, ToolError
+from evigate.server.queries.types import TimeWindow, ToolError
 
 from . import scan
 from .batch import LEVEL_CODES
@@ -87,6 +87,15 @@ class LogReader:
         files = self._files(service, None)
         return Snapshot([index for _, index in files.indexed], files.unreadable, files.complete)
 
+    def holds(self, service: str) -> bool:
+        """Whether any file is the service's by its place in the tree or holds a record naming it."""
+        wanted = service.lower()
+        files = self._files(service, None)
+        return any(entry_service.lower() == wanted for entry_service, _ in files.unreadable) or any(
+            index.source.service.lower() == wanted or index.service_codes(service)
+            for _, index in files.indexed
+        )
+
     def services(self) -> set[str]:
         """The services the tree holds: the records' own service fields and the names the layout
         gives its files. While the background build runs, only the indexed files' records count
@@ -155,7 +164,7 @@ class LogReader:
         consulted: dict[str, str] = {}
         by_order = dict(files.indexed)
         for plan in files.scans:  # found (and held) first: one that cannot finish is indexed instead
-            filters = Filters(query, level_code, regex)
+            filters = _scan_filters(plan, query, level_code, regex)
             try:
                 hits = list(scan.hits(plan, filters.keeps))
             except scan.ScanError:
@@ -189,6 +198,14 @@ class LogReader:
             raise ToolError(f"no readable log line for this query: {describe(selected, unreadable)}")
         events = materialize(found.newest(), by_order, self.config)
         return SearchResult(events, found.total, skipped, list(consulted), consulted)
+
+
+def _scan_filters(
+    plan: scan.Scan, query: LogSearch, level: int | None, regex: re.Pattern[str] | None
+) -> Filters:
+    """A scanned file whose place names the service keeps every record's service (wanted_services)."""
+    named = query.service is not None and plan.entry.source.service.lower() == query.service.lower()
+    return Filters(replace(query, service=None) if named else query, level, regex)
 
 
 def search(

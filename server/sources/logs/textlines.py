@@ -10,7 +10,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import cast
 
 from .config import UserPattern
-from .events import LineFormat, ParsedLine, normalize_level, parse_time
+from .events import LineFields, LineFormat, ParsedLine, normalize_level, parse_time
 from .lanes import Lane, pattern_lane
 from .multiline import continues_only
 
@@ -83,11 +83,38 @@ class RegexFormat:
         return (moment if moment.tzinfo else moment.replace(tzinfo=self._tz)).astimezone(UTC)
 
 
+class MixedLines:
+    """A plain-text format that also reads the JSON records written between its lines (a file two
+    writers share: an application's text log with a library's JSON lines). Everything else a
+    reader asks of the format (its name, quick(), lane()) is the text format's: a JSON line never
+    matches its regex, so it always takes the full parse, here."""
+
+    def __init__(self, text: LineFormat, json_lines: LineFormat) -> None:
+        self._text, self._json = text, json_lines
+
+    @property
+    def name(self) -> str:
+        return self._text.name
+
+    def parse(self, line: str) -> LineFields | None:
+        found = self._text.parse(line)
+        if found is None and line.lstrip().startswith("{"):
+            return self._json.parse(line)
+        return found
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._text, name)
+
+
 # An ISO-like timestamp at the start, an optional level word: what most unknown formats share.
 LEADING_TIMESTAMP = UserPattern(
     "leading-timestamp",
     r"\[?(?P<timestamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s?(?:Z|[+-]\d\d:?\d\d))?)\]?\s+"
-    r"(?:\[?(?P<level>TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\]?\s*[:\-]?\s*)?"
+    # The level: a level word the header writes (consumed), else a severity word the message starts
+    # with ("Error: disk quota exceeded", "panic: ..."), read by a lookahead so the message keeps it.
+    r"(?:(?=\[?(?P<level>(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)\b"
+    r"|(?i:error|err|warning|warn|fatal|panic|critical)(?=[:\]\s])))"
+    r"(?:\[?(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|SEVERE|FATAL|CRITICAL)\b\]?\s*[:\-]?\s*)?)?"
     r"(?P<message>.*)$",
 )
 

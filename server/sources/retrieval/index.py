@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evigate.server.tools.text import tokenize
+from evigate.server.queries.text import tokenize
 
 from .documents import Block, document_view, text_hash
 from .embedder import Embedder, EmbeddingError

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from evigate.server.tools import case_structure as structure
-from evigate.server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
-from evigate.server.tools.text import case_keys
+from evigate.server.queries import case_structure as structure
+from evigate.server.queries.text import case_keys
+from evigate.server.queries.types import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 
 from . import sections
 from .documents import Block, DocumentError, case_block, directory_blocks

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evigate.server.tools.text import tokenize
+from evigate.server.queries.text import tokenize
 
 K1 = 1.2
 B = 0.75
@@ -48,9 +48,13 @@ class Bm25:
             self._postings[token] = (id_arr, idf * tf * (K1 + 1) / (tf + norm[id_arr]))
 
     def score(self, query: str) -> LexicalScores:
+        return self.score_terms(tokenize(query))
+
+    def score_terms(self, tokens: Sequence[str]) -> LexicalScores:
+        """The scores of a query already cut into terms (a caller with its own tokenizer)."""
         scores = np.zeros(self.size, dtype=np.float64)
         terms = np.zeros(self.size, dtype=np.int32)
-        distinct = set(tokenize(query))
+        distinct = set(tokens)
         for token in distinct:
             posting = self._postings.get(token)
             if posting is not None:

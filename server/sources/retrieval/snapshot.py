@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from evigate.server.tools.text import tokenize
+from evigate.server.queries.text import tokenize
 
 from .anchors import PAIRS
 from .centering import chinese_share

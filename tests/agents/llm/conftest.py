@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from evigate.server.agents.base import JSON, ToolCallResult
+from evigate.server.agents.base import JSON
 from evigate.server.agents.llm import LLMClient, LLMSettings
 from evigate.server.deadline import Deadline
+from evigate.server.tools.calls import ToolCallResult
 from tests.support.fake_openai import FakeOpenAI
 
 SECRET = "sk-test-SECRET-0123456789"

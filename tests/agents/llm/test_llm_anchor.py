@@ -8,12 +8,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evigate.server.agents.base import ExecutorTask, ToolCallResult
+from evigate.server.agents.base import ExecutorTask
 from evigate.server.agents.llm import LLMClient, LLMExecutor, LLMPlanner
 from evigate.server.agents.llm.anchor import CALLS_FROM_CODE, anchored_calls, widens
 from evigate.server.agents.llm.executor import MAX_LISTED_REFS
 from evigate.server.agents.offline import OfflinePlanner
 from evigate.server.deadline import Deadline
+from evigate.server.tools.calls import ToolCallResult
 from tests.agents.llm.conftest import FakeToolBox
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from evigate.server.queries.types import CaseLike
+from evigate.server.sources.services import CatalogView, ServiceCatalog, Sighting, Sightings
 from evigate.server.tools import FixtureBackend, demo_data_dir
-from evigate.server.tools.backend import CaseLike
-from evigate.server.tools.services import CatalogView, ServiceCatalog, Sighting, Sightings
 
 
 class _NoCases:

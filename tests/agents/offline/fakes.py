@@ -15,8 +15,9 @@ from typing import Any
 
 from evigate.rules import gatekeeper
 from evigate.rules.types import InvocationFacts
-from evigate.server.agents.base import JSON, ExecutorTask, ToolCallResult
+from evigate.server.agents.base import JSON, ExecutorTask
 from evigate.server.deadline import Deadline
+from evigate.server.tools.calls import ToolCallResult
 
 WORLD_NOW = datetime(2026, 7, 8, 23, 30, tzinfo=UTC)
 

@@ -241,7 +241,7 @@ def test_chinese_numeral_windows(phrase: str, minutes: int) -> None:
 
 
 def test_a_camelcase_service_name_is_a_service_not_an_alert() -> None:
-    from evigate.server.tools.services import CatalogView
+    from evigate.server.sources.services import CatalogView
 
     view = CatalogView({"order-router": ("log",), "RiskScorer": ("alert",)}, alert_names=("RiskModelStale",))
     router = extract("Does OrderRouter have any alerts firing?", view)

@@ -205,7 +205,7 @@ def _answer(event: LogEvent) -> tuple[object, ...]:
     ],
 )
 def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) -> None:
-    from evigate.server.tools.backend import TimeWindow
+    from evigate.server.queries.types import TimeWindow
 
     if "window" in filters:
         since, until = str(filters.pop("window")).split("/")
@@ -219,7 +219,7 @@ def test_the_same_events_from_json_and_plain_text(filters: dict[str, object]) ->
 
 
 def test_result_items_hold_the_first_line_and_the_exception_chain() -> None:
-    from evigate.server.sources.logs.items import log_item, skipped_summary
+    from evigate.server.sources.logs.items import log_item, skipped_summary, top_frames
     from evigate.server.tools.query_logs import log_text
 
     result = everything("plain", service="order-service", keyword="O1002")
@@ -232,7 +232,12 @@ def test_result_items_hold_the_first_line_and_the_exception_chain() -> None:
         "thread": "http-nio-8080-exec-3",
         "logger": "c.s.order.service.OrderService",
         "exception": result.events[0].chain_text(),
+        "frames": top_frames(result.events[0]),
     }
+    assert item["frames"].startswith(
+        "at org.springframework.jdbc.datasource.DataSourceUtils.getConnection(DataSourceUtils.java:84) | at "
+    )
+    assert item["frames"].count(" | ") == 2  # the top three
     assert result.parsers == {"order-service/app.log": "pattern:logback"}
     text = log_text(item)
     assert text.startswith("2026-07-08 23:05:28.123 ERROR order-service 下单失败 orderId=O1002 | thread=")

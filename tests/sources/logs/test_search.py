@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evigate.server.queries.types import TimeWindow, ToolError
 from evigate.server.sources.logs import LogConfig, LogEvent, LogReader, LogSearch, search
-from evigate.server.tools.backend import TimeWindow, ToolError
 from tests.sources.logs.readerkit import LOGBACK, everything, reader
 
 T0 = datetime(2026, 7, 8, 23, 0, tzinfo=UTC)

@@ -316,6 +316,72 @@ CASES = [
         pid="1702",
     ),
 ]
+# Programs' documented defaults: PostgreSQL's log_line_prefix '%m [%p] ', celery's worker format,
+# Ruby's Logger (Rails), uWSGI's request log, Go's log package with its standard flags.
+CASES += [
+    Case(
+        "postgresql",
+        (
+            "2026-03-04 14:03:22.917 UTC [2211] ERROR:  duplicate key value violates unique constraint "
+            '"orders_pkey"',
+            "2026-03-04 14:03:22.917 UTC [2211] DETAIL:  Key (id)=(42) already exists.",
+        ),
+        utc((2026, 3, 4), 14, 3, 22, 917000),
+        "ERROR",
+        'duplicate key value violates unique constraint "orders_pkey"',
+        pid="2211",
+        fields={"zone": "UTC"},
+    ),
+    Case(
+        "celery",
+        (
+            "[2026-03-04 14:03:22,917: ERROR/ForkPoolWorker-2] Task billing.charge[5e0c] raised unexpected: "
+            "ConnectionError('timed out')",
+            "[2026-03-04 14:03:23,001: INFO/MainProcess] celery@worker-1 ready.",
+        ),
+        utc((2026, 3, 4), 14, 3, 22, 917000),
+        "ERROR",
+        "Task billing.charge[5e0c] raised unexpected: ConnectionError('timed out')",
+        fields={"process": "ForkPoolWorker-2"},
+    ),
+    Case(
+        "rails",
+        (
+            "E, [2026-03-04T14:03:22.917000 #4242] ERROR -- : ActiveRecord::ConnectionTimeoutError (pool)",
+            'I, [2026-03-04T14:03:23.001000 #4242]  INFO -- : Started GET "/carts/9" for 10.0.0.7',
+        ),
+        utc((2026, 3, 4), 14, 3, 22, 917000),
+        "ERROR",
+        "ActiveRecord::ConnectionTimeoutError (pool)",
+        pid="4242",
+    ),
+    Case(
+        "uwsgi_request",
+        (
+            "[pid: 14|app: 0|req: 2/2] 10.1.2.3 () {34 vars in 520 bytes} [Wed Mar  4 14:03:22 2026] "
+            "POST /orders => generated 53 bytes in 2041 msecs (HTTP/1.1 502) 2 headers in 81 bytes "
+            "(1 switches on core 0)",
+            "[pid: 15|app: 0|req: 1/3] 10.1.2.4 () {34 vars in 518 bytes} [Wed Mar  4 14:03:23 2026] "
+            "GET /x => generated 210 bytes in 12 msecs (HTTP/1.1 200) 2 headers in 80 bytes",
+        ),
+        utc((2026, 3, 4), 14, 3, 22),
+        "ERROR",
+        "POST /orders => generated 53 bytes in 2041 msecs (HTTP/1.1 502) 2 headers in 81 bytes "
+        "(1 switches on core 0)",
+        pid="14",
+        fields={"app": "0", "req": "2/2", "client": "10.1.2.3"},
+    ),
+    Case(
+        "go_log",
+        (
+            "2026/03/04 14:03:22 error: dial tcp 10.0.0.5:5432: connect: connection refused",
+            "2026/03/04 14:03:23 starting server on :8080",
+        ),
+        utc((2026, 3, 4), 14, 3, 22),
+        "ERROR",
+        "error: dial tcp 10.0.0.5:5432: connect: connection refused",
+    ),
+]
 CLOCK = Clock(now=datetime(2026, 6, 1, tzinfo=UTC))
 
 

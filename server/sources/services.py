@@ -20,8 +20,9 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from evigate.server.tools.backend import MetricsQuery, TimeWindow, ToolBackend
+from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
 
 log = logging.getLogger("evigate.services")
 _SEPARATORS = re.compile(r"[\s_.\-/:]+")
@@ -259,10 +260,18 @@ def load_aliases(path: Path | None) -> dict[str, str]:
 
 
 SightingReader = Callable[[], Awaitable[Sightings]]
+
+
+class AlertQuerying(Protocol):
+    """What alert_sightings reads: anything that answers query_metrics (a file, a live server)."""
+
+    async def query_metrics(self, query: MetricsQuery) -> Page: ...
+
+
 _SERVICE_LABELS = ("service", "app", "job")
 
 
-async def alert_sightings(backend: ToolBackend) -> Sightings:
+async def alert_sightings(backend: AlertQuerying) -> Sightings:
     """The services and alert names of a backend's alerts (every state, no window): a live
     Alertmanager / Prometheus as well as a file."""
     page = await backend.query_metrics(MetricsQuery(None, None, None, TimeWindow(None, None), 1000))

@@ -19,9 +19,9 @@ from typing import Any
 import yaml
 
 from evigate.rules.enums import MatchLevel
-from evigate.server.tools import case_structure as structure
-from evigate.server.tools.backend import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
-from evigate.server.tools.text import case_keys, tokenize
+from evigate.server.queries import case_structure as structure
+from evigate.server.queries.text import case_keys, tokenize
+from evigate.server.queries.types import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 
 DEFAULT_L1_THRESHOLD = 3.0
 DEFAULT_L1_MARGIN = 0.2

@@ -2,7 +2,7 @@
 are exact keys (a question naming them finds the case at L0), and its services and fault category
 filter and rank the cases a question matches.
 
-Kept apart from the lexical index (server.tools.knowledge) so other retrieval (the semantic index)
+Kept apart from the lexical index (server.sources.files.knowledge) so other retrieval (the semantic index)
 can apply the same structure: `structure_extra` is what a case block carries, `rank_cases` the
 filter and boost over matched blocks.
 """
@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evigate.server.tools.backend import CaseLike
+from evigate.server.queries.types import CaseLike
 
 SERVICES, ERROR_CODE, ALERTS = "services", "error_code", "alert_names"
 _HTTP_STATUS = re.compile(r"^[45]\d\d$")

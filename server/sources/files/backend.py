@@ -23,9 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.sources.times import display_time
-from evigate.server.tools.backend import (
+from evigate.server.queries.types import (
     JSON,
     CaseLike,
     CaseSource,
@@ -38,9 +36,13 @@ from evigate.server.tools.backend import (
     PatternsQuery,
     ToolError,
 )
-from evigate.server.tools.knowledge import KnowledgeBase
-from evigate.server.tools.logfiles import LogFiles
-from evigate.server.tools.services import ServiceCatalog, Sighting, Sightings, load_aliases
+from evigate.server.sources.files.knowledge import KnowledgeBase
+from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.logs import relevance as log_relevance
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.sources.services import ServiceCatalog, Sighting, Sightings, load_aliases
+from evigate.server.sources.times import display_time
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
 ALIASES_FILE = "service-aliases.json"  # a world's own aliases (Chinese names, team names), optional
@@ -75,8 +77,10 @@ class FixtureBackend:
         *,
         logs: LogConfig | None = None,
         knowledge: KnowledgeSearch | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self._embedder = embedder  # query_logs' relevance mode ranks by it too (None: BM25 alone)
         self._cases = cases
         self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
         self._knowledge = knowledge or LexicalKnowledge(data_dir / "knowledge", l1_threshold, l1_margin)
@@ -123,7 +127,11 @@ class FixtureBackend:
         return await asyncio.to_thread(self._query_metrics, query)
 
     async def query_logs(self, query: LogsQuery) -> Page:
-        return await asyncio.to_thread(self.logs.query, query)
+        if not query.query:
+            return await asyncio.to_thread(self.logs.query, query)
+        found = await asyncio.to_thread(self.logs.candidates, query)
+        dense = await log_relevance.dense_scores(self._embedder, query.query, found.documents)
+        return self.logs.ranked(found, query.query, dense, query.limit)
 
     async def summarize_logs(self, query: PatternsQuery) -> Page:
         return await asyncio.to_thread(self.logs.summarize, query)

@@ -1,0 +1,82 @@
+"""Levels, times and messages of real default formats (the fixtures under formats/ are written
+from each program's documented default layout): nothing read as INFO that says otherwise."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.events import message_level
+from evigate.server.sources.logs.search import LogReader, LogSearch
+
+FORMATS = Path(__file__).parent / "formats"
+
+
+def _read(tmp_path: Path, name: str) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    shutil.copy(FORMATS / name, tmp_path / name)
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(limit=100))
+    return [(e.level, e.message) for e in reversed(result.events)], result.parsers
+
+
+@pytest.mark.parametrize(
+    ("name", "parser", "levels"),
+    [
+        ("postgresql.log", "postgresql", ["INFO", "ERROR", "INFO", "INFO", "FATAL", "WARN", "FATAL"]),
+        ("celery.log", "celery", ["INFO", "INFO", "WARN", "ERROR", "FATAL"]),
+        ("gunicorn.log", "python_bracketed", ["INFO", "INFO", "INFO", "FATAL", "ERROR"]),
+        ("uwsgi.log", "uwsgi_request", ["INFO", "ERROR", "INFO"]),
+        ("golog.log", "go_log", ["INFO", "ERROR", "WARN", "FATAL"]),
+        ("rails.log", "rails", ["INFO", "WARN", "ERROR", "FATAL"]),
+        ("pino.log", "json", ["INFO", "WARN", "ERROR", "FATAL"]),
+        ("bunyan.log", "json", ["INFO", "ERROR", "WARN"]),
+    ],
+)
+def test_each_default_format_keeps_its_levels(
+    tmp_path: Path, name: str, parser: str, levels: list[str]
+) -> None:
+    events, parsers = _read(tmp_path, name)
+    assert parsers == {name: parser}
+    assert [level for level, _ in events] == levels
+
+
+def test_the_message_keeps_the_severity_word_that_gave_the_level(tmp_path: Path) -> None:
+    events, _ = _read(tmp_path, "golog.log")
+    assert events[1] == ("ERROR", "error: dial tcp 10.0.0.5:5432: connect: connection refused")
+    events, _ = _read(tmp_path, "mixed.log")
+    assert ("ERROR", "Error: disk quota exceeded") in events
+    assert ("INFO", "some tool wrote this line without a level") in events
+
+
+def test_postgresql_reads_past_its_prefix(tmp_path: Path) -> None:
+    events, _ = _read(tmp_path, "postgresql.log")
+    assert events[1] == ("ERROR", 'duplicate key value violates unique constraint "orders_pkey"')
+
+
+def test_python_default_format_in_a_container_keeps_its_levels(tmp_path: Path) -> None:
+    pod = tmp_path / "pods" / "jobs_reconciler-7d9f8b6c5d-x2kqz_0b1c2d3e-1111-2222-3333-444455556666" / "app"
+    pod.mkdir(parents=True)
+    lines = (FORMATS / "python_default.log").read_text().splitlines()
+    (pod / "0.log").write_text(
+        "".join(f"2026-07-08T23:05:{28 + i:02d}.000000000Z stderr F {line}\n" for i, line in enumerate(lines))
+    )
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(limit=10))
+    assert [e.level for e in reversed(result.events)] == ["INFO", "WARN", "ERROR", "FATAL"]
+    assert {e.service for e in result.events} == {"reconciler"}
+
+
+@pytest.mark.parametrize(
+    ("message", "level"),
+    [("error: x", "ERROR"), ("Error handling request", "ERROR"), ("[WARNING] low disk", "WARN"),
+     ("panic: nil map", "FATAL"), ("no error found", None), ("errors=0", None)],
+)  # fmt: skip
+def test_only_a_leading_severity_word_gives_a_level(message: str, level: str | None) -> None:
+    assert message_level(message) == level
+
+
+def test_json_records_between_text_lines_are_read_not_skipped(tmp_path: Path) -> None:
+    events, parsers = _read(tmp_path, "mixed.log")
+    assert ("WARN", "json in the middle") in events
+    assert len(events) == 5 and parsers == {"mixed.log": "pattern:leading-timestamp"}
