@@ -143,11 +143,15 @@ class OfflinePlanner:
         )
         if entities.survey:
             steps.append(
+                "最近一小时没有结果的日志检查依次扩大到 6 小时、24 小时和全部日志，"
+                "并说明结果来自哪个时间窗口；"
                 "按严重程度、数量和时间排序各项发现；查询找到的告警对应的 runbook；说明哪些检查无法执行；"
                 "不陈述证据未给出的根因"
                 if zh
-                else "rank the findings by severity, count and recency; look up the runbooks of the "
-                "alerts found; say which checks could not run; name no cause the evidence does not state"
+                else "a log check that finds nothing in the last hour is repeated over 6 h, 24 h and all "
+                "the logs, saying which window a finding comes from; rank the findings by severity, count "
+                "and recency; look up the runbooks of the alerts found; say which checks could not run; "
+                "name no cause the evidence does not state"
             )
         if skill is not None:
             steps.extend(_relevant_steps(skill, {call.tool_name for call in calls}))
