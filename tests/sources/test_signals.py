@@ -169,7 +169,8 @@ async def test_cpu_falls_back_to_the_next_template_when_the_first_finds_no_serie
     cadvisor = CATALOG.signals["cpu"].templates[0]
     matches = CATALOG.service_matches
     assert found.tried[: len(matches)] == tuple(cadvisor.render(m.selector(service)) for m in matches)
-    assert found.tried[-1] == found.template.render(f'service="{service}"')
+    # the exact matcher, or (when the scrape landed between two queries) a looser one after it
+    assert found.tried[-1] in {found.template.render(m.selector(service)) for m in matches}
 
 
 async def test_a_signal_with_no_series_reports_every_query_tried(prom: Prometheus, service: str) -> None:

@@ -93,6 +93,8 @@ class OfflineExecutor:
         results: list[tuple[PlannedCall, ToolCallResult]] = []
         fresh: list[ToolCallResult] = []
 
+        made: list[ToolCallResult] = []  # every call's result in call order, widened ones too
+
         async def call_once(call: PlannedCall) -> ToolCallResult:
             task.deadline.check()
             result = _find_recorded(recorded, call)
@@ -100,12 +102,13 @@ class OfflineExecutor:
                 # Only a call never made, or one that failed, reaches the tools (same arguments).
                 result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
                 fresh.append(result)
+            made.append(result)
             return result
 
         async def run(calls: Sequence[PlannedCall]) -> None:
             for planned_call in calls:
                 call, result = planned_call, await call_once(planned_call)
-                if widening.widenable(call, result, entities.window_minutes):
+                if widening.widenable(call, result, entities.window_minutes, task.query):
                     call, result = await widening.widen(call, result, call_once)
                 results.append((call, result))
 
@@ -120,9 +123,7 @@ class OfflineExecutor:
         if entities.survey:
             gaps = survey_gaps(entities, available, self._signals is not None, language)
             data["missing_info"].extend(gaps)
-        return ExecutorOutput(
-            json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
-        )
+        return ExecutorOutput(json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(made))
 
 
 def build_evidence(

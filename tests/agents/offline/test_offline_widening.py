@@ -53,3 +53,13 @@ async def test_a_failed_check_is_not_widened() -> None:
     tools = FakeToolBox(fail_tools={"query_logs"})
     call = _survey("api-gateway")
     assert not widenable(call, await _run(tools, call), asked_window=None)
+
+
+def test_an_alert_query_about_this_moment_is_not_widened_one_about_an_ending_is() -> None:
+    from evigate.server.agents.offline.widening import asks_now_only
+
+    assert asks_now_only("Is PodRestart firing on payment-service right now?")
+    assert asks_now_only("payment-service 现在有 HighErrorRate 告警吗？")
+    assert not asks_now_only("Is OrderRouter's JavaHeapUsageHigh alert still firing?")
+    assert not asks_now_only("Did the LedgerSyncTaskFailures alert resolve?")
+    assert not asks_now_only("hotel-inventory 早上的错误率告警现在还在吗？")
