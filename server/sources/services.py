@@ -99,7 +99,7 @@ def parts(text: str) -> tuple[str, ...]:
 def _flexible(name: str) -> re.Pattern[str]:
     """`name` in a question, written with any separators or none, as whole words."""
     pieces = parts(name)
-    body = r"[\s_.\-]*".join(re.escape(p) for p in pieces)
+    body = r"[\s_.\-/]*".join(re.escape(p) for p in pieces)
     return re.compile(r"(?<![a-z0-9_-])" + body + r"(?![a-z0-9_])", re.IGNORECASE)
 
 
@@ -360,9 +360,12 @@ class ServiceCatalog:
             keys.extend(seen.knowledge_keys)
         for name in set(self._aliases.values()) - set(services):
             services[name] = ["config"]
+        prefixed = _team_prefixed(services)
+        for name, bare in prefixed.items():
+            services[bare].extend(services.pop(name))
         self._view = CatalogView(
             {name: tuple(dict.fromkeys(sources)) for name, sources in sorted(services.items())},
-            dict(self._aliases),
+            {**prefixed, **self._aliases},
             tuple(dict.fromkeys(alerts)),
             tuple(dict.fromkeys(keys)),
         )
@@ -388,6 +391,17 @@ class ServiceCatalog:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+
+def _team_prefixed(services: Mapping[str, object]) -> dict[str, str]:
+    """Names that are another known name with a team prefix ("pricing/fare-search" where
+    "fare-search" is known, as a Prometheus job names it): one service, its prefixed name an alias."""
+    out = {}
+    for name in services:
+        bare = name.rsplit("/", 1)[-1]
+        if bare != name and bare in services:
+            out[name] = bare
+    return out
 
 
 def _canonical(services: Mapping[str, object], name: str) -> str:

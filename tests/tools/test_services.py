@@ -161,3 +161,18 @@ def test_a_service_is_found_in_other_case_word_order_or_one_letter_off(
 def test_a_distant_name_is_not_taken_for_a_service() -> None:
     assert FUZZY_VIEW.find_in("is the gtwy up") == []  # three letters off
     assert FUZZY_VIEW.find_in("is payments-api down?") == []  # a whole word apart
+
+
+async def test_a_team_prefixed_job_is_the_same_service_and_its_alias() -> None:
+    async def logs() -> Sightings:
+        return Sightings((Sighting("fare-search", "log"),))
+
+    async def alerts() -> Sightings:
+        return Sightings((Sighting("pricing/fare-search", "alert"),))
+
+    view = await ServiceCatalog([logs, alerts]).refresh()
+    assert view.names == ("fare-search",) and view.services["fare-search"] == ("log", "alert")
+    assert [(m.name, m.mention) for m in view.find_in("pricing/fare-search 的延迟怎么样？")] == [
+        ("fare-search", "pricing/fare-search")
+    ]
+    assert [m.name for m in view.find_in("What is the fare cache hit ratio right now?")] == ["fare-search"]
