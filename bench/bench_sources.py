@@ -40,7 +40,7 @@ from evigate.server.deadline import Deadline
 from evigate.server.sources.alert_history import alert_history
 from evigate.server.sources.alertmanager import Alertmanager
 from evigate.server.sources.config import QueryLimits, SourcesConfig, SourceSettings
-from evigate.server.sources.live_backend import live_backend
+from evigate.server.sources.kinds import add_live_sources
 from evigate.server.sources.prom_types import QueryResult, RangeSpec, parse_series
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import result_texts
@@ -187,7 +187,7 @@ async def bench_tools(am_url: str, prom_url: str, runs: int, raw: httpx.AsyncCli
         prometheus=SourceSettings("prometheus", prom_url), alertmanager=SourceSettings("alertmanager", am_url)
     )
     catalog = load_catalog()
-    backend = live_backend(build_backend("fixture", None, MemoryCases()), config, catalog)
+    backend = add_live_sources(build_backend("fixture", None, MemoryCases()), config, catalog)
     end = datetime.now(UTC).replace(microsecond=0)
     window = {"start": f"{(end - timedelta(minutes=2)).timestamp():.3f}", "end": f"{end.timestamp():.3f}"}
     memory = catalog.signals["memory"].templates[0].render(f'service="{CHAT_SERVICE}"')
@@ -217,7 +217,7 @@ async def bench_tools(am_url: str, prom_url: str, runs: int, raw: httpx.AsyncCli
                                        step="1s"), runs),
         ]  # fmt: skip
     finally:
-        await backend.aclose()  # type: ignore[attr-defined]
+        await backend.aclose()
 
 
 async def bench_chat(

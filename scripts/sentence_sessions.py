@@ -34,9 +34,9 @@ from evigate.server.pipeline import Pipeline, material  # noqa: E402
 from evigate.server.pipeline.orchestrator import PipelineSettings  # noqa: E402
 from evigate.server.skills import load_skills  # noqa: E402
 from evigate.server.sources.config import SourcesConfig, SourceSettings  # noqa: E402
-from evigate.server.sources.live_backend import live_backend  # noqa: E402
+from evigate.server.sources.kinds import add_live_sources  # noqa: E402
 from evigate.server.sources.signals import load_catalog as load_signals  # noqa: E402
-from evigate.server.tools import FixtureBackend, build_backend  # noqa: E402
+from evigate.server.tools import build_backend  # noqa: E402
 from evigate.storage import Database  # noqa: E402
 from tests.worlds.judge import DATA_DIRS, Question, questions  # noqa: E402
 
@@ -55,12 +55,11 @@ def _closed_port() -> int:
 
 async def _sessions(world: str, asked: list[Question], db: Database, failing: bool) -> dict[str, Any]:
     files = build_backend("fixture", DATA_DIRS[world], db.repo)
-    assert isinstance(files, FixtureBackend)
     signals = load_signals() if failing else None
     tools = files
     if failing:
         url = f"http://127.0.0.1:{_closed_port()}"
-        tools = live_backend(files, SourcesConfig(prometheus=SourceSettings("prometheus", url)), signals)  # type: ignore[assignment]
+        tools = add_live_sources(files, SourcesConfig(prometheus=SourceSettings("prometheus", url)), signals)
     agents = build_offline_backend(catalog=files.services, signals=signals)
     pipeline = Pipeline(
         db.repo, tools, agents, load_skills(), load_catalog(), PipelineSettings(owner="fixtures")

@@ -44,15 +44,14 @@ from evigate.server.live_sources import build_sources, build_tools
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.configfile import LogConfigError
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.services import ServiceCatalog
+from evigate.server.sources.source_set import SourceSet
 from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
 from evigate.server.tools import (
-    ToolBackend,
     ToolError,
     build_backend,
     default_registry,
@@ -62,6 +61,7 @@ from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.health import ServiceHealth
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
 from evigate.server.web.app import WebServer, web_server
@@ -130,7 +130,7 @@ class App:
         )  # GetTrace replies; the worker invalidates
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
-        self.tools: ToolBackend | None = None
+        self.tools: SourceSet | None = None
         self.knowledge: SemanticKnowledge | None = None
         self.log_index: IndexBuild | None = None  # the log tree's index, built from start-up
         self._vector_cache: SqliteVectorStore | None = None
@@ -170,7 +170,7 @@ class App:
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
-        signals = tools.catalog if isinstance(tools, LiveBackend) else None
+        signals = tools.signals
         self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
         agents = self._components.agents or build_agents(s, self.services, signals)
         from evigate.server.skills import load_skills
@@ -194,11 +194,11 @@ class App:
             # Ended here, by this start: their callers saw the connection drop.
             self.metrics.sessions.labels(SessionStatus.FAILED, "server_restarted").inc(orphaned)
 
-        probes: list[SourceProbe] = list(tools.clients()) if isinstance(tools, LiveAlertsBackend) else []
+        probes: list[SourceProbe] = list(tools.watched())
         if self.log_index is not None:
             probes.append(self.log_index)
         self.health = HealthChecker(
-            self.database, SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+            ServiceHealth(self.database), SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
         server = self._grpc_server(pipeline, repo, catalog, self.health)
         try:
@@ -231,8 +231,8 @@ class App:
             },
         )
 
-    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> ToolBackend:
-        """The file backend (logs, knowledge, cases) with the live sources where configured."""
+    def _tools(self, repo: Repository, knowledge: SemanticKnowledge) -> SourceSet:
+        """The files' sources (alerts, logs, knowledge, cases) with the live sources where configured."""
         s = self.settings
         try:
             files = build_backend(
@@ -342,7 +342,7 @@ class App:
             await self.services.stop()
         if self.pipeline is not None:
             await self.pipeline.aclose()
-        if isinstance(self.tools, LiveAlertsBackend):  # the live sources' pooled HTTP clients
+        if self.tools is not None:  # the live sources' pooled HTTP clients
             await self.tools.aclose()
         if self.health is not None:
             await self.health.stop()

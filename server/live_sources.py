@@ -1,14 +1,14 @@
-"""The live sources from the settings: which Prometheus / Alertmanager, and the tool backend that
-serves alerts and metrics from them (docs/design.md §6.6). Used by the composition root
+"""The live sources from the settings: which are configured, and the SourceSet that serves alerts
+and metrics from them (docs/design.md §6.6). Used by the composition root
 (`server/app.py`) and `evigate sources`."""
 
 from __future__ import annotations
 
 from evigate.server.config import ConfigError, Settings
 from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
-from evigate.server.sources.live_backend import live_backend
+from evigate.server.sources.kinds import add_live_sources
 from evigate.server.sources.signals import SignalCatalogError, load_catalog
-from evigate.server.tools import ToolBackend
+from evigate.server.sources.source_set import SourceSet
 
 
 def build_sources(settings: Settings) -> SourcesConfig:
@@ -33,12 +33,12 @@ def build_sources(settings: Settings) -> SourcesConfig:
         raise ConfigError(f"sources: {error}") from None
 
 
-def build_tools(settings: Settings, files: ToolBackend, sources: SourcesConfig) -> ToolBackend:
-    """The file backend, with alerts and metrics served by the live sources when configured."""
+def build_tools(settings: Settings, files: SourceSet, sources: SourcesConfig) -> SourceSet:
+    """The files' sources, with alerts and metrics served by the live sources when configured."""
     if not sources.configured():
         return files
     try:
         catalog = load_catalog(settings.signals_file)
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
-    return live_backend(files, sources, catalog)
+    return add_live_sources(files, sources, catalog)

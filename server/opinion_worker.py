@@ -49,3 +49,13 @@ def opinion_worker(
     return EvaluationWorker(
         repo, opinion_settings, on_scored=on_written, name=name, kind=LLM_OPINION, run=job.run
     )
+
+
+def opinion_workers(settings: Settings) -> Callable[[Repository], list[EvaluationWorker]]:
+    """For `evigate worker`: the LLM opinion's worker on the worker's repository, when configured."""
+
+    def build(repo: Repository) -> list[EvaluationWorker]:
+        worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
+        return [] if worker is None else [worker]
+
+    return build

@@ -9,14 +9,14 @@ from dataclasses import replace
 
 from evigate.server.config import Settings
 from evigate.server.sources.files.logs import LogFiles
-from evigate.server.sources.live_backend import LiveAlertsBackend
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.configfile import log_config, read_section
 from evigate.server.sources.logs.store import location
 from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
-from evigate.server.tools import ToolBackend, demo_data_dir, knowledge_dir
+from evigate.server.sources.source_set import SourceSet
+from evigate.server.tools import demo_data_dir, knowledge_dir
 from evigate.storage import Database
 
 
@@ -65,12 +65,11 @@ def build_knowledge_search(
     return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache
 
 
-def start_log_index(tools: ToolBackend, on_ready: Callable[[], Awaitable[None]]) -> IndexBuild | None:
-    """Starts indexing the file backend's log tree in the background (None: no log tree)."""
-    files = tools.files if isinstance(tools, LiveAlertsBackend) else tools
-    logs = getattr(files, "logs", None)
-    if not isinstance(logs, LogFiles):
+def start_log_index(sources: SourceSet, on_ready: Callable[[], Awaitable[None]]) -> IndexBuild | None:
+    """Starts indexing the log tree of the files source in the background (None: no log tree)."""
+    trees = [logs for source in sources.logs if isinstance(logs := getattr(source, "logs", None), LogFiles)]
+    if not trees:
         return None
-    build = IndexBuild(logs.reader(), on_ready=on_ready)
+    build = IndexBuild(trees[0].reader(), on_ready=on_ready)
     build.start()
     return build

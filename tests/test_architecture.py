@@ -81,6 +81,8 @@ RULES: tuple[Rule, ...] = (
         ("server.opinion_worker",),
         ("server.pipeline", "server.tools", "server.grpc", "server.cli", "server.app"),
     ),
+    # The front ends stand on the use cases alone: records, errors and health checks come from there.
+    Rule("transport-never-storage", ("server.grpc", "server.cli", "server.web", "server.mcp"), ("storage",)),
     Rule("use-cases-know-no-wire", ("server.usecases",), ("server.codec", *GENERATED, "grpc", "google")),
     Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.usecases",)),
     Rule(

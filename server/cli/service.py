@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 
 from evigate.server.cli.common import CliError
 from evigate.server.config import mask_url
-from evigate.storage.errors import StorageError
+from evigate.server.usecases.records import StorageError
 
 if TYPE_CHECKING:
-    from evigate.server.config import Settings
-    from evigate.server.worker import EvaluationWorker
-    from evigate.storage.repository import Repository
+    pass
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -41,8 +39,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def main() -> None:
         await serve(settings, announce)
 
-    from evigate.storage.errors import StorageError
-
     try:
         asyncio.run(main())
     except ConfigError as error:
@@ -54,7 +50,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     from evigate.server.config import ConfigError, load_settings
-    from evigate.storage import migrate
+    from evigate.server.usecases.maintenance import migrate_database
 
     try:
         settings = load_settings(vars(args))
@@ -62,7 +58,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         raise CliError(f"configuration: {error}") from None
     if not settings.database_url:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
-    asyncio.run(migrate(settings.resolved_database_url))
+    asyncio.run(migrate_database(settings.resolved_database_url))
     from evigate.server.config import mask_url
 
     print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
@@ -72,6 +68,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.grpc import logs
+    from evigate.server.opinion_worker import opinion_workers
     from evigate.server.worker import run_standalone
 
     try:
@@ -81,7 +78,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     logs.configure(settings.log_level, settings.log_format)
     print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
     try:
-        asyncio.run(run_standalone(settings, lambda repo: _opinion_workers(settings, repo)))
+        asyncio.run(run_standalone(settings, opinion_workers(settings)))
     except StorageError as error:
         raise CliError(f"cannot run the worker: {error}") from None
     return 0
@@ -157,13 +154,6 @@ def cmd_sources(args: argparse.Namespace) -> int:
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
     return 0 if index.ready and all(h.ready for h in states) else 1
-
-
-def _opinion_workers(settings: Settings, repo: Repository) -> list[EvaluationWorker]:
-    from evigate.server.opinion_worker import opinion_worker
-
-    worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
-    return [] if worker is None else [worker]
 
 
 def cmd_cases_backfill(args: argparse.Namespace) -> int:

@@ -17,7 +17,13 @@ from google.protobuf.message import Message
 from evigate.rules.enums import SessionStatus, Verdict
 from evigate.server.codec import CodecError, from_seed
 from evigate.server.pipeline import ChatResult, StageEvent
-from evigate.storage.records import CaseRecord, InvocationRecord, RoundRecord, SessionRecord, TraceRecord
+from evigate.server.usecases.records import (
+    CaseRecord,
+    InvocationRecord,
+    RoundRecord,
+    SessionRecord,
+    TraceRecord,
+)
 from evigate.v1 import (
     chat_service_pb2,
     evidence_pb2,

@@ -25,7 +25,7 @@ from grpc_health.v1 import health, health_pb2
 
 from evigate.server.grpc.metrics import Metrics
 from evigate.server.tasks import cancel_and_wait
-from evigate.storage import Database
+from evigate.server.usecases.health import ServiceHealth
 
 log = logging.getLogger("evigate.health")
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -76,7 +76,7 @@ class SourceProbe(Protocol):
 class HealthChecker:
     def __init__(
         self,
-        database: Database,
+        database: ServiceHealth,
         services: Sequence[str],
         interval_s: float,
         metrics: Metrics,
@@ -94,7 +94,7 @@ class HealthChecker:
         self.serving: bool | None = None
 
     async def check_once(self) -> bool:
-        up = await self._database.ping()
+        up = await self._database.database_up()
         self._metrics.database_up.set(1 if up else 0)
         if up != self.serving:
             for service in self._services:
@@ -104,7 +104,7 @@ class HealthChecker:
             self.serving = up
         if up:
             with contextlib.suppress(Exception):  # gauges are best effort; health is not
-                stats = await self._database.repo.job_stats()
+                stats = await self._database.job_stats()
                 self._metrics.set_job_stats(
                     stats.pending, stats.running, stats.failed, stats.done, stats.oldest_pending_age_seconds
                 )

@@ -20,9 +20,9 @@ from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatInput, ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
+from evigate.server.usecases.records import TraceRecord
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.usecases.trace_cache import TraceCache
-from evigate.storage.records import TraceRecord
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,

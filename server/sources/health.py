@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from .alertmanager import Alertmanager
 from .config import SourcesConfig
 from .http import SourceHealth
-from .prometheus import Prometheus
+from .kinds import build_sources
 
 
 async def check_sources(config: SourcesConfig) -> list[SourceHealth]:
-    """One SourceHealth per configured source, in a fixed order (prometheus, alertmanager)."""
-    clients: list[Prometheus | Alertmanager] = []
-    if config.prometheus is not None:
-        clients.append(Prometheus(config.prometheus))
-    if config.alertmanager is not None:
-        clients.append(Alertmanager(config.alertmanager))
+    """One SourceHealth per configured source, in the configuration's order."""
+    sources = list(build_sources(config).values())
     try:
-        return list(await asyncio.gather(*(c.health() for c in clients)))
+        return list(await asyncio.gather(*(s.health() for s in sources)))
     finally:
-        for c in clients:
-            await c.aclose()
+        for s in sources:
+            await s.aclose()

@@ -57,7 +57,8 @@ def _state_matches(wanted: str | None, state: str) -> bool:
 
 
 class LiveAlerts:
-    """Answers MetricsQuery from Alertmanager and / or Prometheus (at least one)."""
+    """The alert source over the live servers: answers MetricsQuery from Alertmanager and / or
+    Prometheus (at least one)."""
 
     def __init__(
         self,
@@ -69,7 +70,7 @@ class LiveAlerts:
             raise ValueError("LiveAlerts needs Alertmanager, Prometheus or both")
         self.alertmanager, self.prometheus, self.matches = alertmanager, prometheus, matches
 
-    async def query_metrics(self, q: MetricsQuery, now: datetime) -> Page:
+    async def query_alerts(self, q: MetricsQuery, now: datetime) -> Page:
         active: list[AmAlert] = []
         if self.alertmanager is not None and (
             q.window.until is None or q.window.until >= now - timedelta(minutes=1)

@@ -19,8 +19,9 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
 
@@ -260,31 +261,32 @@ def load_aliases(path: Path | None) -> dict[str, str]:
 
 
 SightingReader = Callable[[], Awaitable[Sightings]]
+# Alert labels that name a service (Prometheus conventions) besides the alert's own `service`.
+_SERVICE_LABELS = ("service", "app", "job", "app_kubernetes_io_name")
+_POD_SUFFIX = re.compile(r"-[a-z0-9]{5,10}(?:-[a-z0-9]{5})?$")
 
 
 class AlertQuerying(Protocol):
-    """What alert_sightings reads: anything that answers query_metrics (a file, a live server)."""
+    """What alert_sightings reads: an alert source (a file, a live server)."""
 
-    async def query_metrics(self, query: MetricsQuery) -> Page: ...
-
-
-_SERVICE_LABELS = ("service", "app", "job")
+    async def query_alerts(self, query: MetricsQuery, now: datetime) -> Page: ...
 
 
-async def alert_sightings(backend: AlertQuerying) -> Sightings:
-    """The services and alert names of a backend's alerts (every state, no window): a live
-    Alertmanager / Prometheus as well as a file."""
-    page = await backend.query_metrics(MetricsQuery(None, None, None, TimeWindow(None, None), 1000))
+async def alert_sightings(source: AlertQuerying, now: datetime) -> Sightings:
+    """The one reader of the names in alerts (every state, no window): the alert's service, its
+    service labels, and the deployment a pod name stands for (its hash suffixes stripped)."""
+    page = await source.query_alerts(MetricsQuery(None, None, None, TimeWindow(None, None), 1000), now)
     found: list[Sighting] = []
     names: list[str] = []
     for item in page.items:
         if isinstance(item.get("service"), str):
             found.append(Sighting(item["service"], "alert"))
-        labels = item.get("labels")
-        if isinstance(labels, Mapping):
-            found.extend(
-                Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str)
-            )
+        raw_labels = item.get("labels")
+        labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
+        found.extend(Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str))
+        pod = labels.get("pod")
+        if isinstance(pod, str) and _POD_SUFFIX.search(pod):
+            found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
         if isinstance(item.get("alert_name"), str):
             names.append(item["alert_name"])
     return Sightings(tuple(found), tuple(dict.fromkeys(names)))

@@ -2,9 +2,9 @@
 (docs/design.md §6).
 
 Each tool is one module holding a `Tool` (tool.py), registered in registry.py. build_backend() gives
-a ToolBackend (the sources); SessionToolBox runs the registered tools against it for one session
-(validation, evidence refs, dedup, recording through an InvocationRecorder such as storage's
-Repository).
+the SourceSet of a data directory's files (server.sources), the tools' backend; SessionToolBox runs
+the registered tools against it for one session (validation, evidence refs, dedup, recording
+through an InvocationRecorder such as storage's Repository).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from evigate.server.queries.types import (
     TimeWindow,
     ToolError,
 )
-from evigate.server.sources.files.backend import FixtureBackend
+from evigate.server.sources.files.backend import FilesSource, files_source_set
 from evigate.server.sources.files.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.sources.source_set import SourceSet
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import InvocationRecorder, ToolBackend
 from evigate.server.tools.registry import ToolRegistry, default_registry
@@ -59,7 +60,7 @@ def build_backend(
     logs: LogConfig | None = None,
     knowledge: KnowledgeSearch | None = None,
     embedder: Embedder | None = None,
-) -> ToolBackend:
+) -> SourceSet:
     """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
     the log files from `logs` (None: data_dir/logs read with the default field names and formats);
     `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir);
@@ -69,9 +70,10 @@ def build_backend(
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    return FixtureBackend(
+    files = FilesSource(
         directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge, embedder=embedder
     )
+    return files_source_set(files)
 
 
 def knowledge_dir(data_dir: Path | None) -> Path:
@@ -88,7 +90,7 @@ __all__ = [
     "ArgumentError",
     "CaseLike",
     "CaseSource",
-    "FixtureBackend",
+    "FilesSource",
     "InvocationRecorder",
     "KnowledgeHits",
     "KnowledgeQuery",
@@ -98,6 +100,7 @@ __all__ = [
     "Page",
     "PatternsQuery",
     "SessionToolBox",
+    "SourceSet",
     "TimeWindow",
     "Tool",
     "ToolBackend",

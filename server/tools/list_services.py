@@ -24,8 +24,8 @@ def service_text(item: Mapping[str, Any]) -> str:
 
 
 def catalog_of(backend: ToolBackend) -> ServiceCatalog:
-    """The backend's catalog, or that of the file backend a live backend combines (`files`)."""
-    catalog = getattr(backend, "services", None) or getattr(getattr(backend, "files", None), "services", None)
+    """The catalog the backend's sources fill (server.sources.source_set.SourceSet.services)."""
+    catalog = getattr(backend, "services", None)
     if not isinstance(catalog, ServiceCatalog):
         raise ToolError("this tool backend keeps no service catalog")
     return catalog

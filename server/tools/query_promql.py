@@ -1,6 +1,6 @@
 """query_promql: an instant or range PromQL query, or a named signal of a service (docs/design.md §6.6).
 
-Served by a backend that has a Prometheus-compatible store (server/sources/live_backend.py); the
+Served by a backend whose sources include a Prometheus-compatible store (server/sources/live.py); the
 file backend has none, so the call fails saying so. Every returned series is one evidence ref
 `$.series[i]` whose text holds the metric, every label and the values with their times (for a
 range: window, step, first / last / min / max with times and avg), so a claim such as "error rate
@@ -17,16 +17,13 @@ from typing import Any
 
 from evigate.rules.enums import ToolName
 from evigate.server.queries.types import JSON, PromQLQuery, ToolError
+from evigate.server.sources.ports import NO_METRIC_SOURCE
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import PromQLBackend, ToolBackend
 from evigate.server.tools.tool import Answer, Tool
 
-NOT_CONFIGURED = (
-    "no Prometheus configured: start evigate with --prometheus-url URL (or EVIGATE_PROMETHEUS_URL) "
-    "to query metrics"
-)
 _STEP = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$")
 _STEP_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -78,7 +75,7 @@ def _about(args: JSON, now: Any) -> PromQLQuery:
 async def _answer(args: JSON, backend: ToolBackend) -> Answer:
     query = _query(args, backend.now())
     if not isinstance(backend, PromQLBackend):
-        raise ToolError(NOT_CONFIGURED)
+        raise ToolError(NO_METRIC_SOURCE)
     found = await backend.query_promql(query)
     if not found.items:
         # What was asked, so "no series" names the exact expressions (a signal tries several).

@@ -35,7 +35,7 @@ def build_pipeline(db: Database) -> BuildPipeline:
         return Pipeline(
             db.repo,
             tools,
-            agents or build_offline_backend(catalog=tools.services),  # type: ignore[attr-defined]
+            agents or build_offline_backend(catalog=tools.services),
             load_skills(),
             load_catalog(),
             PipelineSettings(max_rounds=max_rounds, owner="tests"),

@@ -60,7 +60,7 @@ async def test_a_claim_quoting_a_live_alert_passes_and_a_changed_value_is_reject
     query = MetricsQuery(service, "TestHighErrorRate", "firing", TimeWindow(None, None), 10)
 
     async def firing() -> list[dict[str, Any]] | None:
-        page = await live.query_metrics(query, datetime.now(UTC))
+        page = await live.query_alerts(query, datetime.now(UTC))
         return page.items or None
 
     items = await eventually(firing, "firing")

@@ -34,7 +34,7 @@ async def live(alertmanager_server: Server, prometheus_server: Server) -> AsyncI
 
 
 async def _page(live: LiveAlerts, query: MetricsQuery, state: str) -> Page | None:
-    page = await live.query_metrics(query, datetime.now(UTC))
+    page = await live.query_alerts(query, datetime.now(UTC))
     return page if page.items and page.items[0]["state"] == state else None
 
 
@@ -59,8 +59,8 @@ async def test_an_alert_is_firing_then_resolved_with_when_it_stopped(
     assert text.startswith(f"TestHighErrorRate, service={service}, state=resolved, duration=")
     assert f"resolved_at={item['resolved_at']}" in text
     # "Is it still firing?" finds nothing firing, and the resolved alert under state=resolved.
-    assert (await live.query_metrics(_query(service, "firing", since), datetime.now(UTC))).total == 0
-    assert (await live.query_metrics(_query(service, "resolved", since), datetime.now(UTC))).total == 1
+    assert (await live.query_alerts(_query(service, "firing", since), datetime.now(UTC))).total == 0
+    assert (await live.query_alerts(_query(service, "resolved", since), datetime.now(UTC))).total == 1
 
 
 async def test_a_silenced_alert_still_counts_as_firing_and_says_it_is_silenced(
@@ -99,7 +99,7 @@ async def test_a_down_alertmanager_fails_the_call(prometheus_server: Server, ser
     prom = Prometheus(settings("prometheus", prometheus_server.url))
     try:
         with pytest.raises(SourceError, match=r"alertmanager at \S+ is unreachable"):
-            await LiveAlerts(am, prom).query_metrics(_query(service), datetime.now(UTC))
+            await LiveAlerts(am, prom).query_alerts(_query(service), datetime.now(UTC))
     finally:
         await am.aclose()
         await prom.aclose()

@@ -63,7 +63,7 @@ def test_services_are_found_in_a_question_in_order() -> None:
 
 async def test_the_catalog_is_built_from_the_world_and_its_aliases() -> None:
     backend = build_backend("fixture", WORLDS / "tidewater", _NoCases())
-    view = await backend.services.refresh()  # type: ignore[attr-defined]
+    view = await backend.services.refresh()
     assert {"invoice-consumer", "mail-relay", "session-redis", "search-indexer"} <= set(view.services)
     assert set(view.services["pricing-engine"]) == {"alert", "log", "knowledge"}
     assert view.aliases["定价引擎"] == "pricing-engine"
@@ -75,7 +75,7 @@ async def test_a_refresh_sees_a_new_service_and_a_failing_source_keeps_the_other
     world = tmp_path / "world"
     shutil.copytree(WORLDS / "tidewater", world, ignore=shutil.ignore_patterns("questions.json"))
     backend = build_backend("fixture", world, _NoCases())
-    catalog: ServiceCatalog = backend.services  # type: ignore[attr-defined]
+    catalog: ServiceCatalog = backend.services
 
     async def broken() -> Sightings:
         raise RuntimeError("source down")

@@ -45,7 +45,7 @@ from evigate.server.pipeline import Pipeline, material
 from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
-from evigate.server.tools import FixtureBackend, build_backend, demo_data_dir
+from evigate.server.tools import build_backend, demo_data_dir
 from evigate.storage import Database, Repository
 from tests.worlds.live import AgentsFor, LiveSources, live_pipeline, offline_agents
 
@@ -360,7 +360,6 @@ async def run_world(
         assert live is not None and workdir is not None, f"{world} is asked on its live sources"
         return await _run_live(world, asked, db, live, workdir, agents=agents, seconds=seconds)
     tools = build_backend("fixture", DATA_DIRS[world], db.repo)
-    assert isinstance(tools, FixtureBackend)
     pipeline = Pipeline(
         db.repo,
         tools,

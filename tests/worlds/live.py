@@ -28,7 +28,7 @@ from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.sources.config import SourcesConfig, SourceSettings
-from evigate.server.sources.live_backend import LiveAlertsBackend, LiveBackend, live_backend
+from evigate.server.sources.kinds import add_live_sources
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.sources.signals import load_catalog as load_signals
@@ -169,10 +169,9 @@ async def live_pipeline(
         prometheus=SourceSettings(name="prometheus", url=urls["prometheus"]),
         alertmanager=SourceSettings(name="alertmanager", url=urls["alertmanager"]),
     )
-    tools = live_backend(files, config, load_signals(), reference=files.now())
-    assert isinstance(tools, LiveAlertsBackend)
+    tools = add_live_sources(files, config, load_signals(), reference=files.now())
     services = await open_service_catalog(tools, None, 3600)
-    signals = tools.catalog if isinstance(tools, LiveBackend) else None
+    signals = tools.signals
     pipeline = Pipeline(
         db.repo,
         tools,

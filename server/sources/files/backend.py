@@ -1,4 +1,5 @@
-"""The fixture backend: answers the three tools from a data directory.
+"""The files source: alerts, log files and knowledge of a data directory (the tools' "fixture"
+backend), a Source that fills the alert, log and knowledge ports (server/sources/ports.py).
 
     world.json          {"name", "description", "now"}: the reference time for relative windows (optional)
     alerts.json         [{"alert_name", "service", "state", "current", "duration", "starts_at", ...}]
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -38,17 +38,16 @@ from evigate.server.queries.types import (
 )
 from evigate.server.sources.files.knowledge import KnowledgeBase
 from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
-from evigate.server.sources.services import ServiceCatalog, Sighting, Sightings, load_aliases
+from evigate.server.sources.services import Sighting, Sightings, load_aliases
+from evigate.server.sources.source_set import SourceSet
 from evigate.server.sources.times import display_time
 
 ALERT_REQUIRED = ("alert_name", "service", "state")
 ALIASES_FILE = "service-aliases.json"  # a world's own aliases (Chinese names, team names), optional
-# Alert labels that name a service (Prometheus conventions) besides the alert's own `service`.
-_SERVICE_LABELS = ("service", "app", "job", "app_kubernetes_io_name")
-_POD_SUFFIX = re.compile(r"-[a-z0-9]{5,10}(?:-[a-z0-9]{5})?$")
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
 
 
@@ -67,7 +66,13 @@ class LexicalKnowledge:
             return self._knowledge.search(query, cases)
 
 
-class FixtureBackend:
+class FilesSource:
+    """The data directory as a source; its alerts' names reach the catalog as every alert source's
+    do (services.alert_sightings)."""
+
+    name = "files"
+    watched = False  # read in-process: the log index build has its own health entry
+
     def __init__(
         self,
         data_dir: Path,
@@ -90,40 +95,36 @@ class FixtureBackend:
         # The documents' front matter (`services:`, keys) for the catalog, whichever search is used.
         self._front_matter = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
         self._front_lock = threading.Lock()
-        self.services = ServiceCatalog([self.sightings], load_aliases(data_dir / ALIASES_FILE))
+        self.aliases = load_aliases(data_dir / ALIASES_FILE)
+
+    async def health(self) -> SourceHealth:
+        ready = self.data_dir.is_dir()
+        return SourceHealth(
+            self.name, str(self.data_dir), ready, ready, detail=None if ready else "not found"
+        )
+
+    async def aclose(self) -> None:
+        """Nothing to release: files are opened per read."""
 
     async def sightings(self) -> Sightings:
-        """The services, alert names and runbook keys this data directory holds."""
+        """The services and runbook keys the log files and the knowledge documents hold."""
         return await asyncio.to_thread(self._sightings)
 
     def _sightings(self) -> Sightings:
-        # Each source on its own: one unreadable file keeps no one from the others' names.
+        # Each part on its own: one unreadable part keeps no one from the others' names.
         found: list[Sighting] = []
-        alert_names: list[str] = []
         keys: tuple[str, ...] = ()
-        with contextlib.suppress(ToolError):
-            for alert in self._load_alerts():
-                alert_names.append(str(alert["alert_name"]))
-                found.append(Sighting(str(alert["service"]), "alert"))
-                raw_labels = alert.get("labels")
-                labels: dict[str, Any] = raw_labels if isinstance(raw_labels, dict) else {}
-                found.extend(
-                    Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str)
-                )
-                pod = labels.get("pod")
-                if isinstance(pod, str) and _POD_SUFFIX.search(pod):
-                    found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
         with contextlib.suppress(ToolError):
             found.extend(Sighting(name, "log") for name in self.logs.services())
         with contextlib.suppress(ToolError), self._front_lock:
             services, keys = self._front_matter.front_matter()
             found.extend(Sighting(name, "knowledge") for name in services)
-        return Sightings(tuple(found), tuple(dict.fromkeys(alert_names)), keys)
+        return Sightings(tuple(found), (), keys)
 
     def now(self) -> datetime:
         return self._now or datetime.now(UTC)
 
-    async def query_metrics(self, query: MetricsQuery) -> Page:
+    async def query_alerts(self, query: MetricsQuery, now: datetime) -> Page:
         return await asyncio.to_thread(self._query_metrics, query)
 
     async def query_logs(self, query: LogsQuery) -> Page:
@@ -219,3 +220,15 @@ def _world_now(path: Path) -> datetime | None:
         return parse_timestamp(world["now"]) if isinstance(world, dict) and world.get("now") else None
     except (OSError, ValueError, KeyError) as exc:
         raise ToolError(f"world.json unreadable: {exc}") from exc
+
+
+def files_source_set(files: FilesSource) -> SourceSet:
+    """The set of the files alone: its alerts, logs and knowledge; "now" the world's reference time."""
+    return SourceSet(
+        sources=(files,),
+        alerts=(files,),
+        logs=(files,),
+        knowledge=(files,),
+        clock=files.now,
+        aliases=files.aliases,
+    )

@@ -7,8 +7,9 @@ import asyncio
 from collections.abc import Sequence
 
 from evigate.server.queries.types import CaseLike
+from evigate.server.sources.files.backend import files_source_set
 from evigate.server.sources.services import CatalogView, ServiceCatalog, Sighting, Sightings
-from evigate.server.tools import FixtureBackend, demo_data_dir
+from evigate.server.tools import FilesSource, SourceSet, demo_data_dir
 
 
 class _NoCases:
@@ -16,8 +17,12 @@ class _NoCases:
         return []
 
 
+def demo_sources() -> SourceSet:
+    return files_source_set(FilesSource(demo_data_dir(), _NoCases(), 0.5, 0.2))
+
+
 def demo_catalog() -> ServiceCatalog:
-    return FixtureBackend(demo_data_dir(), _NoCases(), 0.5, 0.2).services
+    return demo_sources().services
 
 
 DEMO_CATALOG = demo_catalog()
@@ -28,18 +33,13 @@ EXTRA_SERVICES = ("api-gateway", "checkout-service")
 
 
 def _with_extra() -> ServiceCatalog:
-    demo = demo_catalog()
+    catalog = demo_catalog()
 
     async def sightings() -> Sightings:
-        seen = await demo_backend().sightings()
-        extra = tuple(Sighting(name, "log") for name in EXTRA_SERVICES)
-        return Sightings(seen.services + extra, seen.alert_names, seen.knowledge_keys)
+        return Sightings(tuple(Sighting(name, "log") for name in EXTRA_SERVICES))
 
-    return ServiceCatalog([sightings], demo.view().aliases)
-
-
-def demo_backend() -> FixtureBackend:
-    return FixtureBackend(demo_data_dir(), _NoCases(), 0.5, 0.2)
+    catalog.add_reader(sightings)
+    return catalog
 
 
 TEST_CATALOG = _with_extra()
