@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
+from evigate.server.sources.names import near, normalize, parts, team_prefixed
 
 log = logging.getLogger("evigate.services")
-_SEPARATORS = re.compile(r"[\s_.\-/:]+")
 # Name parts that say what kind of thing a service is; alone they name no service ("the worker").
 GENERIC_PARTS = frozenset(
     [
@@ -86,15 +86,6 @@ class ServiceMatch:
     mention: str  # the words of the question it was found in
     start: int = 0
     end: int = 0
-
-
-def normalize(text: str) -> str:
-    """Lowercase without separators: "Orders_Consumer" and "orders consumer" → "ordersconsumer"."""
-    return _SEPARATORS.sub("", text.casefold())
-
-
-def parts(text: str) -> tuple[str, ...]:
-    return tuple(p for p in _SEPARATORS.split(text.casefold()) if p)
 
 
 def _flexible(name: str) -> re.Pattern[str]:
@@ -218,27 +209,11 @@ class CatalogView:
                 if len(run) < size or any(not re.fullmatch(r"\s+", gap) for gap in gaps):
                     continue
                 text = question[run[0].start() : run[-1].end()]
-                candidates = [known for known in self.services if _near(text, known)]
+                candidates = [known for known in self.services if near(text, known)]
                 if len(candidates) == 1:
                     out.append(ServiceMatch(candidates[0], "fuzzy", text, run[0].start(), run[-1].end()))
                     break
         return out
-
-
-def _near(text: str, known: str) -> bool:
-    """The same words in another order, or one edit apart (names of six letters and more)."""
-    words, known_words = parts(text), parts(known)
-    if len(known_words) > 1 and sorted(words) == sorted(known_words):
-        return True
-    a, b = normalize(text), normalize(known)
-    if min(len(a), len(b)) < 6 or abs(len(a) - len(b)) > 1 or a == b:
-        return False
-    if len(a) == len(b):
-        return sum(x != y for x, y in zip(a, b, strict=True)) == 1 or any(
-            a[:k] + a[k + 1] + a[k] + a[k + 2 :] == b for k in range(len(a) - 1)
-        )
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    return any(long[:k] + long[k + 1 :] == short for k in range(len(long)))
 
 
 def load_aliases(path: Path | None) -> dict[str, str]:
@@ -362,7 +337,7 @@ class ServiceCatalog:
             keys.extend(seen.knowledge_keys)
         for name in set(self._aliases.values()) - set(services):
             services[name] = ["config"]
-        prefixed = _team_prefixed(services)
+        prefixed = team_prefixed(services)
         for name, bare in prefixed.items():
             services[bare].extend(services.pop(name))
         self._view = CatalogView(
@@ -393,17 +368,6 @@ class ServiceCatalog:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-
-
-def _team_prefixed(services: Mapping[str, object]) -> dict[str, str]:
-    """Names that are another known name with a team prefix ("pricing/fare-search" where
-    "fare-search" is known, as a Prometheus job names it): one service, its prefixed name an alias."""
-    out = {}
-    for name in services:
-        bare = name.rsplit("/", 1)[-1]
-        if bare != name and bare in services:
-            out[name] = bare
-    return out
 
 
 def _canonical(services: Mapping[str, object], name: str) -> str:
