@@ -44,7 +44,7 @@ FLOORS = {
     "known_alert": 4,
     "unknown_service": 3,
     "resolved_alert": 5,
-    "paraphrase": 3,
+    "paraphrase": 2,
     "compound": 1,
     "runbook_steps": 8,
     "survey": 3,
