@@ -25,6 +25,7 @@ from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus
 from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
+from evigate.server.cluster_setup import build_cluster, first, with_cluster
 from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker, SourceProbe
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
@@ -41,6 +42,7 @@ from evigate.server.grpc.servicers import (
 from evigate.server.grpc.tls import server_credentials
 from evigate.server.grpc.validation import Limits
 from evigate.server.live_sources import build_sources, build_tools
+from evigate.server.mcp_setup import McpHttpServer, McpOptions, start_mcp_http
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
@@ -77,6 +79,7 @@ from evigate.v1.trace_service_pb2 import GetTraceResponse
 
 log = logging.getLogger("evigate.app")
 HEALTH_SERVICE = "grpc.health.v1.Health"
+OnReady = Callable[["App"], None]
 
 
 def _service(module: Any) -> ServiceDescriptor:
@@ -110,10 +113,11 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
 
 @dataclass
 class Components:
-    """What tests may replace (e.g. a slow agent backend for the graceful-shutdown test)."""
+    """What tests may replace (e.g. a slow agent backend at shutdown); `mcp`: serve --mcp's MCP."""
 
     agents: AgentBackend | None = None
     catalog: Catalog | None = None
+    mcp: McpOptions | None = None
 
 
 class App:
@@ -138,6 +142,7 @@ class App:
         self.port = 0
         self.metrics_port = 0
         self.web: WebServer | None = None
+        self.mcp: McpHttpServer | None = None  # MCP for other agents: the same use cases, in this loop
         self._stopped = asyncio.Event()
 
     def _wake_worker(self, session_id: str) -> None:
@@ -164,15 +169,15 @@ class App:
             s.resolved_database_url, pool_size=s.db_pool_size, timeout_s=s.db_timeout_s
         )
         repo = self.database.repo
-        catalog = self._components.catalog or default_registry().catalog()  # rules + the tools' table
+        self.catalog = catalog = self._components.catalog or default_registry().catalog()  # + tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
-        self.tools = tools = self._tools(repo, self.knowledge)
+        self.tools = tools = with_cluster(self._tools(repo, self.knowledge), build_cluster(s))
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.signals
         self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
-        agents = self._components.agents or build_agents(s, self.services, signals)
+        agents = self._components.agents or build_agents(s, self.services, signals, first(tools.cluster))
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -221,6 +226,7 @@ class App:
             skills = sorted(skill.name for skill in load_skills())
             self.web = web_server(repo, self.cases(repo), s, self.traces.invalidate, skills)
             await self.web.start()
+        self.mcp = await start_mcp_http(self, self._components.mcp) if self._components.mcp else None
         log.info(
             "serving",
             extra={
@@ -328,8 +334,8 @@ class App:
         log.info("shutting down", extra={"grace_period_s": grace})
         if self.health is not None:
             await self.health.shutdown()
-        if self.web is not None:
-            await self.web.stop(grace)
+        for stop in [end.stop for end in (self.web, self.mcp) if end is not None]:  # viewer, MCP
+            await stop(grace)
         if self.server is not None:
             await self.server.stop(grace)
         if self.worker is not None:
@@ -359,9 +365,9 @@ class App:
             await self.server.wait_for_termination()
 
 
-async def serve(settings: Settings, on_ready: Callable[[App], None] | None = None) -> None:
-    """Runs until SIGTERM or SIGINT, then shuts down gracefully."""
-    app = App(settings)
+async def serve(settings: Settings, on_ready: OnReady | None = None, mcp: McpOptions | None = None) -> None:
+    """Runs until SIGTERM or SIGINT, then shuts down gracefully; `mcp`: also serve MCP over HTTP."""
+    app = App(settings, Components(mcp=mcp))
     try:
         await app.start()
     except BaseException:

@@ -29,8 +29,8 @@ FRAMEWORKS: tuple[str, ...] = (
 # Entry points: the gRPC and web front ends, the CLI, the composition root (server.app and the
 # opinion worker's builder) and the background worker.
 ENTRY_POINTS: tuple[str, ...] = (
-    *("server.grpc", "server.web", "server.cli", "server.app", "server.__main__"),
-    *("server.worker", "server.opinion_worker"),
+    *("server.grpc", "server.web", "server.mcp", "server.cli", "server.app", "server.__main__"),
+    *("server.worker", "server.opinion_worker", "server.mcp_setup"),
 )
 SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
 
@@ -75,6 +75,19 @@ RULES: tuple[Rule, ...] = (
             *("server.worker", "server.pipeline", "server.agents", "server.tools", "server.skills"),
             *("server.codec", *GENERATED, "grpc", "google"),
         ),
+    ),
+    # The MCP front end stands only on the use cases, like the viewer; the error root tells it
+    # what a use case's error means.
+    Rule(
+        "mcp-through-use-cases",
+        ("server.mcp",),
+        (
+            *("storage", "rules", "server.grpc", "server.web", "server.cli", "server.app"),
+            *("server.__main__", "server.mcp_setup", "server.worker", "server.opinion_worker"),
+            *("server.pipeline", "server.agents", "server.tools", "server.skills", "server.sources"),
+            *("server.codec", "server.config", *GENERATED, "grpc", "google"),
+        ),
+        allowed=("rules.errors",),
     ),
     Rule(
         "opinion-worker-needs-no-pipeline",

@@ -25,6 +25,20 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the gRPC server (flags override EVIGATE_* variables)")
     add_flags(serve)
+    serve.add_argument(
+        "--mcp",
+        metavar="HOST:PORT",
+        help="also serve MCP over streamable HTTP at /mcp (PORT alone: loopback)",
+    )
+    serve.add_argument(
+        "--mcp-allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call MCP besides loopback ones (repeatable)",
+    )
+    mcp = commands.add_parser("mcp", help="serve MCP over stdin/stdout for a desktop or IDE agent")
+    add_flags(mcp)
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
     add_flags(migrate)
     worker = commands.add_parser("worker", help="run only the evidence-score worker (no gRPC server)")
@@ -81,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return service.cmd_serve(args)
+        if args.command == "mcp":
+            return service.cmd_mcp(args)
         if args.command == "migrate":
             return service.cmd_migrate(args)
         if args.command == "worker":

@@ -13,7 +13,7 @@ from evigate.server.config import mask_url
 from evigate.server.usecases.records import StorageError
 
 if TYPE_CHECKING:
-    pass
+    from evigate.server.mcp_setup import McpOptions
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -25,6 +25,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
+    mcp = _mcp_options(args)
     logs.configure(settings.log_level, settings.log_format)
     import logging
 
@@ -35,12 +36,48 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"evigate serving on {scheme}://{app.address}", flush=True)
         if app.web is not None:
             print(f"evigate web viewer on {app.web.url}", flush=True)
+        if app.mcp is not None:
+            print(f"evigate MCP on {app.mcp.url}", flush=True)
 
     async def main() -> None:
-        await serve(settings, announce)
+        await serve(settings, announce, mcp)
 
     try:
         asyncio.run(main())
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    except (OSError, StorageError) as error:
+        raise CliError(f"cannot start: {error}") from None
+    return 0
+
+
+def _mcp_options(args: argparse.Namespace) -> McpOptions | None:
+    from evigate.server.config import ConfigError
+    from evigate.server.mcp_setup import McpOptions
+
+    if not getattr(args, "mcp", None):
+        return None
+    options = McpOptions(args.mcp, tuple(args.mcp_allowed_origin or ()))
+    try:
+        options.address()  # a bad value stops serve before anything starts
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    return options
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio: stdout carries the protocol, so everything else (logs) goes to stderr."""
+    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.grpc import logs
+    from evigate.server.mcp_setup import serve_stdio
+
+    try:
+        settings = load_settings(vars(args))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
+    logs.configure(settings.log_level, settings.log_format)
+    try:
+        asyncio.run(serve_stdio(settings))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
     except (OSError, StorageError) as error:
@@ -112,6 +149,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each source with its state: the log tree (and its index) and the configured live sources;
     exit 1 when one is not ready (usable in scripts)."""
+    from evigate.server.cluster_setup import cluster_health
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
@@ -130,6 +168,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
     logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
                 "detail": index.detail, "index": progress}  # fmt: skip
     states = asyncio.run(check_sources(config)) if config.configured() else []
+    try:
+        cluster = asyncio.run(cluster_health(settings))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
     if args.json:
         rows = [
             {
@@ -143,17 +185,20 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
+        if cluster is not None:
+            state = "ready" if cluster.ready else "not_ready" if cluster.reachable else "unreachable"
+            rows.append({"name": cluster.name, "url": cluster.url, "state": state, "detail": cluster.detail})
         print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
         print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
-        for health in states:
+        for health in [*states, *([cluster] if cluster is not None else [])]:
             print(health.line())
         if not config.configured():
             where = settings.data_dir or "the bundled demo world"
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
-    return 0 if index.ready and all(h.ready for h in states) else 1
+    return 0 if index.ready and all(h.ready for h in states) and (cluster is None or cluster.ready) else 1
 
 
 def cmd_cases_backfill(args: argparse.Namespace) -> int:
