@@ -87,6 +87,11 @@ _METRIC_WORDS = (
     "percent", "version", "retrain", "age", "connections",
     "多少", "比例", "延迟", "命中率", "内存", "增长", "上升", "下降", "慢", "版本", "多久", "连接",
 )  # fmt: skip
+# What a catalog signal does not answer: a comparison, a trend, a share, a count, a label.
+_BEYOND_SIGNAL = (
+    "than", "version", "grow", "climb", "rose", "fell", "drop", "how many", "ratio", "share",
+    "from what", "upstream", "比", "版本", "增长", "上升", "下降", "从多少", "比例", "命中率", "上游",
+)  # fmt: skip
 DISCOVERY_WINDOW = "12h"
 
 
@@ -96,6 +101,8 @@ def discover(question: str, entities: Entities, catalog: SignalCatalog | None) -
     lowered = question.lower()
     if catalog is None or not entities.services or not any(w in lowered for w in _METRIC_WORDS):
         return []
+    if catalog.detect(question) is not None and not any(w in lowered for w in _BEYOND_SIGNAL):
+        return []  # the catalog's signal answers a plain value question ("X 的内存现在多少？")
     service = entities.services[0]  # the subject; a second name is often a label value (an upstream)
     since = _since(entities.window_minutes) or DISCOVERY_WINDOW
     arguments = {"service": service, "about": question.strip(), "since": since}
