@@ -86,6 +86,7 @@ class PromQLQuery:
     start: datetime | None = None
     end: datetime | None = None
     step_s: float | None = None
+    about: str | None = None  # words of a question: the service's discovered metric they mean
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,11 @@ from datetime import datetime
 from evigate.server.queries.types import PromQLQuery, SeriesAnswer, ToolError
 
 from .alertmanager import Alertmanager
+from .discovered_metrics import discovered
 from .evidence import PromqlEvidence, promql_evidence, signal_evidence
 from .http import SourceHealth
 from .live_alerts import LiveAlerts
+from .metric_discovery import MetricDiscovery
 from .ports import AlertSource, Source
 from .prometheus import Prometheus
 from .services import Sightings, prometheus_sightings
@@ -37,6 +39,7 @@ class PrometheusSource:
 
     def __init__(self, client: Prometheus, signals: SignalCatalog) -> None:
         self.client, self._signals = client, signals
+        self.discovery = MetricDiscovery(client)  # the services' own metrics, cached
 
     @property
     def name(self) -> str:
@@ -64,6 +67,9 @@ class PrometheusSource:
         prom, catalog = self.client, self._signals
         ranged = query.start is not None
         end = query.end or now
+        if query.about is not None:
+            service = query.service or ""
+            return _answer(await discovered(prom, self.discovery, query.about, service, query.start, end))
         if query.signal is not None:
             signal = catalog.get(query.signal)
             if signal is None:

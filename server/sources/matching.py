@@ -28,6 +28,17 @@ def promql_string(value: str) -> str:
     return f'"{escaped}"'
 
 
+LOOSE = "{service~}"  # in a regex pattern: the name with any separators or none between its words
+_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def loose(service: str) -> str:
+    """An RE2 for `service` written with other separators or as CamelCase: order-router also
+    matches OrderRouter, order_router and order.router (case is left to a `(?i)` flag)."""
+    words = [w for part in re.split(r"[\s_.\-/:]+", service) for w in _PARTS.findall(part)]
+    return "[-_. ]?".join(re2_escape(w.lower()) for w in words) if words else re2_escape(service)
+
+
 @dataclass(frozen=True)
 class ServiceMatch:
     """`label op pattern`, with `{service}` in the pattern replaced by the (regex-escaped) service."""
@@ -41,13 +52,13 @@ class ServiceMatch:
             raise ValueError(f"not a label name: {self.label!r}")
         if self.op not in ("=", "=~"):
             raise ValueError(f"service match op must be = or =~, got {self.op!r}")
-        if "{service}" not in self.pattern:
+        if "{service}" not in self.pattern and (LOOSE not in self.pattern or self.op != "=~"):
             raise ValueError(f"service match pattern must contain {{service}}: {self.pattern!r}")
 
     def value(self, service: str) -> str:
         if self.op == "=":
             return self.pattern.replace("{service}", service)
-        return self.pattern.replace("{service}", re2_escape(service))
+        return self.pattern.replace(LOOSE, loose(service)).replace("{service}", re2_escape(service))
 
     def selector(self, service: str) -> str:
         """The matcher text to put inside `{...}`: `service="payment-service"`."""
@@ -68,6 +79,10 @@ DEFAULT_SERVICE_MATCHES: tuple[ServiceMatch, ...] = (
     ServiceMatch("job"),
     ServiceMatch("app"),
     ServiceMatch("pod", "=~", "{service}-.*"),
+    ServiceMatch("job", "=~", ".+/{service}"),  # a team-prefixed scrape job: pricing/fare-search
+    # The same name spelled another way by the exporter: OrderRouter, ledger_sync, loyalty.points.
+    ServiceMatch("service", "=~", "(?i)" + LOOSE),
+    ServiceMatch("job", "=~", "(?i)(.+/)?" + LOOSE),
 )
 
 

@@ -213,9 +213,13 @@ class Prometheus:
             raise self.http.error("bad_response", f"unexpected rules answer: {exc}") from exc
 
     async def series(
-        self, matchers: Sequence[str], start: datetime | None = None, end: datetime | None = None
+        self,
+        matchers: Sequence[str],
+        start: datetime | None = None,
+        end: datetime | None = None,
+        bound: int | None = None,
     ) -> Listing:
-        """Label sets of the series matching any selector; at most `max_series` of them."""
+        """Label sets of the series matching any selector; at most `bound` (default `max_series`)."""
         if not matchers:
             raise self.http.error("rejected", "series needs at least one selector")
         params = [("match[]", m) for m in matchers]
@@ -227,7 +231,7 @@ class Prometheus:
             (dict(sorted((str(k), str(v)) for k, v in d.items())) for d in data),
             key=lambda d: list(d.items()),
         )
-        return Listing(tuple(items[: self.limits.max_series]), len(items))
+        return Listing(tuple(items[: bound or self.limits.max_series]), len(items))
 
     async def labels(
         self, matchers: Sequence[str] = (), start: datetime | None = None, end: datetime | None = None

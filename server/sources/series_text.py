@@ -70,6 +70,8 @@ def fmt_value(v: float, unit: str | None = None) -> str:
     if unit == "percent":
         return f"{raw} ({_short(v)}%)"
     if unit == "seconds":
+        if abs(v) >= 3600:  # an age or an uptime reads in hours
+            return f"{raw} ({_short(v / 3600)}h)"
         return f"{raw} ({_short(v * 1000)}ms)" if abs(v) < 1 else f"{raw} ({_short(v)}s)"
     if unit == "bytes":
         for suffix, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import itertools
 import json
 import logging
 import re
@@ -22,10 +23,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
+from evigate.server.sources.names import near, normalize, parts, team_prefixed
 
 log = logging.getLogger("evigate.services")
 STOP_WAIT_S = 5.0
-_SEPARATORS = re.compile(r"[\s_.\-/:]+")
 # Name parts that say what kind of thing a service is; alone they name no service ("the worker").
 GENERIC_PARTS = frozenset(
     [
@@ -87,19 +88,10 @@ class ServiceMatch:
     end: int = 0
 
 
-def normalize(text: str) -> str:
-    """Lowercase without separators: "Orders_Consumer" and "orders consumer" → "ordersconsumer"."""
-    return _SEPARATORS.sub("", text.casefold())
-
-
-def parts(text: str) -> tuple[str, ...]:
-    return tuple(p for p in _SEPARATORS.split(text.casefold()) if p)
-
-
 def _flexible(name: str) -> re.Pattern[str]:
     """`name` in a question, written with any separators or none, as whole words."""
     pieces = parts(name)
-    body = r"[\s_.\-]*".join(re.escape(p) for p in pieces)
+    body = r"[\s_.\-/]*".join(re.escape(p) for p in pieces)
     return re.compile(r"(?<![a-z0-9_-])" + body + r"(?![a-z0-9_])", re.IGNORECASE)
 
 
@@ -170,6 +162,7 @@ class CatalogView:
                 hits = [(m.start(), m.end()) for m in re.finditer(re.escape(alias), question)]
             found.extend(ServiceMatch(known, "alias", question[s:e], s, e) for s, e in hits)
         found.extend(self._partial_mentions(question, found))
+        found.extend(self._fuzzy_mentions(question, found))
         kept: list[ServiceMatch] = []
         for match in sorted(found, key=lambda m: (m.start, -(m.end - m.start))):
             if any(k.start <= match.start < k.end for k in kept):
@@ -199,6 +192,26 @@ class CatalogView:
                 candidates = self._partial(words)
                 if len(candidates) == 1:
                     out.append(ServiceMatch(candidates[0], "partial", text, run[0].start(), run[-1].end()))
+                    break
+        return out
+
+    def _fuzzy_mentions(self, question: str, taken: Sequence[ServiceMatch]) -> list[ServiceMatch]:
+        """Names written in another word order ("sync ledger") or with one letter off ("ledgr-sync"):
+        a run of one to three words that means exactly one service that way."""
+        chunks = list(re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*", question))
+        out: list[ServiceMatch] = []
+        for i in range(len(chunks)):
+            if any(t.start <= chunks[i].start() < t.end for t in [*taken, *out]):
+                continue
+            for size in (3, 2, 1):
+                run = chunks[i : i + size]
+                gaps = [question[a.end() : b.start()] for a, b in itertools.pairwise(run)]
+                if len(run) < size or any(not re.fullmatch(r"\s+", gap) for gap in gaps):
+                    continue
+                text = question[run[0].start() : run[-1].end()]
+                candidates = [known for known in self.services if near(text, known)]
+                if len(candidates) == 1:
+                    out.append(ServiceMatch(candidates[0], "fuzzy", text, run[0].start(), run[-1].end()))
                     break
         return out
 
@@ -324,9 +337,12 @@ class ServiceCatalog:
             keys.extend(seen.knowledge_keys)
         for name in set(self._aliases.values()) - set(services):
             services[name] = ["config"]
+        prefixed = team_prefixed(services)
+        for name, bare in prefixed.items():
+            services[bare].extend(services.pop(name))
         self._view = CatalogView(
             {name: tuple(dict.fromkeys(sources)) for name, sources in sorted(services.items())},
-            dict(self._aliases),
+            {**prefixed, **self._aliases},
             tuple(dict.fromkeys(alerts)),
             tuple(dict.fromkeys(keys)),
         )

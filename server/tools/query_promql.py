@@ -41,6 +41,8 @@ def _step(text: str) -> float:
 
 
 def _query(args: JSON, now: Any) -> PromQLQuery:
+    if "about" in args:
+        return _about(args, now)
     expr, signal, service = args.get("query"), args.get("signal"), args.get("service")
     if (expr is None) == (signal is None):
         raise ArgumentError("give either query (PromQL) or signal (a signal name with a service), not both")
@@ -58,6 +60,16 @@ def _query(args: JSON, now: Any) -> PromQLQuery:
     window = tool_args.window(args, now)
     step = _step(args["step"]) if "step" in args else None
     return PromQLQuery(expr, signal, service, start=window.since, end=window.until or now, step_s=step)
+
+
+def _about(args: JSON, now: Any) -> PromQLQuery:
+    """The service's discovered metric the words mean: over the window when `since` is given."""
+    if "query" in args or "signal" in args or "service" not in args:
+        raise ArgumentError("about goes with service alone (no query, no signal), e.g. service=gateway")
+    window = tool_args.window(args, now) if "since" in args else None
+    start = window.since if window is not None else None
+    end = (window.until if window is not None else None) or now
+    return PromQLQuery(None, None, args["service"], start=start, end=end, about=str(args["about"]))
 
 
 async def _answer(args: JSON, backend: ToolBackend) -> Answer:
@@ -93,6 +105,11 @@ TOOL = Tool(
         },
         "signal": {**tool_args.STRING, "description": "a signal name from the catalog, e.g. cpu, error_rate"},
         "service": {**tool_args.STRING, "description": "the service a signal is about, e.g. payment-service"},
+        "about": {
+            **tool_args.STRING,
+            "description": "with service: words of the question; the service's own metrics are "
+            "discovered and the one they mean is queried (5xx by upstream, latency by version)",
+        },
         "at": {**tool_args.STRING, "description": f"time of an instant query: {tool_args.TIME_DOC}"},
         **tool_args.WINDOW,
         "step": {
@@ -104,5 +121,5 @@ TOOL = Tool(
     item_array="series",
     item_text=series_text,
     no_evidence_message="未找到匹配的指标序列",
-    query_keys=("query", "signal", "service"),
+    query_keys=("query", "signal", "service", "about"),
 )

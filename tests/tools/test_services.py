@@ -133,3 +133,46 @@ async def test_config_sightings_join_the_sources() -> None:
     view = await catalog.refresh()
     assert view.services == {"ledger-sync": ("prometheus",), "team-only": ("config",)}
     assert view.alert_names == ("LedgerLagHigh",)
+
+
+FUZZY_VIEW = CatalogView(
+    {name: ("log",) for name in ("ledger-sync", "order-router", "payments-db", "gateway")}
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "service", "how"),
+    [
+        ("Any problems with sync ledger?", "ledger-sync", "partial"),
+        ("is ledgr-sync healthy", "ledger-sync", "fuzzy"),
+        ("OrderRoutr errors today", "order-router", "fuzzy"),
+        ("What is wrong with the order router?", "order-router", "exact"),
+        ("OrderRouter errors", "order-router", "exact"),
+        ("payment-db refuses connections", "payments-db", "fuzzy"),
+    ],
+)
+def test_a_service_is_found_in_other_case_word_order_or_one_letter_off(
+    question: str, service: str, how: str
+) -> None:
+    found = FUZZY_VIEW.find_in(question)
+    assert [(m.name, m.how) for m in found] == [(service, how)]
+
+
+def test_a_distant_name_is_not_taken_for_a_service() -> None:
+    assert FUZZY_VIEW.find_in("is the gtwy up") == []  # three letters off
+    assert FUZZY_VIEW.find_in("is payments-api down?") == []  # a whole word apart
+
+
+async def test_a_team_prefixed_job_is_the_same_service_and_its_alias() -> None:
+    async def logs() -> Sightings:
+        return Sightings((Sighting("fare-search", "log"),))
+
+    async def alerts() -> Sightings:
+        return Sightings((Sighting("pricing/fare-search", "alert"),))
+
+    view = await ServiceCatalog([logs, alerts]).refresh()
+    assert view.names == ("fare-search",) and view.services["fare-search"] == ("log", "alert")
+    assert [(m.name, m.mention) for m in view.find_in("pricing/fare-search 的延迟怎么样？")] == [
+        ("fare-search", "pricing/fare-search")
+    ]
+    assert [m.name for m in view.find_in("What is the fare cache hit ratio right now?")] == ["fare-search"]

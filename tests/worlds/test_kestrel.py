@@ -37,33 +37,33 @@ FAMILIES_OF_KESTREL = (
     "change",
     "dependency",
 )
-# Correct answers per family when the questions were written (the "before" figures).
+# Correct answers per family: 21 of 101 when the questions were written; these are the figures
+# measured after the service learnt to resolve names, discover metrics, widen windows and pick the
+# runbook section a question asks for (bench/bench_worlds.py --world kestrel: 52 of 101).
 FLOORS = {
-    "known_alert": 2,
+    "known_alert": 4,
     "unknown_service": 3,
-    "resolved_alert": 2,
-    "paraphrase": 3,
-    "compound": 0,
-    "runbook_steps": 3,
-    "survey": 0,
+    "resolved_alert": 5,
+    "paraphrase": 2,
+    "compound": 1,
+    "runbook_steps": 8,
+    "survey": 3,
     "out_of_scope": 4,
-    "naming": 1,
+    "naming": 3,
     "namespace": 0,
-    "search_terms": 1,
-    "evidence_facts": 0,
-    "summaries": 1,
-    "time_levels": 0,
+    "search_terms": 3,
+    "evidence_facts": 1,
+    "summaries": 4,
+    "time_levels": 3,
     "identity_sources": 0,
-    "metrics": 1,
-    "change": 0,
-    "dependency": 0,
+    "metrics": 5,
+    "change": 1,
+    "dependency": 1,
 }
-OVERALL_FLOOR = 21
-# "Could not check" said as "nothing found", today. Both ask about the logs of RiskScorer, which has
-# none anywhere; the answer took the name for an alert name and said "This query found no matching
-# evidence of a RiskScorer alert" (a negative claim; RiskScorer's RiskModelStale alert is firing),
-# and never said that no logs of RiskScorer are available.
-KNOWN_UNCHECKED_AS_NOTHING = {"id-nologs-en", "id-nologs-zh"}
+OVERALL_FLOOR = 52
+# "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
+# anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
+KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()
 
 
 @pytest.fixture(scope="module")

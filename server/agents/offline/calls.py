@@ -9,6 +9,7 @@ from typing import Any
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.entities import Entities
 from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.sources.retrieval import sections
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
 MAX_SERVICES = 2
@@ -54,11 +55,13 @@ def knowledge_query(entities: Entities, question: str) -> str:
     keys = [*entities.alert_names, *(term.name for term in entities.log_terms)]
     if not keys:
         return question.strip()
-    if not entities.wants_steps:
+    intent = sections.intent_of(question)
+    if not entities.wants_steps and intent is None:
         return " ".join(keys)
-    # The alert names find the runbook; the procedure words pick its steps (a symptom's own words
+    # The alert names find the runbook; the intent's words pick its section (a symptom's own words
     # would pick the block that describes the symptom instead).
-    return " ".join([*(entities.alert_names or keys), STEPS_QUERY])
+    words = STEPS_QUERY if intent in (None, "fix") else sections.INTENT_QUERY[intent]
+    return " ".join([*(entities.alert_names or keys), words])
 
 
 def plan_calls(entities: Entities, question: str, available: Collection[str] = ()) -> list[PlannedCall]:

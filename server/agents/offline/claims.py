@@ -23,7 +23,7 @@ from evigate.server.tools.calls import ToolCallResult
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5
 QUOTE_CHARS = 160  # a quoted log line or knowledge block in a claim
-_ALERT_FIELDS = ("state", "severity", "current", "duration", "ends_at")
+_ALERT_FIELDS = ("state", "severity", "current", "duration", "ends_at", "resolved_at")
 STEPS_CHARS = 600  # a runbook block quoted in a claim: its steps, its commands
 
 

@@ -1,7 +1,9 @@
 """OfflineExecutor: runs exactly the calls the question asks for and states what they returned.
 
-It never widens a query: every planned call runs once, and a no-evidence result becomes a
-negative_observation about that exact query — no dropped service, no looser keyword, no second try.
+It never loosens a query: every planned call runs once, and a no-evidence result becomes a
+negative_observation about that exact query — no dropped service, no looser keyword. The one
+exception is time: a survey's log check that found nothing in its default last hour looks 6 h, 24 h
+and then all the way back (widening.py), and the call kept says which window it ran with.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from evigate.rules.enums import CallStatus, CheckStatus, ClaimType, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline import cluster_calls, signal_calls
+from evigate.server.agents.offline import cluster_calls, signal_calls, widening
 from evigate.server.agents.offline.calls import (
     MAX_TERMS,
     PlannedCall,
@@ -78,8 +80,10 @@ class OfflineExecutor:
         planned = plan_calls(entities, task.query, available)
         if entities.survey and self._signals is not None:
             planned += survey_signals(entities, self._signals.signals)
+            planned += signal_calls.discover(task.query, entities, self._signals)
         elif not entities.unknown_services or entities.services:
             signal = signal_calls.plan(task.query, entities, self._signals)
+            signal += signal_calls.discover(task.query, entities, self._signals)
             planned = with_signal_calls(planned, signal, entities)
         names = await cluster_calls.names_of(self._cluster)
         planned = cluster_calls.merged(planned, cluster_calls.plan(task.query, names), names)
@@ -97,19 +101,28 @@ class OfflineExecutor:
         results: list[tuple[PlannedCall, ToolCallResult]] = []
         fresh: list[ToolCallResult] = []
 
+        made: list[ToolCallResult] = []  # every call's result in call order, widened ones too
+
+        async def call_once(call: PlannedCall) -> ToolCallResult:
+            task.deadline.check()
+            result = _find_recorded(recorded, call)
+            if result is None:
+                # Only a call never made, or one that failed, reaches the tools (same arguments).
+                result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
+                fresh.append(result)
+            made.append(result)
+            return result
+
         async def run(calls: Sequence[PlannedCall]) -> None:
-            for call in calls:
-                task.deadline.check()
-                result = _find_recorded(recorded, call)
-                if result is None:
-                    # Only a call never made, or one that failed, reaches the tools (same arguments).
-                    result = await task.tools.call(call.tool_name, call.arguments, task.deadline)
-                    fresh.append(result)
+            for planned_call in calls:
+                call, result = planned_call, await call_once(planned_call)
+                if widening.widenable(call, result, entities.window_minutes, task.query):
+                    call, result = await widening.widen(call, result, call_once)
                 results.append((call, result))
 
         await run(planned)
         if entities.survey:
-            await run(follow_up_calls(results, available))
+            await run(follow_up_calls(results, available, task.query))
         self._remember(task.tools, fresh)
 
         invalid = _invalid_citations(task.retry_context)
@@ -118,9 +131,7 @@ class OfflineExecutor:
         if entities.survey:
             gaps = survey_gaps(entities, available, self._signals is not None, language)
             data["missing_info"].extend(gaps)
-        return ExecutorOutput(
-            json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(result for _, result in results)
-        )
+        return ExecutorOutput(json.dumps(data, ensure_ascii=False), PROMPT_VERSION, tuple(made))
 
 
 def build_evidence(

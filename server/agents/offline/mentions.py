@@ -160,6 +160,8 @@ def alerts_in(question: str, catalog: CatalogView | None, skip: Iterable[str]) -
             continue  # "RabbitMQ", "MongoDB": a technology, not an alert
         if word.lower() not in known and not re.search(r"[A-Z][a-z]+.*[A-Z]", word):
             continue
+        if word.lower() not in known and _names_service(catalog, word):
+            continue  # "OrderRouter" is the service order-router: an alert only if an alert source knows it
         found.append((m.start(), known.get(word.lower(), word)))
     lowered = question.lower()
     for lower_name, name in known.items():
@@ -167,6 +169,14 @@ def alerts_in(question: str, catalog: CatalogView | None, skip: Iterable[str]) -
         if hit is not None:
             found.append((hit.start(), name))
     return found
+
+
+def _names_service(catalog: CatalogView | None, word: str) -> bool:
+    """Whether the catalog knows `word` as a service, in any case or with any separators."""
+    if catalog is None or not catalog.services:
+        return False
+    match = catalog.match(word)
+    return match is not None and match.how in ("exact", "alias")
 
 
 def paraphrase_alerts(

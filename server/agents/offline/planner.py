@@ -79,9 +79,11 @@ def _resolution_steps(entities: Entities, zh: bool) -> list[str]:
     for match in entities.service_matches:
         if match.how == "exact" and match.mention == match.name:
             continue
-        how = {"exact": "大小写/分隔符" if zh else "case/separators", "alias": "别名" if zh else "alias"}.get(
-            match.how, "部分名称" if zh else "partial name"
-        )
+        how = {
+            "exact": "大小写/分隔符" if zh else "case/separators",
+            "alias": "别名" if zh else "alias",
+            "fuzzy": "词序/拼写相近" if zh else "word order or a one-letter difference",
+        }.get(match.how, "部分名称" if zh else "partial name")
         steps.append(
             f"“{match.mention}” 按{how}匹配到服务目录中的 {match.name}"
             if zh
@@ -130,8 +132,11 @@ class OfflinePlanner:
         calls = plan_calls(entities, query, default_registry().names())
         if entities.survey and self._signals is not None:
             calls += survey.signal_calls(entities, self._signals.signals)
+            calls += signal_calls.discover(query, entities, self._signals)
         elif not entities.unknown_services or entities.services:
-            calls = with_signal_calls(calls, signal_calls.plan(query, entities, self._signals), entities)
+            signal = signal_calls.plan(query, entities, self._signals)
+            signal += signal_calls.discover(query, entities, self._signals)
+            calls = with_signal_calls(calls, signal, entities)
         calls = cluster_calls.merged(calls, cluster_calls.plan(query, names), names)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
@@ -152,11 +157,15 @@ class OfflinePlanner:
         )
         if entities.survey:
             steps.append(
+                "最近一小时没有结果的日志检查依次扩大到 6 小时、24 小时和全部日志，"
+                "并说明结果来自哪个时间窗口；"
                 "按严重程度、数量和时间排序各项发现；查询找到的告警对应的 runbook；说明哪些检查无法执行；"
                 "不陈述证据未给出的根因"
                 if zh
-                else "rank the findings by severity, count and recency; look up the runbooks of the "
-                "alerts found; say which checks could not run; name no cause the evidence does not state"
+                else "a log check that finds nothing in the last hour is repeated over 6 h, 24 h and all "
+                "the logs, saying which window a finding comes from; rank the findings by severity, count "
+                "and recency; look up the runbooks of the alerts found; say which checks could not run; "
+                "name no cause the evidence does not state"
             )
         if skill is not None:
             steps.extend(_relevant_steps(skill, {call.tool_name for call in calls}))

@@ -79,12 +79,46 @@ def plan(question: str, entities: Entities, catalog: SignalCatalog | None) -> li
     return [PlannedCall(ToolName.QUERY_PROMQL, arguments, service, window_minutes=entities.window_minutes)]
 
 
+# Words of a question that ask for a metric's value, trend or comparison (a discovered metric of
+# the service answers it when the signal catalog has none).
+_METRIC_WORDS = (
+    "how many", "how much", "how long", "ratio", "rate", "latency", "slow", "slower", "faster",
+    "response time", "memory", "growing", "grow", "climb", "rose", "fell", "drop", "p99", "p95",
+    "percent", "version", "retrain", "age", "connections",
+    "多少", "比例", "延迟", "命中率", "内存", "增长", "上升", "下降", "慢", "版本", "多久", "连接",
+)  # fmt: skip
+# What a catalog signal does not answer: a comparison, a trend, a share, a count, a label.
+_BEYOND_SIGNAL = (
+    "than", "version", "grow", "climb", "rose", "fell", "drop", "how many", "ratio", "share",
+    "from what", "upstream", "比", "版本", "增长", "上升", "下降", "从多少", "比例", "命中率", "上游",
+)  # fmt: skip
+DISCOVERY_WINDOW = "12h"
+
+
+def discover(question: str, entities: Entities, catalog: SignalCatalog | None) -> list[PlannedCall]:
+    """The service's own metric the question means (query_promql `about`): for a question about a
+    value, a trend or a comparison of the first service it names, when a Prometheus is configured."""
+    lowered = question.lower()
+    if catalog is None or not entities.services or not any(w in lowered for w in _METRIC_WORDS):
+        return []
+    if catalog.detect(question) is not None and not any(w in lowered for w in _BEYOND_SIGNAL):
+        return []  # the catalog's signal answers a plain value question ("X 的内存现在多少？")
+    service = entities.services[0]  # the subject; a second name is often a label value (an upstream)
+    since = _since(entities.window_minutes) or DISCOVERY_WINDOW
+    arguments = {"service": service, "about": question.strip(), "since": since}
+    return [PlannedCall(ToolName.QUERY_PROMQL, arguments, service, window_minutes=entities.window_minutes)]
+
+
 def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> str:
     """`payment-service 的 cpu 为 0.42 (42% of a core)（2026-12-02 04:30:05，cpu{service=...}）`, or the
     range line quoted as it is."""
     signal = call.arguments.get("signal", "metric")
     service = call.service or ""
     zh = language == "zh"
+    if "about" in call.arguments:  # a discovered metric: every series quoted as it is
+        quoted = ("；" if zh else "; ").join(f"“{ref.text}”" if zh else f'"{ref.text}"' for ref in refs)
+        # No service name here: the series carry the store's spelling of it, which the claim quotes.
+        return f"相关的指标序列：{quoted}。" if zh else f"The metric series that answer it: {quoted}."
     instant = _VALUE.match(refs[0].text)
     if instant is None:  # a range: window, first / last / min / max are all in the line
         if zh:
@@ -97,6 +131,10 @@ def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> s
 
 
 def negative_text(call: PlannedCall, language: str) -> str:
+    if "about" in call.arguments:
+        if language == "zh":
+            return f"当前查询未检索到 {call.service} 与问题相关的指标序列。"
+        return f"This query found no matching evidence of a metric series of {call.service} for the question."
     signal = call.arguments.get("signal", "metric")
     if language == "zh":
         return f"当前查询未检索到 {call.service} 的 {signal} 指标序列。"

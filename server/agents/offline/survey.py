@@ -13,6 +13,7 @@ from evigate.rules.enums import ToolName
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline.calls import QUERY_PROMQL, STEPS_QUERY, SUMMARIZE_LOGS, PlannedCall
 from evigate.server.agents.offline.entities import Entities
+from evigate.server.sources.retrieval import sections
 from evigate.server.tools.calls import ToolCallResult
 
 MAX_RUNBOOK_ALERTS = 3
@@ -54,13 +55,15 @@ def signal_calls(entities: Entities, signals: Collection[str]) -> list[PlannedCa
 
 
 def follow_up_calls(
-    results: Sequence[tuple[PlannedCall, ToolCallResult]], available: Collection[str]
+    results: Sequence[tuple[PlannedCall, ToolCallResult]], available: Collection[str], question: str = ""
 ) -> list[PlannedCall]:
-    """The runbooks of the alerts found (an exact key lookup, its procedure block first)."""
+    """The runbooks of the alerts found (an exact key lookup), the section the question's intent
+    asks for (how to diagnose, what it is), else the procedure."""
     names = found_alert_names(results)[:MAX_RUNBOOK_ALERTS]
     if not names or ToolName.LOOKUP_KNOWLEDGE not in available:
         return []
-    query = " ".join([*names, STEPS_QUERY])
+    intent = sections.intent_of(question)
+    query = " ".join([*names, STEPS_QUERY if intent in (None, "fix") else sections.INTENT_QUERY[intent]])
     return [PlannedCall(ToolName.LOOKUP_KNOWLEDGE, {"query": query}, purpose="survey")]
 
 

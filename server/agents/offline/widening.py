@@ -1,0 +1,76 @@
+"""No hidden windows: a check that found nothing in its default window looks further back.
+
+A broad question that names no time ("what's wrong with X?") is first checked over the last hour.
+When a log check finds nothing there, the problem may be hours old: the same check runs again over
+6 hours, 24 hours and then everything the files hold, and stops at the first window that finds
+something. The call that is kept (and cited) carries the window it ran with, so the answer says
+which window a finding comes from, and a check that found nothing anywhere says so for all of time.
+An alert query without a window reads the last hour of alert history: it is widened to 6 and 24
+hours the same way, so "did X resolve?" finds an alert that resolved this morning.
+A window the question names is never widened: it is what was asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+from evigate.rules.enums import EvidenceStatus, ToolName
+from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall
+from evigate.server.tools.calls import ToolCallResult
+
+# The windows tried after the default one, in order; None: no `since`, all that the files hold. An
+# alert query without `since` already reads its source's default (the last hour): 24 h is its widest.
+WIDER = ("6h", "24h", None)
+ALERT_WIDER = ("6h", "24h")
+WIDENED_TOOLS = frozenset({SUMMARIZE_LOGS, ToolName.QUERY_LOGS})
+# The window in minutes of each step, for the claim's wording.
+_MINUTES = {"6h": 360, "24h": 1440}
+
+_ZH_NOW = ("现在", "当前", "目前", "此刻")
+_ZH_LATER = ("还在", "还有", "恢复", "结束", "解除")
+
+Run = Callable[[PlannedCall], Awaitable[ToolCallResult]]
+
+
+def asks_now_only(question: str) -> bool:
+    """ "Is X firing right now?" asks about this moment; "is it still firing?", "did it resolve?"
+    ask about an alert that may have ended hours ago."""
+    lowered = question.lower()
+    now = re.search(r"\b(?:right now|now|currently)\b", lowered) or any(w in lowered for w in _ZH_NOW)
+    later = re.search(r"\b(?:still|resolved?|recover(?:ed)?|ended|stopped)\b", lowered)
+    return bool(now) and not later and not any(w in lowered for w in _ZH_LATER)
+
+
+def widenable(
+    call: PlannedCall, result: ToolCallResult, asked_window: int | None, question: str = ""
+) -> bool:
+    """A survey's log check over its default window, or an alert query over its source's default
+    (an alert resolved hours ago: "did it resolve?"), that ran and found nothing."""
+    if asked_window is not None:
+        return False
+    if call.tool_name == ToolName.QUERY_METRICS:
+        default = "since" not in call.arguments and bool(call.arguments) and not asks_now_only(question)
+    else:
+        default = call.purpose == "survey" and call.tool_name in WIDENED_TOOLS and "since" in call.arguments
+    return default and c.outcome(result, c.refs_of(result)) == EvidenceStatus.NO_EVIDENCE
+
+
+def wider(call: PlannedCall, since: str | None) -> PlannedCall:
+    arguments = {k: v for k, v in call.arguments.items() if k != "since"}
+    if since is not None:
+        arguments["since"] = since
+    return replace(call, arguments=arguments, window_minutes=_MINUTES.get(since) if since else None)
+
+
+async def widen(call: PlannedCall, result: ToolCallResult, run: Run) -> tuple[PlannedCall, ToolCallResult]:
+    """The first wider window that finds something, else the widest one tried (all of time); a
+    failed call stops the widening and is kept as it is (could not check, never nothing found)."""
+    for since in ALERT_WIDER if call.tool_name == ToolName.QUERY_METRICS else WIDER:
+        call = wider(call, since)
+        result = await run(call)
+        if c.outcome(result, c.refs_of(result)) != EvidenceStatus.NO_EVIDENCE:
+            break
+    return call, result

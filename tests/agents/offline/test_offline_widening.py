@@ -1,0 +1,65 @@
+"""No hidden windows: a survey's log check that found nothing in the last hour looks further back."""
+
+from __future__ import annotations
+
+from evigate.rules.enums import EvidenceStatus, ToolName
+from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline.calls import PlannedCall
+from evigate.server.agents.offline.widening import widen, widenable
+from evigate.server.deadline import Deadline
+from evigate.server.tools.calls import ToolCallResult
+from tests.agents.offline.fakes import FakeToolBox
+
+
+def _survey(service: str) -> PlannedCall:
+    arguments = {"service": service, "level": "ERROR", "since": "1h"}
+    return PlannedCall(ToolName.QUERY_LOGS, arguments, service, level="ERROR", purpose="survey")
+
+
+async def _run(tools: FakeToolBox, call: PlannedCall) -> ToolCallResult:
+    return await tools.call(call.tool_name, call.arguments, Deadline.after(10))
+
+
+async def test_an_hours_old_error_is_found_in_the_first_wider_window_and_the_call_says_which() -> None:
+    tools = FakeToolBox()
+    call = _survey("api-gateway")  # its ERROR line is 70 minutes old
+    first = await _run(tools, call)
+    assert widenable(call, first, asked_window=None)
+    kept, result = await widen(call, first, lambda wider: _run(tools, wider))
+    assert kept.arguments["since"] == "6h" and kept.window_minutes == 360
+    assert c.outcome(result, c.refs_of(result)) == EvidenceStatus.SUPPORTED
+    assert [args.get("since") for _, args in tools.calls] == ["1h", "6h"]
+
+
+async def test_nothing_anywhere_is_said_for_all_of_time() -> None:
+    tools = FakeToolBox()
+    call = _survey("payment-service")  # WARN lines only
+    kept, result = await widen(call, await _run(tools, call), lambda wider: _run(tools, wider))
+    assert "since" not in kept.arguments
+    assert c.outcome(result, c.refs_of(result)) == EvidenceStatus.NO_EVIDENCE
+    assert [args.get("since") for _, args in tools.calls] == ["1h", "6h", "24h", None]
+
+
+async def test_a_window_the_question_names_or_a_narrow_question_is_never_widened() -> None:
+    tools = FakeToolBox()
+    call = _survey("payment-service")
+    result = await _run(tools, call)
+    assert not widenable(call, result, asked_window=60)
+    narrow = PlannedCall(ToolName.QUERY_LOGS, dict(call.arguments), "payment-service")
+    assert not widenable(narrow, result, asked_window=None)
+
+
+async def test_a_failed_check_is_not_widened() -> None:
+    tools = FakeToolBox(fail_tools={"query_logs"})
+    call = _survey("api-gateway")
+    assert not widenable(call, await _run(tools, call), asked_window=None)
+
+
+def test_an_alert_query_about_this_moment_is_not_widened_one_about_an_ending_is() -> None:
+    from evigate.server.agents.offline.widening import asks_now_only
+
+    assert asks_now_only("Is PodRestart firing on payment-service right now?")
+    assert asks_now_only("payment-service 现在有 HighErrorRate 告警吗？")
+    assert not asks_now_only("Is OrderRouter's JavaHeapUsageHigh alert still firing?")
+    assert not asks_now_only("Did the LedgerSyncTaskFailures alert resolve?")
+    assert not asks_now_only("hotel-inventory 早上的错误率告警现在还在吗？")

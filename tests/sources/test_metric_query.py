@@ -1,0 +1,75 @@
+"""A question → the discovered metric it means and its PromQL; a range series' change point."""
+
+from __future__ import annotations
+
+from evigate.server.sources.metric_discovery import Metric
+from evigate.server.sources.metric_query import change_point, promql, rank, unit_of
+from evigate.server.sources.prom_types import Sample, Series
+
+RESPONSES = Metric(
+    "gateway_upstream_responses_total",
+    "counter",
+    "Responses the gateway returned, by upstream and HTTP status code.",
+    ("code", "job", "upstream"),
+    'job="gateway"',
+    (("code", ("200", "502", "504")), ("job", ("gateway",)), ("upstream", ("fare-search", "order-router"))),
+)
+ROUTES = Metric(
+    "order_router_route_duration_seconds",
+    "histogram",
+    "",
+    ("service", "version"),
+    'service="OrderRouter"',
+    (("service", ("OrderRouter",)), ("version", ("2.14.0", "2.15.0"))),
+)
+HIT = Metric("fare_cache_hit_ratio", "gauge", "", ("cache", "job"), 'job="pricing/fare-search"')
+AGE = Metric("risk_model_age_seconds", "gauge", "", ("model", "service"), 'service="RiskScorer"')
+
+
+def test_the_metric_a_question_means_ranks_first() -> None:
+    metrics = [RESPONSES, ROUTES, HIT, AGE]
+    assert rank("Is OrderRouter 2.15.0 slower than 2.14.0?", metrics)[0][1] is ROUTES
+    assert rank("gateway 到 fare-search 的 5xx 比例现在是多少？", metrics)[0][1] is RESPONSES
+    assert rank("fare-search 的缓存命中率下降了吗？", metrics)[0][1] is HIT
+    assert rank("RiskScorer 的模型多久没有重新训练了？", metrics)[0][1] is AGE
+    assert rank("Is the weather nice?", metrics) == []
+
+
+def test_a_counter_is_an_increase_over_the_window_for_how_many_filtered_by_the_values_named() -> None:
+    built = promql(RESPONSES, "How many 5xx responses did the gateway return for fare-search?", "1h")
+    assert built.instant
+    assert built.expr == (
+        'sum (increase(gateway_upstream_responses_total{job="gateway", upstream="fare-search", '
+        'code=~"5.."}[1h]))'
+    )
+
+
+def test_a_share_of_a_status_class_is_a_ratio_of_rates() -> None:
+    built = promql(RESPONSES, "gateway 到 fare-search 的 5xx 比例是多少？", None)
+    assert built.unit == "ratio" and " / sum (rate(" in built.expr
+    assert built.expr.endswith('{job="gateway", upstream="fare-search"}[5m]))')
+
+
+def test_a_histogram_is_a_quantile_grouped_by_the_label_whose_values_the_question_compares() -> None:
+    built = promql(ROUTES, "Is OrderRouter 2.15.0 slower than 2.14.0?", "12h")
+    assert built.group_by == ("version",) and not built.instant
+    assert built.expr == (
+        "histogram_quantile(0.99, sum by (le, version) "
+        '(rate(order_router_route_duration_seconds_bucket{service="OrderRouter"}[5m])))'
+    )
+    assert promql(ROUTES, "OrderRouter 新版本的延迟比旧版本高吗？", None).group_by == ("version",)
+
+
+def test_a_gauge_is_read_as_it_is_and_units_come_from_the_suffix() -> None:
+    assert promql(AGE, "how old is the model?", None).expr == 'risk_model_age_seconds{service="RiskScorer"}'
+    assert (unit_of(AGE.name), unit_of(HIT.name), unit_of("go_goroutines")) == ("seconds", "ratio", None)
+
+
+def _series(values: list[float]) -> Series:
+    return Series({"__name__": "x"}, tuple(Sample(1_700_000_000 + 60 * i, v) for i, v in enumerate(values)))
+
+
+def test_a_change_point_states_both_levels_and_when() -> None:
+    text = change_point(_series([0.94] * 10 + [0.4] * 10))
+    assert text == "change at 2023-11-14 22:23:20 from avg=0.94 to avg=0.4"
+    assert change_point(_series([1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.99])) is None  # no shift
