@@ -8,6 +8,7 @@ from typing import Any
 
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.entities import Entities
+from evigate.server.agents.offline.tool_hooks import planned_arguments
 from evigate.server.agents.offline.vocabulary import LogTerm
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
@@ -76,6 +77,10 @@ def plan_calls(entities: Entities, question: str, available: Collection[str] = (
     if entities.survey:
         return calls + survey_calls(entities, available)
     calls.extend(_narrow_calls(entities, question))
+    service = entities.services[0] if entities.services else None
+    calls.extend(
+        PlannedCall(name, args, service) for name, args in planned_arguments(question, entities.services)
+    )
     return calls
 
 
