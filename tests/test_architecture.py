@@ -32,7 +32,10 @@ ENTRY_POINTS: tuple[str, ...] = (
     *("server.grpc", "server.web", "server.cli", "server.app", "server.__main__"),
     *("server.worker", "server.opinion_worker"),
 )
-SHARED_HELPERS = ("server.codec", "server.config", "server.deadline", "server.jsontext", "server.tasks")
+SHARED_HELPERS = (
+    *("server.codec", "server.config", "server.config_document", "server.deadline", "server.jsontext"),
+    "server.tasks",
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ RULES: tuple[Rule, ...] = (
         "sources-below-tools",
         ("server.sources",),
         ("server", "storage", *GENERATED),
-        allowed=("server.sources", "server.queries"),
+        allowed=("server.sources", "server.queries", "server.config_document"),
     ),
     Rule(
         "queries-are-neutral",
@@ -114,7 +117,7 @@ RULES: tuple[Rule, ...] = (
         "helpers-are-leaves",
         SHARED_HELPERS,
         ("server", "storage", "rules"),
-        allowed=("server.codec", "rules.errors"),
+        allowed=("server.codec", "server.config_document", "rules.errors"),
     ),
 )
 
