@@ -25,7 +25,7 @@ BEGIN, END = "<!-- bench-report:begin -->", "<!-- bench-report:end -->"
 # Benches in the order the table lists them (any other result file comes after, by name).
 ORDER = (
     "bench_gatekeeper", "bench_storage", "bench_tools", "bench_knowledge", "eval_retrieval", "bench_logs",
-    "bench_patterns", "bench_pipeline", "bench_grpc", "bench_web", "bench_mixed", "bench_memory",
+    "bench_patterns", "bench_k8s", "bench_pipeline", "bench_grpc", "bench_web", "bench_mixed", "bench_memory",
 )  # fmt: skip
 
 

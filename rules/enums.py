@@ -85,6 +85,9 @@ class ToolName(StrEnum):
     QUERY_PROMQL = "query_promql"
     SUMMARIZE_LOGS = "summarize_logs"
     LIST_SERVICES = "list_services"
+    QUERY_K8S = "query_k8s"
+    QUERY_K8S_EVENTS = "query_k8s_events"
+    K8S_ROLLOUT_HISTORY = "k8s_rollout_history"
 
 
 class SentenceKind(StrEnum):

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 from evigate.server.agents.base import AgentBackend
 from evigate.server.config import Settings
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 
 
 def build_agents(
-    settings: Settings, services: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+    settings: Settings,
+    services: ServiceCatalog | None = None,
+    signals: SignalCatalog | None = None,
+    cluster: ClusterSource | None = None,
 ) -> AgentBackend:
     """Each stage on its backend (server.agents.mix); LLM stages fall back to offline per setting.
     The offline stages read the service catalog and, with a Prometheus, the signal catalog."""
     from evigate.server.agents.mix import build_agents as build_stage_agents
     from evigate.server.agents.offline import build_offline_backend
 
-    offline = build_offline_backend(catalog=services, signals=signals)
+    offline = build_offline_backend(catalog=services, signals=signals, cluster=cluster)
 
     backends = settings.stage_backends()
     if "llm" not in backends.values():

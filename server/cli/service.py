@@ -112,6 +112,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each source with its state: the log tree (and its index) and the configured live sources;
     exit 1 when one is not ready (usable in scripts)."""
+    from evigate.server.cluster_setup import cluster_health
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
@@ -130,6 +131,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
     logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
                 "detail": index.detail, "index": progress}  # fmt: skip
     states = asyncio.run(check_sources(config)) if config.configured() else []
+    try:
+        cluster = asyncio.run(cluster_health(settings))
+    except ConfigError as error:
+        raise CliError(f"configuration: {error}") from None
     if args.json:
         rows = [
             {
@@ -143,17 +148,20 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
+        if cluster is not None:
+            state = "ready" if cluster.ready else "not_ready" if cluster.reachable else "unreachable"
+            rows.append({"name": cluster.name, "url": cluster.url, "state": state, "detail": cluster.detail})
         print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
         print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
-        for health in states:
+        for health in [*states, *([cluster] if cluster is not None else [])]:
             print(health.line())
         if not config.configured():
             where = settings.data_dir or "the bundled demo world"
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
-    return 0 if index.ready and all(h.ready for h in states) else 1
+    return 0 if index.ready and all(h.ready for h in states) and (cluster is None or cluster.ready) else 1
 
 
 def cmd_cases_backfill(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ from evigate.server.queries.types import (
 )
 
 from .http import SourceHealth
+from .kubernetes.state import ClusterState
 from .services import Sightings
 from .signals import SignalCatalog
 
@@ -92,6 +93,15 @@ class KnowledgeSource(Protocol):
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits: ...
 
 
-class ClusterSource(Protocol):
-    """The cluster's objects and events (Kubernetes): the seam a cluster source fills; no tool asks
-    it yet, so it declares nothing beyond being a Source."""
+class ClusterSource(Source, Protocol):
+    """query_k8s, query_k8s_events, k8s_rollout_history: the cluster's objects and events as one
+    state (kubernetes/state.py), and a pod's log (the previous container's after a restart)."""
+
+    @property
+    def where(self) -> str:
+        """The dump's path or the API server's URL."""
+        ...
+
+    async def state(self) -> ClusterState: ...
+
+    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str: ...

@@ -72,6 +72,11 @@ def validate(
                 raise ArgumentError(f"{key} must be between {spec['minimum']} and {spec['maximum']}")
             out[key] = value
             continue
+        if spec["type"] == "boolean":
+            if not isinstance(value, bool):
+                raise ArgumentError(f"{key} must be true or false, got {type(value).__name__}")
+            out[key] = value
+            continue
         if not isinstance(value, str):
             raise ArgumentError(f"{key} must be a string, got {type(value).__name__}")
         text = value.strip()

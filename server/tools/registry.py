@@ -14,8 +14,11 @@ from collections.abc import Iterable, Iterator
 from evigate.rules.catalog import Catalog, load_catalog
 from evigate.server.queries.types import JSON
 from evigate.server.tools import (
+    k8s_rollout_history,
     list_services,
     lookup_knowledge,
+    query_k8s,
+    query_k8s_events,
     query_logs,
     query_metrics,
     query_promql,
@@ -30,6 +33,9 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     query_promql.TOOL,
     summarize_logs.TOOL,
     list_services.TOOL,
+    query_k8s.TOOL,
+    query_k8s_events.TOOL,
+    k8s_rollout_history.TOOL,
 )
 
 

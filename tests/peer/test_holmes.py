@@ -43,6 +43,8 @@ HELD_OUT = {
 # Measured when the cases were ported (bench/bench_peer.py --group logs): cases all of whose
 # questions are right, and questions right.
 FLOOR_CASES, FLOOR_QUESTIONS = 4, 9
+# The Kubernetes group with the cluster source (bench/bench_peer.py --group kubernetes).
+KUBERNETES_FLOOR_CASES, KUBERNETES_FLOOR_QUESTIONS = 15, 30
 LIST_KINDS = {
     "events": "EventList",
     "replication-controllers": "ReplicationControllerList",
@@ -155,3 +157,13 @@ async def test_the_logs_group_through_the_service_with_the_offline_agents(tmp_pa
     assert not any(j.unchecked_as_nothing for j in judgements), table
     assert sum(r.correct for r in results) >= FLOOR_CASES, table
     assert sum(j.correct for j in judgements) >= FLOOR_QUESTIONS, table
+
+
+async def test_the_kubernetes_group_through_the_cluster_source(tmp_path: Path) -> None:
+    results = [await run_case(case, tmp_path / case.id) for case in load_cases("kubernetes")]
+    table = report(results)
+    judgements = [j for r in results for j in r.judgements]
+    assert not any(r.not_run for r in results), table
+    assert not any(j.unsupported or j.overstated or j.unchecked_as_nothing for j in judgements), table
+    assert sum(r.correct for r in results) >= KUBERNETES_FLOOR_CASES, table
+    assert sum(j.correct for j in judgements) >= KUBERNETES_FLOOR_QUESTIONS, table

@@ -38,6 +38,9 @@ WORDS: dict[type[StrEnum], set[str]] = {
         "query_promql",
         "summarize_logs",
         "list_services",
+        "query_k8s",
+        "query_k8s_events",
+        "k8s_rollout_history",
     },
 }
 

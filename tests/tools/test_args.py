@@ -66,6 +66,9 @@ def test_openai_schemas_describe_the_built_in_tools(demo: Harness) -> None:
         "query_promql",
         "summarize_logs",
         "list_services",
+        "query_k8s",
+        "query_k8s_events",
+        "k8s_rollout_history",
     }
     for schema in schemas:
         params = schema["function"]["parameters"]

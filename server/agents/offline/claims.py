@@ -14,7 +14,7 @@ from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.rules.types import parse_evidence_refs
 from evigate.server.agents.base import JSON
-from evigate.server.agents.offline import signal_calls
+from evigate.server.agents.offline import cluster_claims, signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.tool_hooks import hooks_of
@@ -139,6 +139,8 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         return f'The service catalog resolves {asked} to {item}: "{quote(refs[0].text)}".'
     if result.tool_name == ToolName.SUMMARIZE_LOGS:
         return _patterns_text(call, refs, zh)
+    if result.tool_name in cluster_claims.CLUSTER_TOOLS:
+        return cluster_claims.observation_text(result, refs, language)
     found = hooks_of(result.tool_name).found
     if found is not None:
         return found(call.arguments, excerpts, language)
@@ -220,6 +222,8 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
     zh = language == "zh"
     if call.tool_name == ToolName.QUERY_PROMQL:
         return signal_calls.negative_text(call, language)
+    if call.tool_name in cluster_claims.CLUSTER_TOOLS:
+        return cluster_claims.negative_text(call.arguments, call.tool_name, excerpt, language)
     service = call.service if _carried(call.service, [excerpt]) else None
     term = call.term if call.term is not None and _carried(call.term.name, [excerpt]) else None
     alert = call.alert_name if _carried(call.alert_name, [excerpt]) else None

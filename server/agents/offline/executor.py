@@ -15,7 +15,7 @@ from typing import Any
 from evigate.rules.enums import CallStatus, CheckStatus, ClaimType, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline import signal_calls
+from evigate.server.agents.offline import cluster_calls, signal_calls
 from evigate.server.agents.offline.calls import (
     MAX_TERMS,
     PlannedCall,
@@ -27,6 +27,7 @@ from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
 from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.agents.offline.vocabulary import LogTerm
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools.calls import ToolBox, ToolCallResult
@@ -47,10 +48,15 @@ def tool_names(tools: ToolBox) -> frozenset[str]:
 
 class OfflineExecutor:
     def __init__(
-        self, *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+        self,
+        *,
+        catalog: ServiceCatalog | None = None,
+        signals: SignalCatalog | None = None,
+        cluster: ClusterSource | None = None,
     ) -> None:
         self._catalog = catalog
         self._signals = signals  # set when a Prometheus is configured: metric questions query it
+        self._cluster = cluster  # set when a cluster source is configured (cluster_calls.py)
         # The results of earlier rounds, per session ToolBox: a retry round rebuilds its claims from
         # them instead of querying again.
         self._recorded: weakref.WeakKeyDictionary[ToolBox, list[ToolCallResult]] = weakref.WeakKeyDictionary()
@@ -75,6 +81,8 @@ class OfflineExecutor:
         elif not entities.unknown_services or entities.services:
             signal = signal_calls.plan(task.query, entities, self._signals)
             planned = with_signal_calls(planned, signal, entities)
+        names = await cluster_calls.names_of(self._cluster)
+        planned = cluster_calls.merged(planned, cluster_calls.plan(task.query, names), names)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (

@@ -6,10 +6,12 @@ import re
 from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
-from evigate.server.agents.offline import signal_calls, survey
+from evigate.server.agents.offline import cluster_calls, signal_calls, survey
 from evigate.server.agents.offline.calls import describe_call, plan_calls, with_signal_calls
 from evigate.server.agents.offline.entities import Entities, catalog_view, extract
 from evigate.server.deadline import Deadline
+from evigate.server.sources.kubernetes.names import ClusterNames
+from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import CatalogView, ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import default_registry
@@ -97,20 +99,31 @@ def _resolution_steps(entities: Entities, zh: bool) -> list[str]:
 
 class OfflinePlanner:
     def __init__(
-        self, *, catalog: ServiceCatalog | None = None, signals: SignalCatalog | None = None
+        self,
+        *,
+        catalog: ServiceCatalog | None = None,
+        signals: SignalCatalog | None = None,
+        cluster: ClusterSource | None = None,
     ) -> None:
         self._catalog = catalog
         self._signals = signals  # set when a Prometheus is configured: metric questions query it
+        self._cluster = cluster  # set when a cluster source is configured (cluster_calls.py)
 
     async def plan(
         self, query: str, language: str, skills: Sequence[Skill], deadline: Deadline
     ) -> StageOutput:
         deadline.check()
         view = await catalog_view(self._catalog, query, refresh_on_miss=True)
-        return StageOutput(self.plan_sync(query, language, skills, view), PROMPT_VERSION)
+        names = await cluster_calls.names_of(self._cluster)
+        return StageOutput(self.plan_sync(query, language, skills, view, names), PROMPT_VERSION)
 
     def plan_sync(
-        self, query: str, language: str, skills: Sequence[Skill], view: CatalogView | None = None
+        self,
+        query: str,
+        language: str,
+        skills: Sequence[Skill],
+        view: CatalogView | None = None,
+        names: ClusterNames | None = None,
     ) -> JSON:
         zh = language != "en"
         entities = extract(query, view)
@@ -119,6 +132,7 @@ class OfflinePlanner:
             calls += survey.signal_calls(entities, self._signals.signals)
         elif not entities.unknown_services or entities.services:
             calls = with_signal_calls(calls, signal_calls.plan(query, entities, self._signals), entities)
+        calls = cluster_calls.merged(calls, cluster_calls.plan(query, names), names)
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (
