@@ -11,16 +11,15 @@ the start-up log with every secret masked.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import socket
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from evigate.rules.errors import EvigateError
+from evigate.server.config_document import ConfigDocumentError, read_document
 
 STATE_DIR_NAME = ".evigate"
 SECRET_FIELDS = frozenset({
@@ -270,18 +269,13 @@ def load_settings(
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
-    """The settings of a TOML (or, by suffix, JSON) file: its top-level keys that are not tables.
-    A key that names no setting is an error (a typo would otherwise be ignored)."""
+    """The settings of a configuration document (server/config_document.py): its top-level keys
+    that are not tables (those are other readers' sections). A key that names no setting is an
+    error (a typo would otherwise be ignored)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"config_file: cannot read {path}: {error.strerror}") from None
-    try:
-        data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except ValueError as error:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
-        raise ConfigError(f"config_file {path}: {error}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config_file {path}: expected a table of settings")
+        data = read_document(path)
+    except ConfigDocumentError as error:
+        raise ConfigError(f"config_file: {error}") from None
     settings = {k: v for k, v in data.items() if not isinstance(v, dict)}
     known = set(setting_names()) - {"config_file"}  # one file; it names no other
     unknown = sorted(key for key in settings if key not in known)

@@ -14,7 +14,8 @@ from evigate.server.sources.source_set import SourceSet
 def build_sources(settings: Settings) -> SourcesConfig:
     """The live sources: the URL from the flag / environment (Settings), then the sources file."""
     try:
-        sections = read_sources_file(settings.sources_file) if settings.sources_file else {}
+        document = settings.sources_file or settings.config_file  # its sources table
+        sections = read_sources_file(document) if document else {}
         env = {
             key: value
             for key, value in (

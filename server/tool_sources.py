@@ -21,10 +21,12 @@ from evigate.storage import Database
 
 
 def logs_settings(settings: Settings) -> LogConfig:
-    """The log tree the tools read: --logs-dir, else the logs config file's root, else DATA_DIR/logs;
+    """The log tree the tools read: --logs-dir, else the root of the [logs] table (of --logs-config,
+    else of --config-file), else DATA_DIR/logs;
     its index persisted beside it, or under the state directory when that is not writable (and for
     the bundled demo, which lives inside the package)."""
-    section = read_section(settings.logs_config) if settings.logs_config is not None else {}
+    document = settings.logs_config or settings.config_file  # its [logs] table
+    section = read_section(document) if document is not None else {}
     data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
     config = log_config(settings.logs_dir, section, data_dir / "logs")
     fallback = settings.state_dir / "log-index"

@@ -1,4 +1,4 @@
-"""What the requests in flight may hold in memory (issue 19, item 8).
+"""What the requests in flight may hold in memory.
 
 `max_concurrent_rpcs` counts calls, not bytes: 100 calls of 256 KiB each hold 25 MiB of request
 bytes, and each such request is held about three times over (the bytes gRPC hands over, the parsed

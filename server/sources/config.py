@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evigate.rules.errors import EvigateError
+from evigate.server.config_document import ConfigDocumentError, read_document, section
 
 from .clickhouse.config import ClickHouseConfig, ClickHouseConfigError, from_sources
 
@@ -173,17 +172,12 @@ def query_limits(section: Mapping[str, Any]) -> QueryLimits:
 
 
 def read_sources_file(path: Path) -> Mapping[str, Any]:
-    """The `sources` mapping of a YAML (or JSON) file: `sources: {prometheus: {...}, ...}`."""
+    """The `sources` table of a configuration document (server/config_document.py: YAML, TOML or
+    JSON by extension): `sources: {prometheus: {...}, ...}`."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SourceConfigError(f"sources file {path}: {exc}") from exc
-    if not isinstance(data, Mapping) or not isinstance(data.get("sources", {}), Mapping):
-        raise SourceConfigError(f"sources file {path}: expected a mapping with a sources: section")
-    unknown = sorted(set(data) - {"sources"})
-    if unknown:
-        raise SourceConfigError(f"sources file {path}: unknown key(s) {', '.join(map(str, unknown))}")
-    return dict(data.get("sources") or {})
+        return section(read_document(path), "sources", path)
+    except ConfigDocumentError as exc:
+        raise SourceConfigError(f"sources file {exc}") from exc
 
 
 def sources_config(

@@ -6,7 +6,7 @@ sources, query_promql the first metric source. Two sources of one capability are
 their pages are joined in the set's order (items up to the query's limit, totals added), and
 knowledge takes the best match level any source reached. The set also keeps the service catalog
 its sources fill (services.py): each source's sightings and, through the one alert-sighting reader,
-the names in every alert source's alerts.
+the names in the alerts of every alert source over several servers.
 """
 
 from __future__ import annotations
@@ -69,15 +69,13 @@ class SourceSet:
 
     def _readers(self) -> list[SightingReader]:
         """The catalog's readers in a fixed order, since a name keeps the spelling read first and
-        lists its sources in the order read: each source's alerts (when it is an alert source) then
-        its own sightings; the alert sources over several servers right after the first source
-        (the data directory), before the servers themselves."""
-        asked, sources = {id(a) for a in self.alerts}, {id(s) for s in self.sources}
+        lists its sources in the order read: each source's sightings (an alert source's include
+        its alerts', through services.alert_sightings); the alert sources over several servers
+        right after the first source (the data directory), before the servers themselves."""
+        sources = {id(s) for s in self.sources}
         adapters = [a for a in self.alerts if id(a) not in sources]
         readers: list[SightingReader] = []
         for position, source in enumerate(self.sources):
-            if id(source) in asked and isinstance(source, AlertSource):
-                readers.append(self._alert_reader(source))
             readers.append(source.sightings)
             if position == 0:
                 readers.extend(self._alert_reader(a) for a in adapters)

@@ -29,6 +29,25 @@ from evigate.server.tools.backend import ToolBackend
 _NOT_FILTERS = ("limit", "query", "since", "until")
 
 
+# (question, the services it names) → the argument sets the offline planner calls the tool with
+PlanHook = Callable[[str, Sequence[str]], Sequence[JSON]]
+# (the call's arguments, its ref texts, the answer's language) → the claim's text
+FoundHook = Callable[[JSON, Sequence[str], str], str]
+# (the call's arguments, the no-evidence ref's text, the answer's language) → the negative claim's text
+NothingHook = Callable[[JSON, str, str], str]
+
+
+@dataclass(frozen=True)
+class OfflineHooks:
+    """How the offline agents use a tool they have no code of their own for (all optional): when to
+    call it, and how to phrase what it found or that it found nothing. Without `plan` the offline
+    planner never calls it; without a phrasing, a claim quotes its items as returned."""
+
+    plan: PlanHook | None = None
+    found: FoundHook | None = None
+    nothing: NothingHook | None = None
+
+
 @dataclass(frozen=True)
 class Answer:
     """What a tool found: items in result order (at most the query's limit) and how many matched."""
@@ -66,6 +85,7 @@ class Tool:
     required: tuple[str, ...] = ()
     claim_types: frozenset[str] | None = None  # claim types that may cite this tool; None: any
     clean: Callable[[str, str], str] = _unchanged  # (argument, stripped text) → normalized text
+    offline: OfflineHooks = OfflineHooks()  # how the offline agents plan it and phrase its claims
 
     def schema(self) -> JSON:
         """The OpenAI function-calling schema offered to the LLM Executor."""

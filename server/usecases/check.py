@@ -20,7 +20,7 @@ class CheckUseCase:
     async def check(self, session_id: str, evidence: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """The gatekeeper result dict; SessionNotFound for an unknown session. `evidence` builds the
         evidence dict: called after the reads, so that a converted request never waits on them
-        (a burst of large Checks would hold all of them at once; issue 19, item 8)."""
+        (a burst of large Checks would hold all of them at once)."""
         if await self._store.get_session(session_id) is None:
             raise SessionNotFound(session_id)
         invocations = await self._store.list_invocations(session_id)

@@ -23,7 +23,7 @@ from evigate.server.sources.config import SOURCE_NAMES
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kinds import SOURCE_KINDS
 from evigate.server.sources.ports import NO_METRIC_SOURCE, AlertSource, KnowledgeSource, LogSource, Source
-from evigate.server.sources.services import Sighting, Sightings
+from evigate.server.sources.services import Sighting, Sightings, alert_sightings
 from evigate.server.sources.source_set import SourceSet
 
 NOW = datetime(2026, 11, 3, 10, 0, tzinfo=UTC)
@@ -71,7 +71,7 @@ class FakeAlerts:
         return SourceHealth(self.name, "fake://", True, True)
 
     async def sightings(self) -> Sightings:
-        return Sightings()
+        return await alert_sightings(self, NOW)
 
     async def aclose(self) -> None:
         pass
@@ -133,7 +133,7 @@ async def test_knowledge_takes_the_best_level_any_source_reached() -> None:
     assert hits.match_level == MatchLevel.L0 and [b["text"] for b in hits.blocks] == ["exact"]
 
 
-async def test_the_catalog_reads_every_alert_source_and_every_source() -> None:
+async def test_the_catalog_reads_every_source_in_order() -> None:
     pod = {"pod": "ledger-sync-7d9f8b6c5d-x2k4q"}
     alerts = FakeAlerts([
         {"alert_name": "PodCrashLooping", "service": "billing", "labels": pod},

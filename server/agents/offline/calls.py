@@ -8,6 +8,7 @@ from typing import Any
 
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.entities import Entities
+from evigate.server.agents.offline.tool_hooks import planned_arguments
 from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.sources.retrieval import sections
 
@@ -79,6 +80,10 @@ def plan_calls(entities: Entities, question: str, available: Collection[str] = (
     if entities.survey:
         return calls + survey_calls(entities, available)
     calls.extend(_narrow_calls(entities, question))
+    service = entities.services[0] if entities.services else None
+    calls.extend(
+        PlannedCall(name, args, service) for name, args in planned_arguments(question, entities.services)
+    )
     return calls
 
 

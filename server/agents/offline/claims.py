@@ -17,6 +17,7 @@ from evigate.server.agents.base import JSON
 from evigate.server.agents.offline import cluster_claims, signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
+from evigate.server.agents.offline.tool_hooks import hooks_of
 from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.tools.calls import ToolCallResult
 
@@ -142,6 +143,9 @@ def observation_text(call: PlannedCall, result: ToolCallResult, refs: Sequence[R
         return _patterns_text(call, refs, zh)
     if result.tool_name in cluster_claims.CLUSTER_TOOLS:
         return cluster_claims.observation_text(result, refs, language)
+    found = hooks_of(result.tool_name).found
+    if found is not None:
+        return found(call.arguments, excerpts, language)
     # Any other registered tool: its items quoted as returned.
     quoted = (
         "；".join(f"“{quote(ref.text)}”" for ref in refs[:3])
@@ -295,6 +299,9 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
             f"This query found no matching evidence of log patterns{scope}"
             f"{f' for {service}' if service else ''}{f' since {window}' if window else ''}."
         )
+    nothing = hooks_of(call.tool_name).nothing
+    if nothing is not None:
+        return nothing(call.arguments, excerpt, language)
     if zh:
         return f"当前查询未检索到 {call.tool_name} 的匹配结果。"
     return f"This query found no matching evidence from {call.tool_name}."

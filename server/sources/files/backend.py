@@ -42,7 +42,7 @@ from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
-from evigate.server.sources.services import Sighting, Sightings, load_aliases
+from evigate.server.sources.services import Sighting, Sightings, alert_sightings, load_aliases
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.sources.times import display_time
 
@@ -67,8 +67,7 @@ class LexicalKnowledge:
 
 
 class FilesSource:
-    """The data directory as a source; its alerts' names reach the catalog as every alert source's
-    do (services.alert_sightings)."""
+    """The data directory as a source of alerts, logs and knowledge."""
 
     name = "files"
     watched = False  # read in-process: the log index build has its own health entry
@@ -107,8 +106,14 @@ class FilesSource:
         """Nothing to release: files are opened per read."""
 
     async def sightings(self) -> Sightings:
-        """The services and runbook keys the log files and the knowledge documents hold."""
-        return await asyncio.to_thread(self._sightings)
+        """The services, alert names and runbook keys the alerts, the log files and the knowledge
+        documents hold (the alerts read by the one alert-sighting reader, as live alerts are)."""
+        try:
+            alerts = await alert_sightings(self, self.now())
+        except ToolError:  # each part on its own: unreadable alerts keep no one from the rest
+            alerts = Sightings()
+        own = await asyncio.to_thread(self._sightings)
+        return Sightings(alerts.services + own.services, alerts.alert_names, own.knowledge_keys)
 
     def _sightings(self) -> Sightings:
         # Each part on its own: one unreadable part keeps no one from the others' names.

@@ -18,9 +18,7 @@ A malformed section is a LogConfigError naming the key, raised at start-up, neve
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, timedelta, timezone, tzinfo
@@ -29,6 +27,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from evigate.rules.errors import EvigateError
+from evigate.server.config_document import ConfigDocumentError, read_document, section
 
 from .config import FieldNames, LogConfig, UserPattern
 from .events import LEVELS, normalize_level
@@ -43,19 +42,12 @@ class LogConfigError(EvigateError, ValueError):
 
 
 def read_section(path: Path) -> Mapping[str, Any]:
-    """The file's `logs` table (a JSON file: its "logs" object); {} when it has none."""
+    """The document's `logs` table (server/config_document.py: TOML, JSON or YAML); {} when it has
+    none."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LogConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
-        raise LogConfigError(f"{path}: {exc}") from exc
-    section = data.get("logs", {}) if isinstance(data, dict) else None
-    if not isinstance(section, dict):
-        raise LogConfigError(f"{path}: logs must be a table of settings")
-    return section
+        return section(read_document(path), "logs", path)
+    except ConfigDocumentError as exc:
+        raise LogConfigError(str(exc)) from exc
 
 
 def log_config(root: Path | None, section: Mapping[str, Any], default_root: Path) -> LogConfig:
