@@ -120,4 +120,4 @@ def test_evigate_sources_lists_the_cluster(
     data, dump = world
     assert main(["sources", "--data-dir", str(data), "--kube-dump", str(dump)]) == 0
     line = capsys.readouterr().out.splitlines()[1]
-    assert line == f"kubernetes {dump}: ready; 13 pods, 2 nodes, 10 namespaces, 46 objects"
+    assert line == f"kubernetes {dump}: ready; version unknown; 13 pods, 2 nodes, 10 namespaces, 46 objects"
