@@ -50,6 +50,11 @@ def first(clusters: Sequence[ClusterSource]) -> ClusterSource | None:
     return clusters[0] if clusters else None
 
 
+def cluster_configured(settings: Settings) -> bool:
+    """Whether the settings name a cluster (a dump, a kubeconfig or the in-cluster account)."""
+    return settings.kube_dump is not None or settings.kubeconfig is not None or settings.kube_in_cluster
+
+
 async def cluster_health(settings: Settings) -> SourceHealth | None:
     """`evigate sources`: the configured cluster's health (None: no cluster configured)."""
     cluster = build_cluster(settings)

@@ -149,7 +149,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each source with its state: the log tree (and its index) and the configured live sources;
     exit 1 when one is not ready (usable in scripts)."""
-    from evigate.server.cluster_setup import cluster_health
+    from evigate.server.cluster_setup import cluster_configured, cluster_health
     from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
     from evigate.server.sources.health import check_sources
@@ -169,7 +169,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 "detail": index.detail, "index": progress}  # fmt: skip
     states = asyncio.run(check_sources(config)) if config.configured() else []
     try:
-        cluster = asyncio.run(cluster_health(settings))
+        # no event loop for a command without a cluster (it may be called from one, as in tests)
+        cluster = asyncio.run(cluster_health(settings)) if cluster_configured(settings) else None
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
     if args.json:
