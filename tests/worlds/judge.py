@@ -107,6 +107,9 @@ class Judgement:
     refused: list[str] = field(default_factory=list)
     answer_source: str | None = None
     session_id: str = ""
+    # the answer's sentences (the contract's AnswerSentence, as seed JSON) and their language
+    sentences: list[JSON] = field(default_factory=list)
+    language: str = ""
 
     @property
     def correct(self) -> bool:
@@ -162,7 +165,10 @@ def finding_lines(answer: str) -> list[str]:
 def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) -> Judgement:
     answer = result.answer or ""
     verdict = (result.verdict or {}).get("verdict")
-    j = Judgement(question, answer)
+    j = Judgement(question, answer, session_id=result.session_id)
+    composed = result.composer_output or {}
+    j.sentences = [s for s in composed.get("sentences") or [] if isinstance(s, dict)]
+    j.language = str(composed.get("language", ""))
     check = result.answer_check or {}
     j.answer_source = check.get("answer_source")
     j.refused = [str(v["rule_id"]) for r in check.get("rejections", []) for v in r["violations"]]

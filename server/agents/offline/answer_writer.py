@@ -1,0 +1,310 @@
+"""The offline Composer's sentences: a structured answer written from the sentence check's material
+(the allowed claims with their verified excerpts), as an on-call engineer reports.
+
+1. One headline that answers the question: yes / no with the key value for a yes / no question,
+   else the one to three most severe findings.
+2. Short findings, one per excerpt, each bound to its claim.
+3. What was not found (absences), then what could not be checked, as a list.
+4. The runbook's steps, one numbered list.
+5. The missing information, as a list.
+
+About eight sentences besides the lists. Every sentence is checked as it is written (rules.
+sentence_check) against its own claims: one the check refuses is written more plainly (the headline
+without its yes / no) or left out, so the answer passes by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evigate.rules import answer_check, sentence_check
+from evigate.rules.answer_facts import normalize
+from evigate.rules.enums import SentenceKind, Verdict
+from evigate.rules.sentence_types import FIXED_LINES, ClaimFacts, Sentence, SentenceMaterial
+from evigate.rules.sentence_words import question_state
+from evigate.server.agents.offline import readable
+from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
+
+MAX_FINDINGS = 6  # headline and findings together stay within about eight sentences
+MAX_ABSENCES = 2
+MAX_RUNBOOKS = 2
+MAX_STEPS = 6
+HEADLINE_FINDINGS = 3
+MAX_LOG_LINES = 2  # quoted log records per claim
+
+_YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|could|any|will)\b", re.I)
+_YES_NO_ZH = re.compile(r"吗[？?]?\s*$|是否|有没有|有无|还在不在")
+_SERVICE_OF = re.compile(r"^For ([\w.-]+),|^([\w.-]+) 的")
+_YES = {"zh": ("是的，", "没有，"), "en": ("Yes. ", "No. ")}
+_VERDICT_LINES: dict[str, str] = {Verdict.LOW_CONFID: "low_confidence", Verdict.REJECT: "rejected"}
+_NEGATIVE_GENERIC = {"zh": "当前查询未检索到匹配证据。", "en": "This query found no matching evidence."}
+
+
+@dataclass(frozen=True)
+class _Finding:
+    claim: ClaimFacts
+    phrase: readable.Phrase
+    state: str  # firing | resolved | found
+
+
+def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list[Sentence]:
+    """The answer's sentences, each passing the sentence check against `material`."""
+    language = material.language
+    findings, runbooks, plain = _findings(material, language)
+    absences = [c for c in material.claims if c.negative][:MAX_ABSENCES]
+    unchecked = [c for c in material.claims if c.failed]
+    out: list[Sentence | None] = []
+
+    ranked = sorted(findings, key=lambda f: -f.phrase.weight)
+    headline_of = _headline_findings(ranked)
+    verdict = str(composer_input.get("verdict", "")).upper()
+    if verdict in _VERDICT_LINES:  # said before anything else: how far the answer can be trusted
+        out.append(_fixed(_VERDICT_LINES[verdict], language))
+    variants = _headline(headline_of, absences, unchecked, plain, material)
+    if not variants and runbooks:  # a question for a procedure: the runbook answers it
+        claim, phrase = runbooks[0]
+        variants = [Sentence(SentenceKind.HEADLINE, phrase.sentence, (claim.claim_id,))]
+    headline = next((v for v in variants if _passes(v, material)), None)
+    out.append(headline)
+    told = {headline_of[0].phrase.sentence} if len(headline_of) == 1 else set()
+    if headline is not None and not headline_of:
+        told.add(variants[-1].text)
+    shown = 0
+    for finding in ranked:
+        if finding.phrase.sentence in told or shown >= MAX_FINDINGS:
+            continue
+        told.add(finding.phrase.sentence)
+        out.append(_sentence(SentenceKind.FINDING, finding.phrase.sentence, finding.claim))
+        shown += 1
+    for claim in plain:
+        if claim.text.strip() not in told and shown < MAX_FINDINGS:
+            out.append(_sentence(SentenceKind.FINDING, claim.text.strip(), claim))
+            shown += 1
+    for claim in absences:
+        text = _absence_text(claim, language)
+        if text not in told:
+            out.append(_sentence(SentenceKind.ABSENCE, text, claim))
+    out.append(_fixed("scope_note", language) if absences else None)
+    out.extend(_lists(unchecked, runbooks, headline, told, material))
+    kept = _passing(out, material)
+    if not any(not s.fixed_line for s in kept):  # nothing checked is left to say
+        kept = [s for s in kept if s.fixed_line in _VERDICT_LINES.values()]
+        kept.append(_fixed("nothing_confirmed", language))
+    return kept
+
+
+def _lists(
+    unchecked: list[ClaimFacts],
+    runbooks: list[tuple[ClaimFacts, readable.Phrase]],
+    headline: Sentence | None,
+    told: set[str],
+    material: SentenceMaterial,
+) -> list[Sentence | None]:
+    """The lists after the findings: what could not be checked, the hypotheses, the steps."""
+    language, zh = material.language, material.language == "zh"
+    out: list[Sentence | None] = []
+    if unchecked:
+        out.append(_fixed("missing_header", language))
+        out.extend(
+            _sentence(SentenceKind.COULD_NOT_CHECK, text, c)
+            for c in unchecked
+            if (text := _unchecked_text(c, zh)) not in told
+        )
+    hypotheses = [h for h in material.hypotheses if h.text.strip() and not is_overstatement(h.text)]
+    if hypotheses:
+        out.append(_fixed("hypotheses_header", language))
+        for h in hypotheses:
+            text = h.text.strip()
+            hedged = text if answer_check.is_hedged(text) else _hedge(text, zh)
+            out.append(Sentence(SentenceKind.HYPOTHESIS, hedged, (), (h.hypothesis_id,)))
+    steps = [(claim, step) for claim, phrase in runbooks[:MAX_RUNBOOKS] for step in phrase.steps]
+    if steps and not (headline is not None and headline.text == runbooks[0][1].sentence):
+        out.append(_fixed("steps_header", language))
+    if steps:
+        out.extend(
+            _sentence(SentenceKind.STEP, _quoted(step, language), claim) for claim, step in steps[:MAX_STEPS]
+        )
+
+    return out
+
+
+def _headline_findings(ranked: list[_Finding]) -> list[_Finding]:
+    """The one to three most severe findings, with at most one quoted log line."""
+    out: list[_Finding] = []
+    for finding in ranked:
+        if finding.phrase.log_line and any(f.phrase.log_line for f in out):
+            continue
+        out.append(finding)
+        if len(out) == HEADLINE_FINDINGS:
+            break
+    return out
+
+
+def _findings(
+    material: SentenceMaterial, language: str
+) -> tuple[list[_Finding], list[tuple[ClaimFacts, readable.Phrase]], list[ClaimFacts]]:
+    """The readable findings of the positive claims, their runbooks, and the claims no excerpt of
+    which could be phrased (told by their own text)."""
+    findings: list[_Finding] = []
+    runbooks: list[tuple[ClaimFacts, readable.Phrase]] = []
+    plain: list[ClaimFacts] = []
+    for claim in material.claims:
+        if claim.negative or claim.failed:
+            continue
+        service = _service(claim)
+        phrased, lines = False, 0
+        for excerpt in claim.excerpts:
+            phrase = readable.phrase(excerpt, service, language)
+            if phrase is None:
+                continue
+            phrased = True
+            lines += phrase.log_line
+            if phrase.log_line and lines > MAX_LOG_LINES:  # the first lines of a log query speak for the rest
+                continue
+            if phrase.steps or phrase.title:
+                if not any(p.title == phrase.title for _, p in runbooks):
+                    runbooks.append((claim, phrase))
+                continue
+            state = "firing" if phrase.weight >= readable.FIRING else "found"
+            state = "resolved" if phrase.weight == readable.RESOLVED else state
+            findings.append(_Finding(claim, phrase, state))
+        if not phrased and claim.text.strip() and not is_overstatement(claim.text):
+            plain.append(claim)
+    for claim, phrase in runbooks:  # a runbook without numbered steps is told as a finding
+        if not phrase.steps:
+            findings.append(_Finding(claim, phrase, "found"))
+    runbooks = [(c, p) for c, p in runbooks if p.steps]
+    if any(_in_language(p.steps[0], language) for _, p in runbooks):  # the user's language only
+        runbooks = [(c, p) for c, p in runbooks if _in_language(p.steps[0], language)]
+    return findings, runbooks, plain
+
+
+def _headline(
+    top: list[_Finding],
+    absences: list[ClaimFacts],
+    unchecked: list[ClaimFacts],
+    plain: list[ClaimFacts],
+    material: SentenceMaterial,
+) -> list[Sentence]:
+    """The first line, in the variants to try (the first the check accepts is kept)."""
+    language, zh = material.language, material.language == "zh"
+    yes_no = _is_yes_no(material.question)
+    if top:
+        claims = tuple(dict.fromkeys(f.claim.claim_id for f in top))
+        if len(top) == 1:
+            body = top[0].phrase.sentence
+        else:
+            services = {_service(f.claim) for f in top}
+            owner = next(iter(services)) if len(services) == 1 else ""
+            joined = ("；" if zh else "; ").join(f.phrase.short for f in top)
+            joined = joined[:1].upper() + joined[1:] if not owner else joined
+            body = (
+                f"{owner}：{joined}。" if zh and owner else f"{owner}: {joined}." if owner else f"{joined}."
+            )
+        answer = _yes_no(top, material.question) if yes_no else None
+        variants = [body] if answer is None else [_YES[language][0 if answer else 1] + body, body]
+        return [Sentence(SentenceKind.HEADLINE, v, claims) for v in variants]
+    if absences:
+        text = _absence_text(absences[0], language)
+        variants = [_YES[language][1] + text, text] if yes_no else [text]
+        return [Sentence(SentenceKind.ABSENCE, v, (absences[0].claim_id,)) for v in variants]
+    if plain:
+        return [Sentence(SentenceKind.HEADLINE, plain[0].text.strip(), (plain[0].claim_id,))]
+    if unchecked:
+        text = _unchecked_text(unchecked[0], zh)
+        return [Sentence(SentenceKind.COULD_NOT_CHECK, text, (unchecked[0].claim_id,))]
+    return []
+
+
+def _yes_no(top: list[_Finding], question: str) -> bool | None:
+    """Yes when a headline finding is in the state the question asks about, no when none is and
+    one is in the opposite state, else None (no yes / no is said)."""
+    asked = question_state(normalize(question))
+    states = {f.state for f in top}
+    if asked == "found" or asked in states:
+        return True
+    opposite = {"firing": "resolved", "resolved": "firing"}.get(asked)
+    return False if opposite in states else None
+
+
+def _is_yes_no(question: str) -> bool:
+    return bool(_YES_NO_EN.match(question) or _YES_NO_ZH.search(question))
+
+
+def _passes(sentence: Sentence, material: SentenceMaterial) -> bool:
+    return not any(sentence_check.check([sentence], material).sentences)
+
+
+def _passing(candidates: list[Sentence | None], material: SentenceMaterial) -> list[Sentence]:
+    """The sentences the check accepts, each alone (a fixed line always), lists never empty."""
+    kept = [s for s in candidates if s is not None and (s.fixed_line or _passes(s, material))]
+    if not any(s.kind == SentenceKind.ABSENCE for s in kept):
+        kept = [s for s in kept if s.fixed_line != "scope_note"]
+    return _drop_orphan_headers(kept)
+
+
+def _drop_orphan_headers(sentences: list[Sentence]) -> list[Sentence]:
+    """A list header with nothing under it is left out."""
+    out: list[Sentence] = []
+    for i, sentence in enumerate(sentences):
+        listed = sentence.fixed_line.endswith("_header")
+        nxt = sentences[i + 1] if i + 1 < len(sentences) else None
+        if listed and (nxt is None or nxt.fixed_line):
+            continue
+        out.append(sentence)
+    return out
+
+
+def _sentence(kind: str, text: str, claim: ClaimFacts) -> Sentence:
+    return Sentence(kind, text, (claim.claim_id,))
+
+
+def _fixed(line: str, language: str) -> Sentence:
+    texts = FIXED_LINES[line]
+    return Sentence(SentenceKind.NOTE, texts.get(language, texts["en"]), fixed_line=line)
+
+
+def _service(claim: ClaimFacts) -> str:
+    for excerpt in claim.excerpts:
+        _, found = readable.fields(excerpt.text)
+        if found.get("service"):
+            return found["service"]
+    match = _SERVICE_OF.match(claim.text.strip())
+    return (match.group(1) or match.group(2)) if match else ""
+
+
+def _absence_text(claim: ClaimFacts, language: str) -> str:
+    text = claim.text.strip()
+    if not has_scoped_negative_phrase(text) or is_overstatement(text):
+        return _NEGATIVE_GENERIC[language]
+    return text
+
+
+def _unchecked_text(claim: ClaimFacts, zh: bool) -> str:
+    if claim.excerpts and readable.failed_call(claim.excerpts[0].text, zh) != claim.excerpts[0].text.strip():
+        return readable.failed_call(claim.excerpts[0].text, zh)
+    return claim.text.strip()
+
+
+def _hedge(text: str, zh: bool) -> str:
+    return f"可能：{text}（未经证实）" if zh else f"Unconfirmed: {text}"
+
+
+def _quoted(text: str, language: str) -> str:
+    """A runbook step in the answer's language as it is; one in another language quoted verbatim."""
+    if _in_language(text, language):
+        return text
+    return f"“{text}”" if language == "zh" else f'"{text}"'
+
+
+def _in_language(text: str, language: str) -> bool:
+    has_han = re.search(r"[\u4e00-\u9fff]", text) is not None
+    return has_han == (language == "zh")
+
+
+def claim_ids(material: SentenceMaterial) -> list[str]:
+    """The ids the citation markers number, in order."""
+    return [c.claim_id for c in material.claims]
