@@ -26,7 +26,9 @@ from evigate.rules.enums import SentenceKind, ToolName, Verdict
 from evigate.rules.sentence_types import FIXED_LINES, ClaimFacts, Sentence, SentenceMaterial
 from evigate.rules.sentence_words import question_state
 from evigate.server.agents.offline import readable
+from evigate.server.agents.offline.asked import asked_terms, asks_for
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
+from evigate.server.agents.offline.readable_fields import hedge, step_text
 
 # Length is limited by relevance: every claim keeps its most telling sentence; further excerpts of
 # a claim (more log lines, more objects) come after, while the answer stays short.
@@ -40,16 +42,6 @@ MAX_LOG_LINES = 5  # quoted log records per claim
 
 ASKED_BONUS = 15
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T][\d:.,]+Z?\s*")
-_TERM = re.compile(r"[A-Za-z][\w.:/-]{2,}|\d{3,}")
-_PLAIN_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "any are was were the and for with what which who why how does did has have had there this that "
-        "from into today yesterday now right last hours hour minutes logs log errors error warnings warning "
-        "service services alert alerts wrong going issue issues problem problems happening show tell about "
-        "since morning night still firing fail failed failing",
-    )
-)
 _YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|could|any|will)\b", re.I)
 _YES_NO_ZH = re.compile(r"吗[？?]?\s*$|是否|有没有|有无|还在不在")
 _SERVICE_OF = re.compile(r"^For ([\w.-]+),|^([\w.-]+) 的")
@@ -73,10 +65,10 @@ def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list
     unchecked = [c for c in material.claims if c.failed]
     out: list[Sentence | None] = []
 
-    terms = question_terms(material.question)
+    terms = asked_terms(material.question)
     # the most severe first; what the question names (a log term, a signal) before the rest
     ranked = sorted(
-        findings, key=lambda f: -(f.phrase.weight + ASKED_BONUS * _asks_for(f.phrase.sentence, terms))
+        findings, key=lambda f: -(f.phrase.weight + ASKED_BONUS * asks_for(f.phrase.sentence, terms))
     )
     headline_of = _headline_findings(ranked)
     verdict = str(composer_input.get("verdict", "")).upper()
@@ -180,7 +172,7 @@ def _lists(
         out.append(_fixed("hypotheses_header", language))
         for h in hypotheses:
             text = h.text.strip()
-            hedged = text if answer_check.is_hedged(text) else _hedge(text, zh)
+            hedged = text if answer_check.is_hedged(text) else hedge(text, zh)
             out.append(Sentence(SentenceKind.HYPOTHESIS, hedged, (), (h.hypothesis_id,)))
     steps = [(claim, step) for claim, phrase in runbooks[:MAX_RUNBOOKS] for step in phrase.steps]
     if runbooks and runbooks[0][1].intro and runbooks[0][1].intro not in told:
@@ -189,7 +181,8 @@ def _lists(
         out.append(_fixed("steps_header", language))
     if steps:
         out.extend(
-            _sentence(SentenceKind.STEP, _quoted(step, language), claim) for claim, step in steps[:MAX_STEPS]
+            _sentence(SentenceKind.STEP, step_text(step, language), claim)
+            for claim, step in steps[:MAX_STEPS]
         )
 
     return out
@@ -219,7 +212,7 @@ def _findings(
     findings: list[_Finding] = []
     runbooks: list[tuple[ClaimFacts, readable.Phrase]] = []
     plain: list[ClaimFacts] = []
-    terms = question_terms(material.question)
+    terms = asked_terms(material.question)
     for claim in material.claims:
         if claim.negative or claim.failed:
             continue
@@ -239,7 +232,7 @@ def _findings(
                 if message in said_lines:
                     continue
                 said_lines.add(message)
-                asked = _asks_for(phrase.sentence, terms)
+                asked = asks_for(phrase.sentence, terms)
                 lines += not asked
                 if not asked and lines > MAX_LOG_LINES:
                     continue
@@ -333,18 +326,6 @@ def _yes_no(top: list[_Finding], question: str) -> bool | None:
     return False if opposite in states else None
 
 
-def question_terms(question: str) -> set[str]:
-    """The words of the question worth finding in a finding (names, log terms, codes), lowercase."""
-    quoted_terms = {q.lower() for q in re.findall(r"['\"“‘]([^'\"”’]{3,60})['\"”’]", question)}
-    words = {w.lower().rstrip(".,:;?") for w in _TERM.findall(question)}
-    return quoted_terms | {w for w in words if w not in _PLAIN_WORDS and len(w) >= 3}
-
-
-def _asks_for(text: str, terms: set[str]) -> bool:
-    lowered = text.lower()
-    return any(term in lowered for term in terms)
-
-
 def _is_yes_no(question: str) -> bool:
     return bool(_YES_NO_EN.match(question) or _YES_NO_ZH.search(question))
 
@@ -402,22 +383,6 @@ def _unchecked_text(claim: ClaimFacts, zh: bool) -> str:
     if claim.excerpts and readable.failed_call(claim.excerpts[0].text, zh) != claim.excerpts[0].text.strip():
         return readable.failed_call(claim.excerpts[0].text, zh)
     return claim.text.strip()
-
-
-def _hedge(text: str, zh: bool) -> str:
-    return f"可能：{text}（未经证实）" if zh else f"Unconfirmed: {text}"
-
-
-def _quoted(text: str, language: str) -> str:
-    """A runbook step in the answer's language as it is; one in another language quoted verbatim."""
-    if _in_language(text, language):
-        return text
-    return f"“{text}”" if language == "zh" else f'"{text}"'
-
-
-def _in_language(text: str, language: str) -> bool:
-    has_han = re.search(r"[\u4e00-\u9fff]", text) is not None
-    return has_han == (language == "zh")
 
 
 def claim_ids(material: SentenceMaterial) -> list[str]:

@@ -176,3 +176,19 @@ def verbatim(text: str, zh: bool) -> str:
     if not q:
         return ""
     return f"证据原文：{q}。" if zh else f"The evidence reads {q}."
+
+
+def hedge(text: str, zh: bool) -> str:
+    return f"可能：{text}（未经证实）" if zh else f"Unconfirmed: {text}"
+
+
+def step_text(text: str, language: str) -> str:
+    """A runbook step in the answer's language as it is; one in another language quoted verbatim."""
+    if in_language(text, language):
+        return text
+    return f"“{text}”" if language == "zh" else f'"{text}"'
+
+
+def in_language(text: str, language: str) -> bool:
+    has_han = re.search(r"[\u4e00-\u9fff]", text) is not None
+    return has_han == (language == "zh")
