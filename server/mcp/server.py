@@ -14,7 +14,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import ToolAnnotations
 
-from evigate.rules.language import answer_language
 from evigate.server.deadline import Deadline
 from evigate.server.mcp import inputs, present
 from evigate.server.mcp.errors import as_tool_errors
@@ -78,9 +77,8 @@ def _diagnosis_tools(server: MCPServer[Any], use: McpUseCases) -> None:
         finished returns its stored answer."""
         inputs.require(inputs.question(question, use.limits) + inputs.session_id(session_id, required=False))
         with as_tool_errors():
-            # no language asked for: the question's, by script (rules.language)
-            language_used = answer_language(language, question)
-            request = ChatInput(question, session_id or None, language_used, Deadline.none())
+            # no language asked for: the use case answers in the question's
+            request = ChatInput(question, session_id or None, language or "", Deadline.none())
             outcome = await use.chat.run(request)
             await use.chat.deliver(outcome, None)
         return present.diagnosis(outcome, use.viewer_url)
