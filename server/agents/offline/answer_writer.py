@@ -30,8 +30,7 @@ from evigate.server.agents.offline.asked import asked_terms, asks_for
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
 from evigate.server.agents.offline.readable_fields import hedge, step_text
 
-# Length is limited by relevance: every claim keeps its most telling sentence; further excerpts of
-# a claim (more log lines, more objects) come after, while the answer stays short.
+# Length by relevance: each claim's most telling sentence, then its further ones while short.
 MAX_FINDINGS = 8
 MAX_EXTRA = 4  # sentences beyond one per claim
 MAX_ABSENCES = 2
@@ -41,6 +40,7 @@ HEADLINE_FINDINGS = 3
 MAX_LOG_LINES = 5  # quoted log records per claim
 
 ASKED_BONUS = 15
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b")  # an alert's CamelCase name
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T][\d:.,]+Z?\s*")
 _YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|could|any|will)\b", re.I)
 _YES_NO_ZH = re.compile(r"吗[？?]?\s*$|是否|有没有|有无|还在不在")
@@ -83,6 +83,7 @@ def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list
     told = {headline_of[0].phrase.sentence} if len(headline_of) == 1 else set()
     if headline is not None:
         told.add(headline.text)
+        told.update(headline.text.removeprefix(p) for p in _YES[language])  # the line it says yes / no to
         if headline_of and headline.text in (headline_of[0].phrase.sentence, headline_of[0].phrase.fallback):
             told.add(headline_of[0].phrase.sentence)
     out.extend(_finding_sentences(ranked, plain, told, material))
@@ -252,12 +253,21 @@ def _findings(
                 if (found := readable.generic(excerpt, language)) is not None
             )
     # the most relevant runbook (the first retrieved) gives the steps, with the other sections of
-    # its document; another document's section is told when it has no steps of its own
-    # the runbook its claim names gives the steps; else the first retrieved, when its claim
-    # speaks of the knowledge base alone (a question for a procedure)
+    # its document; another document's section is told when it has no steps of its own. The
+    # runbook for the steps: one whose title names what the question or a firing alert names, else
+    # the one its claim names, else the first retrieved when its claim speaks of the knowledge base
+    # alone (a question for a procedure)
+    names = terms | {
+        w.lower()
+        for f in findings
+        if f.phrase.weight >= readable.FIRING
+        for w in _NAME.findall(f.phrase.short)
+    }
+    fitting = [(c, p) for c, p in runbooks if p.steps and asks_for(p.title, names)]
     named = [(c, p) for c, p in runbooks if p.title and p.title in c.text]
     alone = [(c, p) for c, p in runbooks if all(e.tool == ToolName.LOOKUP_KNOWLEDGE for e in c.excerpts)]
-    top = (named or alone)[0][1].source if (named or alone) else ""
+    chosen = fitting or named or alone
+    top = chosen[0][1].source if chosen else ""
     for claim, phrase in runbooks:  # another document only when the claim names it
         if not phrase.steps and (phrase.source == top or phrase.title in claim.text):
             findings.append(_Finding(claim, phrase, "found"))
