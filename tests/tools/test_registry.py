@@ -204,6 +204,7 @@ def _tool_docs() -> ModuleType:
     return module
 
 
+@pytest.mark.slow  # a fresh interpreter per run
 def test_docs_are_written_from_the_registry() -> None:
     fresh = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "tool_docs.py"), "--check"],
