@@ -20,6 +20,7 @@ from evigate.rules.text import tokenize
 _ROLE_BEFORE = 24  # characters between a role word and its value
 _ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
 _ONCE = re.compile(r"1 ?(?:次|times?)")
+_TIMES = re.compile(r"\d+ ?(?:次|times?)")
 _SAME_WORDS = 0.5  # share of a clause's words a claim must hold to state its relation
 # words that say nothing of what a relation is between
 _FUNCTION_WORD = re.compile(
@@ -81,7 +82,11 @@ class SentenceRules:
     def _named(self, name: str, service: bool) -> bool:
         for cid in self.claim_ids:
             claim = self.prepared.claim(cid)
-            if (service and name in claim.names) or claim.index.supports(name, WORD):
+            # a step may name what its runbook names; a finding, what the claim's findings name
+            names = claim.names if self.kind == SentenceKind.STEP else claim.facts
+            if service and name in names:
+                return True
+            if not service and claim.index.supports(name, WORD):
                 return True
         return any(self.prepared.hypothesis_index[h].supports(name, WORD) for h in self.hypothesis_ids)
 
@@ -166,9 +171,27 @@ class SentenceRules:
         names = [n for n, _ in [*clause.services, *clause.alerts, *clause.names]]
         scopes = w.scopes(text)
         about = [u for u in self.units if u.state == w.ABSENT and holds(u, names)]
+        # a query for one alert or keyword found nothing of that, not nothing at all
+        narrower = sorted({v for u in about for v in _narrowed(u) if v not in text and v not in names})
+        about = [u for u in about if all(v in text or v in names for v in _narrowed(u))]
+        if not scopes:
+            # nothing at all was found about these subjects: no allowed claim found anything of them
+            found = [
+                u
+                for u in self.prepared.all_units()
+                if u.state in w.POSITIVE
+                and u.scope != w.KNOWLEDGE
+                and any(compatible(u, a, s) for a, s in clause.groups())
+                and (u.services or u.alert)
+            ]
+            if found and about:
+                self.fail(t.ABSENCE, phrase, f"the session found {found[0].alert or found[0].scope} for it")
+                return
         if any(not scopes or u.scope in scopes for u in about):
             return
-        if about:
+        if narrower:
+            detail = f"the negative claim asked only for {', '.join(narrower)}"
+        elif about:
             detail = f"the negative claim is about {', '.join(sorted({u.scope for u in about}))}"
         elif any(u.state == w.UNCHECKED for u in self.units):
             detail = "the call failed: it could not be checked, which is not 'nothing found'"
@@ -210,7 +233,7 @@ class SentenceRules:
         for token, kind, start in spans_of(text):
             if kind == WORD or any(s <= start < e for s, e in counted):
                 continue
-            selected = self._selected(clause.groups_near(start))
+            selected = self._holding(self._selected(clause.groups_near(start)), clause)
             if (
                 any(u.index.supports(token, kind) for u in selected)
                 or any(i.supports(token, kind) for i in indexes)
@@ -224,6 +247,14 @@ class SentenceRules:
             else:
                 self.fail(t.VALUE, token, "no bound excerpt holds it")
 
+    @staticmethod
+    def _holding(selected: list[Unit], clause: Clause) -> list[Unit]:
+        """Of the units a value may come from, those that hold the identifiers the clause names
+        ("OOMKilled twice": the OOMKilled line's count, not another line's), when any does."""
+        named = [n for n, _ in clause.names]
+        holders = [u for u in selected if any(u.index.supports(n, WORD) for n in named)]
+        return holders or selected
+
     def _role(self, text: str, start: int, token: str, selected: list[Unit]) -> None:
         role = None
         window = text[max(0, start - _ROLE_BEFORE) : start]
@@ -233,6 +264,8 @@ class SentenceRules:
         after = _ROLE_AFTER.match(text, start + len(token.split(maxsplit=1)[0]) + (1 if "%" in token else 0))
         if after is not None:
             role = p.LIMIT if ("limit" in after.group() or "上限" in after.group()) else p.THRESHOLD
+        if role is None and _TIMES.fullmatch(token):
+            role = p.CURRENT  # "restarted 3 times": how often it happened, never its threshold
         if role is None:
             return
         given = {r for u in selected for r, value in u.pairs if FactIndex([value]).supports(token, NUMBER)}
@@ -268,14 +301,24 @@ class SentenceRules:
                 continue
             if not all(n in unit.services or n in unit.text or n in claim_text for n in names):
                 continue
-            theirs = set(tokenize(unit.text)) | set(tokenize(claim_text))
+            # the words of the text that states the relation, not of every text of the claim
+            theirs = set(tokenize(unit.text)) if said else set()
+            if pattern.search(claim_text):
+                theirs |= set(tokenize(claim_text))
             if all(len(mine & theirs) >= _SAME_WORDS * len(mine) for mine in wanted):
                 return True
         return False
 
     def connectives(self, clause: Clause, text: str) -> None:
         plain_text = plain(text)
+        hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
+        for match in w.IMPACT.finditer(plain_text):
+            if not hedged and not any(match.group() in bound for bound in self.texts):
+                self.fail(t.CAUSAL, match.group(), "a consequence that no bound claim observed")
+                break
         for match in w.causal_words(plain_text):
+            if w.AFFECTED.fullmatch(match.group()) and self._own_subject(clause):
+                continue
             if not self._relation_stated(clause, plain_text, match):
                 self.fail(t.CAUSAL, match.group(), "no bound claim states this relation")
                 break
@@ -283,6 +326,12 @@ class SentenceRules:
             trend = pattern.search(plain_text)
             if trend is not None and not self._relation_stated(clause, plain_text, trend):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
+
+    def _own_subject(self, clause: Clause) -> bool:
+        """ "payment-service is affected by its HighCPUUsage alert", "the affected service is X": the
+        clause names services, each the subject of a bound unit, and no consequence of its own."""
+        services = {n for n, _ in clause.services}
+        return bool(services) and all(any(n in u.services for u in self.units) for n in services)
 
     def severity(self, clause: Clause, text: str) -> None:
         for level, word in w.severities(text):
@@ -309,6 +358,17 @@ class SentenceRules:
             self.fail(t.QUANTITY, both.group(), f"the claims show {len(self._items(pool, states))}")
         for number, noun, start, end in p.counts(text):
             self._count(clause, text, (number, noun, start, end), states)
+        for match in p.SEVERAL.finditer(text):
+            noun = match.group(1) or match.group(2)
+            scope = _noun_scope(noun)
+            if scope == w.SERVICE:
+                items = {n for n, _ in clause.services} | {s for u in self.units for s in u.services}
+            else:
+                items = self._items(self._pool(clause, scope or w.ALERT), states)
+            if len(items) < 2 and not any(
+                _counts_of(u.text) - {"0", "1"} for u in self.units if u.scope == scope
+            ):
+                self.fail(t.QUANTITY, match.group(), f"the claims show {len(items)}")
 
     def _pool(self, clause: Clause, scope: str) -> list[Unit]:
         """The allowed items a quantifier speaks of: every allowed excerpt of that scope about the
@@ -354,6 +414,14 @@ class SentenceRules:
                 self.fail(t.ACTION, word, "no bound runbook claim or hypothesis gives it")
             text = text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
         return text
+
+
+_NARROW_FIELD = re.compile(r"(?<![\w.])(?:alert_name|alertname|keyword)\s*=\s*([^;|,]+)")
+
+
+def _narrowed(unit: Unit) -> list[str]:
+    """What a negative query narrowed itself to (alert_name=, keyword=), lowercase."""
+    return [m.group(1).strip() for m in _NARROW_FIELD.finditer(unit.text)] if unit.state == w.ABSENT else []
 
 
 def _counts_of(text: str) -> set[str]:
