@@ -75,6 +75,7 @@ class Unit:
     pairs: tuple[tuple[str, str], ...]  # (role, value text) of current= / threshold= / limit=
 
 
+_PIECE = re.compile(r"[a-z0-9]+")
 _NAME_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 
 
@@ -93,9 +94,9 @@ class Names:
             flat = normalize(alias).strip()
             if flat and normalize(name).strip():
                 self.canonical.setdefault(_squash(flat), normalize(name).strip())
-        ascii_names = [n for n in self.canonical if n.isascii()]
-        # a name of n words may be written as n words with spaces
-        self.words = max((len(_NAME_WORD.findall(self.canonical[n])) for n in ascii_names), default=0)
+        # a name or alias of n words ("payments team", catalog-api) may be written as n words with spaces
+        written = [normalize(n).strip() for n in [*catalog, *extra, *(alias for alias, _ in aliases)]]
+        self.words = max((len(_PIECE.findall(n)) for n in written if n.isascii()), default=0)
         self.other = [n for n in self.canonical if not n.isascii()]  # Chinese aliases: found as written
 
     def find(self, flat: str) -> list[tuple[str, int, int]]:
