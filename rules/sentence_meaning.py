@@ -20,6 +20,8 @@ from evigate.rules.text import tokenize
 _ROLE_BEFORE = 24  # characters between a role word and its value
 _ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
 _ONCE = re.compile(r"1 ?(?:次|times?)")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_ALERT_WORD = re.compile(r"fir|alert|trigger|触发|告警|报警")
 _TIMES = re.compile(r"\d+ ?(?:次|times?)")
 _SAME_WORDS = 0.5  # share of a clause's words a claim must hold to state its relation
 # words that say nothing of what a relation is between
@@ -141,6 +143,12 @@ class SentenceRules:
     def _state(self, clause: Clause, state: str, phrase: str) -> None:
         for alert, service in clause.groups():
             selected = self._selected([(alert, service)])
+            if (
+                state == w.FIRING
+                and not _ALERT_WORD.search(phrase)
+                and all(u.state == w.FOUND for u in selected)
+            ):
+                continue  # "the timeouts persist", "仍然在报错": log lines go on, no alert state to flip
             if selected and not any(u.state in w.AGREES[state] for u in selected):
                 shown = sorted({u.state for u in selected})
                 self.fail(t.STATE, phrase, f"the bound evidence shows {', '.join(shown)}")
@@ -279,7 +287,7 @@ class SentenceRules:
 
     # --- connectives, severity, quantities, actions -------------------------------------------
 
-    def _relation_stated(self, clause: Clause, text: str, word: re.Match[str]) -> bool:
+    def _relation_stated(self, clause: Clause, text: str, word: re.Match[str], marked: str) -> bool:
         """A bound claim states the relation: hedged in a hypothesis, or said by a bound claim of the
         clause's subjects (a root cause, or an excerpt or claim text with the same kind of word) that
         holds most of the words on each side of the connective ("X because Y": X and Y). A runbook
@@ -293,19 +301,44 @@ class SentenceRules:
             {tok for tok in tokenize(side) if len(tok) > 1 and not _FUNCTION_WORD.fullmatch(tok)}
             for side in sides
         ]
+        # a Chinese sentence over an English excerpt: its Latin words and the names on each side
+        split = next((m.start() for m in pattern.finditer(marked)), len(marked))
+        entities = clause.names if clause.inherited else [*clause.services, *clause.alerts, *clause.names]
+        across = [
+            {tok for tok in wanted[0] if tok.isascii()} | {n for n, at in entities if at < split},
+            # from inside the connective on: "是 maxmemory 满了的结果" holds its cause
+            {tok for tok in tokenize(text[word.start() + 1 :]) if tok.isascii() and len(tok) > 1}
+            | {n for n, at in entities if at >= split},
+        ]
         for unit in self.units:
             # a claim that cites a runbook may carry its words in its text
             claim_text = "" if unit.claim.runbook and self.kind != SentenceKind.STEP else unit.claim_text
             said = unit.claim.claim_type == ClaimType.ROOT_CAUSE or pattern.search(unit.text)
             if not (said or pattern.search(claim_text)):
                 continue
-            if not all(n in unit.services or n in unit.text or n in claim_text for n in names):
+            # the text that states the relation, not every text of the claim
+            stating = (unit.text if said else "") + "\n" + (claim_text if pattern.search(claim_text) else "")
+            if not all(n in unit.services or n in stating for n in names):
                 continue
-            # the words of the text that states the relation, not of every text of the claim
-            theirs = set(tokenize(unit.text)) if said else set()
-            if pattern.search(claim_text):
-                theirs |= set(tokenize(claim_text))
+            theirs = set(tokenize(stating))
             if all(len(mine & theirs) >= _SAME_WORDS * len(mine) for mine in wanted):
+                return True
+            if (
+                _HAN.search(text)
+                and not _HAN.search(unit.text)
+                and (pattern is not w.CAUSAL or all(across))  # a cause has both its sides
+                and all(
+                    len(
+                        {
+                            x
+                            for x in mine
+                            if x in theirs or (x in names and (x in stating or x in unit.services))
+                        }
+                    )
+                    >= _SAME_WORDS * len(mine)
+                    for mine in across
+                )
+            ):
                 return True
         return False
 
@@ -319,12 +352,12 @@ class SentenceRules:
         for match in w.causal_words(plain_text):
             if w.AFFECTED.fullmatch(match.group()) and self._own_subject(clause):
                 continue
-            if not self._relation_stated(clause, plain_text, match):
+            if not self._relation_stated(clause, plain_text, match, text):
                 self.fail(t.CAUSAL, match.group(), "no bound claim states this relation")
                 break
         for pattern in (w.TREND_UP, w.TREND_DOWN):
             trend = pattern.search(plain_text)
-            if trend is not None and not self._relation_stated(clause, plain_text, trend):
+            if trend is not None and not self._relation_stated(clause, plain_text, trend, text):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
 
     def _own_subject(self, clause: Clause) -> bool:

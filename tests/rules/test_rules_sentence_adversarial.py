@@ -4,7 +4,9 @@ words such as 'went away' or 处于触发状态, absences wider than their negat
 as 'is behind' or 源于, unobserved consequences for users, values given to a one-word catalog service
 or to the upstream a log line names, values read as current that the excerpt gives as threshold, vague
 relative times and counts, 'twice', 九成, severity and action phrasings), each refused by the rule of its
-class and adding no number or identifier; and valid paraphrases in the same words, never refused."""
+class and adding no number or identifier; and valid paraphrases in the same words and in the words
+an on-call engineer or a model writes (a Chinese sentence over an English excerpt, "the timeouts
+persist", "given the evidence"), never refused."""
 
 from __future__ import annotations
 
