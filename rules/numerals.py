@@ -88,6 +88,8 @@ _SPECIAL = (
     (re.compile(r"\btwice\b"), "2 times"),
     (re.compile(r"\bthrice\b"), "3 times"),
     (re.compile(r"\ba (?:couple|pair) of\b"), "2"),
+    (re.compile(r"\ba quarter of an hour\b"), "15 minutes"),
+    (re.compile(r"一刻钟"), "15分钟"),
     (re.compile(r"\bonce\b(?=\s+(?:in|during|between|since|at)\b)"), "1 time"),
     # "an hour", "a minute": one of that unit, as a duration (relative times are read before this).
     (re.compile(r"\ban? (second|minute|hour|day|week)\b(?!\s+ago)"), r"1 \1"),

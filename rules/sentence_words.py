@@ -66,7 +66,8 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
             r"\bno longer (?:firing|fires|active|alerting)\b|\bstopped (?:firing|alerting)\b"
             r"|\b(?:has|have|had) stopped\b(?!\s+(?:firing|alerting))|\bwent away\b|\bgone away\b"
             r"|\b(?:is|are|was|were|has|have) (?:now )?gone\b|\bcalm(?:ed)? down\b|\b(?:subsided|died down)\b"
-            r"|\b(?:alert|alarm|incident)s? (?:has |have |was |were |is |are )?closed\b"
+            r"|\b(?:alert|alarm|incident)s? (?:has |have |was |were |is |are )?closed\b|\binactive\b"
+            r"|\b(?:alert|alarm)s? (?:is|are|was|were) (?:now )?(?:ok|okay)\b"
             r"|\b(?:is|are|was|were|went|gone|has gone) quiet\b|\bquiet(?:ed)? (?:down|now)\b"
             r"|\bback to normal\b|不再(?:触发|告警|报警)|恢复正常"
         ),
@@ -114,7 +115,8 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
             r"\b(?:still|continues? to|keeps?)\s+(?:\w+\s+)?(?:firing|fire|active|alerting|going|happening"
             r"|ongoing|on)\b|\bstill\s+\w+ing\b|\bfiring\b|\bfires\b|\b(?:is|are) active\b|\bongoing\b"
             r"|\bin progress\b|\bremains? (?:open|active|in effect|on)\b|\bstill open\b|\bin effect\b"
-            r"|\bpersist(?:s|ed|ing)?\b|\bunderway\b|\b(?:is|are) (?:still )?live\b"
+            r"|\bpersist(?:s|ed|ing)?\b|\bunderway\b"
+            r"|\b(?:is|are) (?:still )?(?:live|ringing|going off|raised)\b"
             r"|处于(?:触发|活跃|告警|激活)|活跃|依旧|尚在|仍然|仍旧|在持续|持续着|正在触发|仍在触发|还在触发|触发中|在触发|仍在持续|还在持续|持续中|依然存在|仍然存在|仍在|还在"
             r"|一直在|持续在|依然|告警中|未解决"
         ),
@@ -210,6 +212,7 @@ CAUSAL = re.compile(
     r"|\b(?:is|are|was|were) behind\b(?!\s+(?:on|in|schedule)\b)"
     r"|\bwhenever\b|\bdriv(?:e|es|en|ing)\b|\broot of\b|\bon account of\b|\b(?:linked|tied) to\b"
     r"|\bcorrelat\w* with\b|\battributable to\b|\bblam(?:e|es|ed|ing)\b"
+    r"|\bculprits?\b|\bto blame\b|罪魁祸首|元凶"
     r"|\bgiven (?:the|that|its)\b(?!\s+(?:evidence|data|results?|above|findings|query))"
     r"|[和与跟].{0,40}?有关|随之|于是|受到?.{0,20}?影响"
     r"|根源|源于|源自|起因|进而|继而|以致|以至于|所致|归咎|是.{1,30}?的结果"
@@ -269,7 +272,7 @@ _SEVERITY_WORDS = (
             r"|non[- ]?critical|non[- ]?severe"
             r"|(?:can|could|may)\s+(?:safely\s+)?(?:be\s+ignored|wait)|safe to ignore|ignorable|no rush"
             r"|(?:not a|no) big deal|nothing to (?:panic|worry|be worried) about|low[- ]impact)\b"
-            r"|不是什么大问题|不是大问题|没什么大碍|(?:可以)?先放一放|可以稍后|稍后处理|不必着急|不用急"
+            r"|优先级(?:低|较低|不高)|低优先级|不是什么大问题|不是大问题|没什么大碍|(?:可以)?先放一放|可以稍后|稍后处理|不必着急|不用急"
             r"|问题不大|可以忽略|可忽略|忽略即可|不着急|不急|影响(?:很|较|不)?小|小毛病|无伤大雅|不严重|不紧急|不要紧|无关紧要|无需担心|不用担心|小问题|次要|轻微|影响不大|无大碍|误报|虚警"
             r"|健康|(?<!恢复)正常|没问题|没有问题"
         ),
