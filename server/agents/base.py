@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evigate.rules.errors import EvigateError
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolBox, ToolCallResult
 
@@ -106,6 +107,18 @@ class Composer(Protocol):
         ...
 
 
+@runtime_checkable
+class SentenceComposer(Protocol):
+    """A Composer that writes its sentences from the sentence check's material (the allowed claims
+    with their verified excerpts): the offline Composer, which passes the check by construction."""
+
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput: ...
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
+    ) -> StageOutput: ...
+
+
 @dataclass(frozen=True)
 class AgentBackend:
     """One backend's four stages."""
@@ -115,6 +128,10 @@ class AgentBackend:
     executor: Executor
     verifier: Verifier
     composer: Composer
+    # The Composer that writes the answer by code from the allowed material: the pipeline's answer
+    # when this backend's Composer is refused twice. None: `composer` writes by code itself (the
+    # offline backend), so a refusal is not asked again.
+    fallback_composer: Composer | None = None
     # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.
     closer: Callable[[], Awaitable[None]] | None = None
     # Text of the Composer's prompt that an answer must never repeat: its placeholders and
