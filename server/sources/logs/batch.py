@@ -11,7 +11,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
@@ -241,25 +241,32 @@ class Batch:
         read[np.searchsorted(ends, low[~newline], side="right")] = False
         read[ends - starts > MAX_LINE] = False
         rows = np.flatnonzero(read)
-        stamps = self._stamps.many([reads.times[i] for i in rows.tolist()])
-        kept = [i for i, stamp in zip(rows.tolist(), stamps, strict=True) if stamp is not None]
-        if not kept:
-            return self._lines(body.split(b"\n")[:-1], number, offset)
-        good = np.array(kept)
-        levels, levels_of = [reads.levels[i] for i in kept], self._levels
+        every = len(rows) == count  # the common chunk: each line read by a lane
+        stamps = self._stamps.many(reads.times if every else [reads.times[i] for i in rows.tolist()])
+        if every and None not in stamps:
+            kept = list(range(count))
+            good = np.arange(count)
+            levels, services, times = reads.levels, reads.services, cast("list[float]", stamps)
+        else:
+            kept = [i for i, stamp in zip(rows.tolist(), stamps, strict=True) if stamp is not None]
+            if not kept:
+                return self._lines(body.split(b"\n")[:-1], number, offset)
+            good = np.array(kept)
+            levels, services = [reads.levels[i] for i in kept], [reads.services[i] for i in kept]
+            times = [stamp for stamp in stamps if stamp is not None]
+        levels_of = self._levels
         for raw in set(levels) - levels_of.keys():
             self.level_code(raw)
-        if any(reads.composed[i] for i in kept):
+        if any(reads.composed) and any(map(reads.composed.__getitem__, kept)):
             self.index.composed = True
         columns = Columns(
             (starts[good] + offset).tolist(),
             (good + number + 1).tolist(),
-            [stamp for stamp in stamps if stamp is not None],
+            times,
             list(map(levels_of.__getitem__, levels)),
             [],  # per run below: codes are given in the order services first appear
             (ends[good] + offset).tolist(),
         )
-        services = [reads.services[i] for i in kept]
         breaks = (np.flatnonzero(np.diff(good) != 1) + 1).tolist()
         done = 0  # lines indexed so far
         for first, stop in zip((0, *breaks), (*breaks, len(kept)), strict=True):

@@ -180,7 +180,9 @@ class Lanes:
                 lane_times = merged(names)
             else:  # a user pattern: the first non-empty of its time groups
                 found = [columns[index[name] - 1] for name in names]
-                lane_times = [next((t for t in row if t), "") for row in zip(*found, strict=True)]
+                lane_times = list(found[0])
+                for later in found[1:]:
+                    lane_times = [t or u for t, u in zip(lane_times, later, strict=True)]
             times = lane_times if not times else list(map(max, times, lane_times))
             if lane.composed:
                 composed = lane_times if not composed else list(map(max, composed, lane_times))
