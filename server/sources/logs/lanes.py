@@ -59,7 +59,24 @@ def pattern_lane(regex: re.Pattern[str]) -> Lane | None:
         return None
     level = ("level",) if "level" in names else ()
     service = ("service",) if "service" in names else ()
-    return Lane(regex.pattern, times, level, service, whole=False)
+    return Lane(_roles_only(regex.pattern, {*times, *level, *service}), times, level, service, whole=False)
+
+
+_NAMED_GROUP = re.compile(r"(?<!\\)\(\?P<(\w+)>")
+
+
+def _roles_only(pattern: str, roles: set[str]) -> str:
+    """The pattern with its other named groups made non-capturing: the same matches, but a chunk's
+    `findall` no longer copies out each line's message, thread, logger... (unchanged when a group
+    is referred back to, or when the result would not compile)."""
+    if "(?P=" in pattern:
+        return pattern
+    stripped = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in roles else "(?:", pattern)
+    try:
+        re.compile(stripped)
+    except re.error:
+        return pattern
+    return stripped
 
 
 # Where a shape's roles are: the keys of the time, level, service and message (None: absent).
