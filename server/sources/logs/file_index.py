@@ -15,10 +15,10 @@ from typing import BinaryIO
 import numpy as np
 
 from .batch import LEVEL_CODES, Batch, Event, Events
-from .config import LogConfig
 from .events import SkippedLine, SkipReport
 from .finder import Finder
 from .layouts import LogSource, Member
+from .log_config import LogConfig
 from .reader import (
     GZIP_ERRORS,
     Draft,
