@@ -1,4 +1,4 @@
-"""Epoch seconds of the timestamps of many lines, parsed once per minute they name."""
+"""Epoch seconds of the timestamps of many lines, parsed once per minute (or day) they name."""
 
 from __future__ import annotations
 
