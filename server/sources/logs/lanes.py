@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 # A JSON string without escapes (its text is its value: group `@`), any, and any non-empty one.
 _PLAIN = r'"(?P<@>[^"\\\x00-\x1f]+)"'
@@ -177,14 +178,22 @@ class Lanes:
         regex = self._regex
         if regex is None:
             return None
-        rows = regex.findall(text)
+        rows = regex.findall(text)  # a tuple per line: there is always more than one group
         if len(rows) != count:
             return None
-        columns = list(zip(*rows, strict=True)) if rows else [()] * (regex.groups)
         index = regex.groupindex
+        columns: dict[str, list[str]] = {}
+
+        def column(name: str) -> list[str]:
+            """One group's texts, line by line: only the groups wanted are taken out of the rows,
+            in C (cheaper than transposing every group of every row)."""
+            found = columns.get(name)
+            if found is None:
+                found = columns[name] = list(map(itemgetter(index[name] - 1), rows))
+            return found
 
         def merged(names: list[str]) -> list[str]:
-            found = [columns[index[name] - 1] for name in names]
+            found = [column(name) for name in names]
             if not found:
                 return [""] * count
             return list(found[0]) if len(found) == 1 else list(map(max, *found))
@@ -196,7 +205,7 @@ class Lanes:
             if lane.whole:  # our own lanes: one time group (two alternatives in logfmt)
                 lane_times = merged(names)
             else:  # a user pattern: the first non-empty of its time groups
-                found = [columns[index[name] - 1] for name in names]
+                found = [column(name) for name in names]
                 lane_times = list(found[0])
                 for later in found[1:]:
                     lane_times = [t or u for t, u in zip(lane_times, later, strict=True)]
