@@ -193,10 +193,14 @@ class Lanes:
             return found
 
         def merged(names: list[str]) -> list[str]:
+            """Groups of which a line fills one at most (alternatives, or other lanes'), merged."""
             found = [column(name) for name in names]
             if not found:
                 return [""] * count
-            return list(found[0]) if len(found) == 1 else list(map(max, *found))
+            out = list(found[0])
+            for other in found[1:]:
+                out = _either(out, other)
+            return out
 
         times: list[str] = []
         composed: list[str] = []
@@ -209,12 +213,17 @@ class Lanes:
                 lane_times = list(found[0])
                 for later in found[1:]:
                     lane_times = [t or u for t, u in zip(lane_times, later, strict=True)]
-            times = lane_times if not times else list(map(max, times, lane_times))
+            times = lane_times if not times else _either(times, lane_times)
             if lane.composed:
-                composed = lane_times if not composed else list(map(max, composed, lane_times))
+                composed = lane_times if not composed else _either(composed, lane_times)
         levels = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.level])
         services = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.service])
         return Reads(times, levels, services, composed or [""] * count)
+
+
+def _either(one: list[str], other: list[str]) -> list[str]:
+    """Line by line, the text of whichever of two groups was filled (a line fills one at most)."""
+    return [a or b for a, b in zip(one, other, strict=True)]
 
 
 def _name(lane: Lane, k: int, group: str) -> str:
