@@ -12,10 +12,10 @@ from evigate.rules import sentence_types as t
 from evigate.rules import sentence_words as w
 from evigate.rules.answer_check import quote_spans
 from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans_of
-from evigate.rules.enums import ClaimType, SentenceKind
+from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_reading import Clause, Reading, plain
+from evigate.rules.sentence_relations import RelationContext, relation_stated
 from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible, holds
-from evigate.rules.text import tokenize
 
 _ROLE_BEFORE = 24  # characters between a role word and its value
 _ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
@@ -23,22 +23,6 @@ _ONCE = re.compile(r"1 ?(?:次|times?)")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _ALERT_WORD = re.compile(r"fir|alert|trigger|触发|告警|报警")
 _TIMES = re.compile(r"\d+ ?(?:次|times?)")
-_SAME_WORDS = 0.5  # share of a clause's words a claim must hold to state its relation
-# words that say nothing of what a relation is between
-_FUNCTION_WORD = re.compile(
-    r"(?:the|an?|is|are|was|were|be|been|of|to|in|on|at|for|and|or|by|its?|this|that|with|as|from|ha[sd]|have"
-    r"|because|due|caus(?:e|es|ed|ing)|led|leads?|results?|resulted|so|thus|hence|therefore"
-    r"|的|了|是|在|和|与|因为|由于|导致|造成|引起|所以|因此)"
-)
-_NOUN_SCOPES = (
-    (w.ALERT, ("alert", "告警")),
-    (w.SERVICE, ("service", "服务")),
-    (w.LOG, ("pattern", "模式", "日志模式")),
-)
-_COUNT_FIELD = re.compile(
-    r"(?<![\w.])[a-z_]*(?:total|count|known_services|services|alerts|instances|replicas|pods|consumers|partitions)"
-    r"[a-z_]*\s*=\s*(\d+)\b"
-)
 
 
 class SentenceRules:
@@ -287,63 +271,11 @@ class SentenceRules:
 
     # --- connectives, severity, quantities, actions -------------------------------------------
 
-    def _relation_stated(self, clause: Clause, text: str, word: re.Match[str], marked: str) -> bool:
-        """A bound claim states the relation: hedged in a hypothesis, or said by a bound claim of the
-        clause's subjects (a root cause, or an excerpt or claim text with the same kind of word) that
-        holds most of the words on each side of the connective ("X because Y": X and Y). A runbook
-        says what often happens, not what happened: it states relations only for steps."""
-        if self.hedged and (self.kind == SentenceKind.HYPOTHESIS or self.hypothesis_ids):
-            return True
-        pattern = word.re
-        names = [n for n, _ in [*clause.services, *clause.alerts, *clause.names]]
-        sides = [text[: word.start()], text[word.end() :]]
-        wanted = [
-            {tok for tok in tokenize(side) if len(tok) > 1 and not _FUNCTION_WORD.fullmatch(tok)}
-            for side in sides
-        ]
-        # a Chinese sentence over an English excerpt: its Latin words and the names on each side
-        split = next((m.start() for m in pattern.finditer(marked)), len(marked))
-        entities = clause.names if clause.inherited else [*clause.services, *clause.alerts, *clause.names]
-        across = [
-            {tok for tok in wanted[0] if tok.isascii()} | {n for n, at in entities if at < split},
-            # from inside the connective on: "是 maxmemory 满了的结果" holds its cause
-            {tok for tok in tokenize(text[word.start() + 1 :]) if tok.isascii() and len(tok) > 1}
-            | {n for n, at in entities if at >= split},
-        ]
-        for unit in self.units:
-            # a claim that cites a runbook may carry its words in its text
-            claim_text = "" if unit.claim.runbook and self.kind != SentenceKind.STEP else unit.claim_text
-            said = unit.claim.claim_type == ClaimType.ROOT_CAUSE or pattern.search(unit.text)
-            if not (said or pattern.search(claim_text)):
-                continue
-            # the text that states the relation, not every text of the claim
-            stating = (unit.text if said else "") + "\n" + (claim_text if pattern.search(claim_text) else "")
-            if not all(n in unit.services or n in stating for n in names):
-                continue
-            theirs = set(tokenize(stating))
-            if all(len(mine & theirs) >= _SAME_WORDS * len(mine) for mine in wanted):
-                return True
-            if (
-                _HAN.search(text)
-                and not _HAN.search(unit.text)
-                and (pattern is not w.CAUSAL or all(across))  # a cause has both its sides
-                and all(
-                    len(
-                        {
-                            x
-                            for x in mine
-                            if x in theirs or (x in names and (x in stating or x in unit.services))
-                        }
-                    )
-                    >= _SAME_WORDS * len(mine)
-                    for mine in across
-                )
-            ):
-                return True
-        return False
+    def relation_context(self) -> RelationContext:
+        return RelationContext(self.units, self.kind, self.hedged, bool(self.hypothesis_ids))
 
     def connectives(self, clause: Clause, text: str) -> None:
-        plain_text = plain(text)
+        plain_text, context = plain(text), self.relation_context()
         hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
         for match in w.IMPACT.finditer(plain_text):
             if not hedged and not any(match.group() in bound for bound in self.texts):
@@ -352,12 +284,14 @@ class SentenceRules:
         for match in w.causal_words(plain_text):
             if w.AFFECTED.fullmatch(match.group()) and self._own_subject(clause):
                 continue
-            if not self._relation_stated(clause, plain_text, match, text):
+            if not relation_stated(context, clause, plain_text, match, text):
                 self.fail(t.CAUSAL, match.group(), "no bound claim states this relation")
                 break
         for pattern in (w.TREND_UP, w.TREND_DOWN):
             trend = pattern.search(plain_text)
-            if trend is not None and not self._relation_stated(clause, plain_text, trend, text):
+            if trend is not None and not relation_stated(
+                self.relation_context(), clause, plain_text, trend, text
+            ):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
 
     def _own_subject(self, clause: Clause) -> bool:
@@ -393,13 +327,13 @@ class SentenceRules:
             self._count(clause, text, (number, noun, start, end), states)
         for match in p.SEVERAL.finditer(text):
             noun = match.group(1) or match.group(2)
-            scope = _noun_scope(noun)
+            scope = p.noun_scope(noun)
             if scope == w.SERVICE:
                 items = {n for n, _ in clause.services} | {s for u in self.units for s in u.services}
             else:
                 items = self._items(self._pool(clause, scope or w.ALERT), states)
             if len(items) < 2 and not any(
-                _counts_of(u.text) - {"0", "1"} for u in self.units if u.scope == scope
+                p.counts_of(u.text) - {"0", "1"} for u in self.units if u.scope == scope
             ):
                 self.fail(t.QUANTITY, match.group(), f"the claims show {len(items)}")
 
@@ -419,8 +353,8 @@ class SentenceRules:
 
     def _count(self, clause: Clause, text: str, count: tuple[int, str, int, int], states: list[str]) -> None:
         number, noun, start, end = count
-        scope, phrase = _noun_scope(noun), text[start:end]
-        if any(str(number) in _counts_of(u.text) for u in self.units if scope in (None, u.scope)):
+        scope, phrase = p.noun_scope(noun), text[start:end]
+        if any(str(number) in p.counts_of(u.text) for u in self.units if scope in (None, u.scope)):
             return  # the excerpt says how many (total=3, known_services=8)
         if scope == w.SERVICE:
             items = {n for n, _ in clause.services} | {s for u in self.units for s in u.services}
@@ -457,14 +391,5 @@ def _narrowed(unit: Unit) -> list[str]:
     return [m.group(1).strip() for m in _NARROW_FIELD.finditer(unit.text)] if unit.state == w.ABSENT else []
 
 
-def _counts_of(text: str) -> set[str]:
-    """The counts an excerpt gives (total=3, known_services=8, count=48)."""
-    return set(_COUNT_FIELD.findall(text))
-
-
 def _names_alert(unit: Unit, alert: str) -> bool:
     return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, WORD))
-
-
-def _noun_scope(noun: str) -> str | None:
-    return next((scope for scope, starts in _NOUN_SCOPES if noun.startswith(starts)), None)

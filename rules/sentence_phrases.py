@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from evigate.rules import sentence_words as w
+
 ALL_WORDS = re.compile(r"\b(?:all|every|each|both|entire)\b|所有|全部|每个|每一个|均|都")
 # A quantifier over things no alert count can support: "every request", "所有请求".
 ALL_OF_THINGS = re.compile(
@@ -155,3 +157,23 @@ RELATIVE_TIME = re.compile(
     r"|最近(?=\s*(?:[\d一二两三四五六七八九十几半]+\s*(?:个)?\s*(?:秒|分钟|小时|天|周|月)|几天|一段时间|这段时间))"
     r"|(?:[\d.]+|[一二两三四五六七八九十半几]+)\s*(?:个)?\s*(?:秒|分钟|小时|天|周|月)(?:前|以前|之前|以来|内)"
 )
+
+
+_NOUN_SCOPES = (
+    (w.ALERT, ("alert", "告警")),
+    (w.SERVICE, ("service", "服务")),
+    (w.LOG, ("pattern", "模式", "日志模式")),
+)
+_COUNT_FIELD = re.compile(
+    r"(?<![\w.])[a-z_]*(?:total|count|known_services|services|alerts|instances|replicas|pods|consumers|partitions)"
+    r"[a-z_]*\s*=\s*(\d+)\b"
+)
+
+
+def counts_of(text: str) -> set[str]:
+    """The counts an excerpt gives (total=3, known_services=8, count=48)."""
+    return set(_COUNT_FIELD.findall(text))
+
+
+def noun_scope(noun: str) -> str | None:
+    return next((scope for scope, starts in _NOUN_SCOPES if noun.startswith(starts)), None)

@@ -32,6 +32,7 @@ class FakeStore:
     case_of: dict[str, str] = field(default_factory=dict)  # session id → case id
     trace_reads: int = 0
     feedback: list[tuple[str, str]] = field(default_factory=list)
+    notes: dict[str, tuple[str, str]] = field(default_factory=dict)  # session id → (feedback, note)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         return self.sessions.get(session_id)
@@ -56,6 +57,9 @@ class FakeStore:
         known = self.case_of.get(session_id)
         self.case_of[session_id] = case_id = known or f"case-{len(self.case_of) + 1}"
         return FeedbackOutcome(case_id, known is None)
+
+    async def record_feedback_note(self, session_id: str, feedback: str, note: str) -> None:
+        self.notes[session_id] = (feedback, note)
 
     async def list_sessions(
         self, feedback: str | None, status: str | None, page_size: int, page_token: str | None

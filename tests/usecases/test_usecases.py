@@ -49,9 +49,10 @@ async def test_check_of_an_unknown_session_is_not_found_before_the_evidence_is_b
 async def test_useful_feedback_makes_one_case_and_drops_the_cached_trace() -> None:
     store, dropped = _store(), list[str]()
     feedback = FeedbackUseCase(store, invalidate=dropped.append)
-    first = await feedback.submit("s-1", "useful")
+    first = await feedback.submit("s-1", "useful", "spot on")
     again = await feedback.submit("s-1", "useful")
     assert first.case_id is not None and again.case_id == first.case_id
+    assert store.notes == {"s-1": ("useful", "spot on")}  # a feedback without a note keeps the last
     assert (await feedback.submit("s-1", "not_useful")).case_id is None
     assert dropped == ["s-1", "s-1", "s-1"]
 
