@@ -26,6 +26,9 @@ _INTERNAL_KEYS = frozenset({
     "source", "path", "raw_path", "match", "bm25", "dense", "evidence", "score", "template", "levels",
     "evidence_status", "query", "total",
 })  # fmt: skip
+_INTERNAL_FIELD = re.compile(
+    r'\b(?:template="[^"]*"|(?:levels|bm25|dense|threshold|evidence|match)=\S+|(?:source|path)=[^;)\s]*)|\$\.\w+\[\d+\]'
+)
 _KEY = re.compile(r"[A-Za-z_][\w.]*=")
 _QUOTES = (('"', '"'), ("“", "”"), ("「", "」"), ("『", "』"))
 _OPEN, _CLOSE = "([{", ")]}"
@@ -171,8 +174,10 @@ def phrase(text: str, raw_path: str, zh: bool) -> tuple[str, str] | None:
 
 
 def verbatim(text: str, zh: bool) -> str:
-    """The last resort: the excerpt quoted as it stands."""
-    q = quoted(text.strip())
+    """The last resort: the excerpt quoted as it stands, its internal fields left out (an ellipsis
+    in their place)."""
+    pieces = [p.strip(" ,;|") for p in _INTERNAL_FIELD.split(text.strip())]
+    q = quoted(" … ".join(p for p in pieces if p))
     if not q:
         return ""
     return f"证据原文：{q}。" if zh else f"The evidence reads {q}."
