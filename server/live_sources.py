@@ -1,5 +1,5 @@
-"""The live sources from the settings: which are configured, and the SourceSet that serves alerts
-and metrics from them (docs/design.md §6.6). Used by the composition root
+"""The configured sources from the settings (Prometheus, Alertmanager, ClickHouse, the cluster), and
+the SourceSet that serves the capabilities they fill (docs/design.md §6.5-6.6). Used by the composition root
 (`server/app.py`) and `evigate sources`."""
 
 from __future__ import annotations
@@ -24,22 +24,33 @@ def build_sources(settings: Settings) -> SourcesConfig:
             )
             if value
         }
+        cluster = {
+            "dump": settings.kube_dump,
+            "kubeconfig": settings.kubeconfig,
+            "context": settings.kube_context,
+            "in_cluster": settings.kube_in_cluster,
+            "namespaces": settings.kube_namespaces,
+        }
         return sources_config(
             prometheus_url=settings.prometheus_url or None,
             alertmanager_url=settings.alertmanager_url or None,
             env=env,
             file_sections=sections,
+            cluster_flags=cluster,
         )
     except SourceConfigError as error:
         raise ConfigError(f"sources: {error}") from None
 
 
 def build_tools(settings: Settings, files: SourceSet, sources: SourcesConfig) -> SourceSet:
-    """The files' sources, with alerts and metrics served by the live sources when configured."""
+    """The files' sources, with the configured sources added in the capabilities they fill."""
     if not sources.configured():
         return files
     try:
         catalog = load_catalog(settings.signals_file)
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
-    return add_live_sources(files, sources, catalog)
+    try:
+        return add_live_sources(files, sources, catalog)
+    except SourceConfigError as error:
+        raise ConfigError(f"sources: {error}") from None
