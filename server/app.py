@@ -259,7 +259,7 @@ class App:
         sources = build_sources(s)
         if sources.configured():
             log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
-        return build_tools(s, files, sources)
+        return build_tools(s, files, sources, knowledge.index.embedder)
 
     async def _logs_indexed(self) -> None:
         if self.services is not None:  # services named only inside log records are known now

@@ -7,6 +7,7 @@ from __future__ import annotations
 from evigate.server.config import ConfigError, Settings
 from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
 from evigate.server.sources.kinds import add_live_sources
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.signals import SignalCatalogError, load_catalog
 from evigate.server.sources.source_set import SourceSet
 
@@ -42,8 +43,11 @@ def build_sources(settings: Settings) -> SourcesConfig:
         raise ConfigError(f"sources: {error}") from None
 
 
-def build_tools(settings: Settings, files: SourceSet, sources: SourcesConfig) -> SourceSet:
-    """The files' sources, with the configured sources added in the capabilities they fill."""
+def build_tools(
+    settings: Settings, files: SourceSet, sources: SourcesConfig, embedder: Embedder | None = None
+) -> SourceSet:
+    """The files' sources, with the configured sources added in the capabilities they fill (their
+    logs' relevance mode ranking with `embedder` too, as the files' does)."""
     if not sources.configured():
         return files
     try:
@@ -51,6 +55,6 @@ def build_tools(settings: Settings, files: SourceSet, sources: SourcesConfig) ->
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
     try:
-        return add_live_sources(files, sources, catalog)
+        return add_live_sources(files, sources, catalog, embedder=embedder)
     except SourceConfigError as error:
         raise ConfigError(f"sources: {error}") from None

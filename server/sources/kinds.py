@@ -9,7 +9,7 @@ ports), after the files of the base set.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -22,21 +22,35 @@ from .kubernetes.source import cluster_source
 from .live import AlertmanagerSource, PrometheusSource, live_alerts
 from .ports import ClusterSource, KnowledgeSource, LogSource, MetricSource, Source
 from .prometheus import Prometheus
+from .retrieval.embedder import Embedder
 from .signals import SignalCatalog, load_catalog
 from .source_set import SourceSet, wall_clock
 
 T = TypeVar("T")
-SourceKind = Callable[[SourcesConfig, SignalCatalog], Source]
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What the sources of one configuration share: the signal catalog, and the embedder a log
+    source's relevance mode fuses with BM25 as the files' does (None: BM25 alone)."""
+
+    signals: SignalCatalog
+    embedder: Embedder | None = None
+
+
+SourceKind = Callable[[SourcesConfig, Shared], Source]
 
 SOURCE_KINDS: Mapping[str, SourceKind] = {
-    "prometheus": lambda c, sig: PrometheusSource(Prometheus(_set(c.prometheus), c.prometheus_limits), sig),
-    "alertmanager": lambda c, sig: AlertmanagerSource(
-        Alertmanager(_set(c.alertmanager), sig.service_matches)
+    "prometheus": lambda c, sh: PrometheusSource(
+        Prometheus(_set(c.prometheus), c.prometheus_limits), sh.signals
     ),
-    "clickhouse": lambda c, sig: ClickHouseLogs(
-        c.clickhouse_logs or from_sources(_set(c.clickhouse).base_url)
+    "alertmanager": lambda c, sh: AlertmanagerSource(
+        Alertmanager(_set(c.alertmanager), sh.signals.service_matches)
     ),
-    "kubernetes": lambda c, sig: cluster_source(_set(c.kubernetes)),
+    "clickhouse": lambda c, sh: ClickHouseLogs(
+        c.clickhouse_logs or from_sources(_set(c.clickhouse).base_url), embedder=sh.embedder
+    ),
+    "kubernetes": lambda c, sh: cluster_source(_set(c.kubernetes), sh.embedder),
 }
 
 
@@ -45,12 +59,14 @@ def _set(settings: T | None) -> T:
     return settings
 
 
-def build_sources(config: SourcesConfig, signals: SignalCatalog | None = None) -> dict[str, Source]:
+def build_sources(
+    config: SourcesConfig, signals: SignalCatalog | None = None, embedder: Embedder | None = None
+) -> dict[str, Source]:
     """Every configured source by name, in the configuration's order (close each with `aclose`);
     SourceConfigError for settings a client refuses (a kubeconfig it cannot load)."""
-    signals = signals or load_catalog()
+    shared = Shared(signals or load_catalog(), embedder)
     try:
-        return {s.name: SOURCE_KINDS[s.name](config, signals) for s in config.configured()}
+        return {s.name: SOURCE_KINDS[s.name](config, shared) for s in config.configured()}
     except ClusterConfigError as error:
         raise SourceConfigError(str(error)) from None
 
@@ -61,6 +77,7 @@ def add_live_sources(
     signals: SignalCatalog | None = None,
     *,
     reference: datetime | None = None,
+    embedder: Embedder | None = None,
 ) -> SourceSet:
     """`base` unchanged when no source is configured; else `base` with the configured sources
     added (close the set with `aclose`), their alerts in place of the files', "now" the `reference`
@@ -68,7 +85,7 @@ def add_live_sources(
     if not config.configured():
         return base
     signals = signals or load_catalog()
-    built = build_sources(config, signals)
+    built = build_sources(config, signals, embedder)
     added = tuple(built.values())
     return replace(
         base,

@@ -34,8 +34,10 @@ from evigate.server.queries.types import LogsQuery, Page, PatternsQuery, ToolErr
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.kubernetes.live import could_not_check
 from evigate.server.sources.kubernetes.state import ClusterState, meta
+from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.layouts import service_of_pod
+from evigate.server.sources.retrieval.embedder import Embedder
 
 MAX_PODS = 20  # pods whose logs one live question reads
 _MARKER = re.compile(r"^==== (START|END) logs for container (\S+) of pod (\S+)/(\S+) ====$")
@@ -117,9 +119,15 @@ class PodLogs:
     """The pod logs of one cluster source, under a temporary folder removed by `aclose`."""
 
     def __init__(
-        self, cluster: PodLogReader, live: bool, refresh_s: float = 30.0, timeout_s: float = 10.0
+        self,
+        cluster: PodLogReader,
+        live: bool,
+        refresh_s: float = 30.0,
+        timeout_s: float = 10.0,
+        embedder: Embedder | None = None,
     ) -> None:
         self.cluster = cluster
+        self.embedder = embedder  # relevance mode fuses it with BM25, as the files' source does
         self.live = live
         self.refresh_s = refresh_s
         self.timeout_s = timeout_s
@@ -135,7 +143,8 @@ class PodLogs:
             page = await asyncio.to_thread(self.files.query, query)
         else:
             found = await asyncio.to_thread(self.files.candidates, query)
-            page = self.files.ranked(found, query.query, None, query.limit)
+            dense = await log_relevance.dense_scores(self.embedder, query.query, found.documents)
+            page = self.files.ranked(found, query.query, dense, query.limit)
         return _noted(page, unread)
 
     async def summarize_logs(self, query: PatternsQuery) -> Page:

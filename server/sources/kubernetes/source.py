@@ -17,6 +17,7 @@ from evigate.server.sources.kubernetes.podlogs import PodLogs
 from evigate.server.sources.kubernetes.sightings import workload_sightings
 from evigate.server.sources.kubernetes.state import ClusterState, meta
 from evigate.server.sources.ports import ClusterSource
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.services import Sightings
 
 
@@ -27,13 +28,15 @@ class DumpCluster:
     name = NAME
     watched = True  # its health entry: read once, then the state's counts
 
-    def __init__(self, root: Path, namespaces: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, root: Path, namespaces: tuple[str, ...] = (), embedder: Embedder | None = None
+    ) -> None:
         self.root = root
         self.namespaces = namespaces  # empty: every namespace the dump holds
         self.where = str(root)
         self._state: ClusterState | None = None
         self._lock = asyncio.Lock()
-        self.logs = PodLogs(self, live=False)
+        self.logs = PodLogs(self, live=False, embedder=embedder)
 
     async def state(self) -> ClusterState:
         async with self._lock:
@@ -73,10 +76,12 @@ class ApiCluster(LiveCluster):
     name = NAME
     watched = True
 
-    def __init__(self, settings: LiveSettings) -> None:
+    def __init__(self, settings: LiveSettings, embedder: Embedder | None = None) -> None:
         super().__init__(settings)
         self.where = self.host
-        self.logs = PodLogs(self, live=True, refresh_s=settings.refresh_s, timeout_s=settings.timeout_s)
+        self.logs = PodLogs(
+            self, live=True, refresh_s=settings.refresh_s, timeout_s=settings.timeout_s, embedder=embedder
+        )
 
     async def query_logs(self, query: LogsQuery) -> Page:
         return await self.logs.query_logs(query)
@@ -107,15 +112,15 @@ def only(state: ClusterState, namespaces: tuple[str, ...]) -> ClusterState:
     return kept
 
 
-def cluster_source(config: ClusterConfig) -> DumpCluster | ApiCluster:
+def cluster_source(config: ClusterConfig, embedder: Embedder | None = None) -> DumpCluster | ApiCluster:
     """The configured cluster (the registry's line, kinds.py); ClusterConfigError for a kubeconfig
     the client cannot load."""
     if config.dump is not None:
-        return DumpCluster(config.dump, config.namespaces)
+        return DumpCluster(config.dump, config.namespaces, embedder)
     kubeconfig = str(config.kubeconfig) if config.kubeconfig is not None else None
     settings = LiveSettings(kubeconfig, config.context, config.namespaces, config.timeout_s, config.refresh_s)
     try:
-        return ApiCluster(settings)
+        return ApiCluster(settings, embedder)
     except Exception as error:  # the client's config loaders raise their own kinds
         raise ClusterConfigError(f"kubeconfig: {error}") from None
 
