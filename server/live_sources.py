@@ -4,12 +4,17 @@ the SourceSet that serves the capabilities they fill (docs/design.md §6.5-6.6).
 
 from __future__ import annotations
 
-from evigate.server.config import ConfigError, Settings
-from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
+from evigate.server.settings import ConfigError, Settings
 from evigate.server.sources.kinds import add_live_sources
 from evigate.server.sources.retrieval.embedder import Embedder
-from evigate.server.sources.signals import SignalCatalogError, load_catalog
+from evigate.server.sources.signals import SignalCatalogError, load_signal_catalog
 from evigate.server.sources.source_set import SourceSet
+from evigate.server.sources.sources_config import (
+    SourceConfigError,
+    SourcesConfig,
+    read_sources_file,
+    sources_config,
+)
 
 
 def build_sources(settings: Settings) -> SourcesConfig:
@@ -51,7 +56,7 @@ def build_tools(
     if not sources.configured():
         return files
     try:
-        catalog = load_catalog(settings.signals_file)
+        catalog = load_signal_catalog(settings.signals_file)
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
     try:

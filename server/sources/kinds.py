@@ -1,7 +1,7 @@
 """The registry of source kinds: how each configured source is built from its settings.
 
 A new kind of source is a folder under server/sources/ (its client and a class that fills the
-ports it can, ports.py), one line here, and its settings (config.py). `add_live_sources` builds every
+ports it can, ports.py), one line here, and its settings (sources_config.py). `add_live_sources` builds every
 configured source and puts each in the capabilities it fills (a structural check against the
 ports), after the files of the base set.
 """
@@ -14,17 +14,17 @@ from datetime import datetime
 from typing import TypeVar
 
 from .alertmanager import Alertmanager
-from .clickhouse.config import from_sources
+from .clickhouse.clickhouse_config import from_sources
 from .clickhouse.source import ClickHouseLogs
-from .config import SourceConfigError, SourcesConfig
-from .kubernetes.config import ClusterConfigError
+from .kubernetes.cluster_config import ClusterConfigError
 from .kubernetes.source import cluster_source
 from .live import AlertmanagerSource, PrometheusSource, live_alerts
 from .ports import ClusterSource, KnowledgeSource, LogSource, MetricSource, Source
 from .prometheus import Prometheus
 from .retrieval.embedder import Embedder
-from .signals import SignalCatalog, load_catalog
+from .signals import SignalCatalog, load_signal_catalog
 from .source_set import SourceSet, wall_clock
+from .sources_config import SourceConfigError, SourcesConfig
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ def build_sources(
 ) -> dict[str, Source]:
     """Every configured source by name, in the configuration's order (close each with `aclose`);
     SourceConfigError for settings a client refuses (a kubeconfig it cannot load)."""
-    shared = Shared(signals or load_catalog(), embedder)
+    shared = Shared(signals or load_signal_catalog(), embedder)
     try:
         return {s.name: SOURCE_KINDS[s.name](config, shared) for s in config.configured()}
     except ClusterConfigError as error:
@@ -84,7 +84,7 @@ def add_live_sources(
     when given, else the wall clock when a source speaks of now (a dump keeps the base's clock)."""
     if not config.configured():
         return base
-    signals = signals or load_catalog()
+    signals = signals or load_signal_catalog()
     built = build_sources(config, signals, embedder)
     added = tuple(built.values())
     return replace(

@@ -35,8 +35,8 @@ from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.kubernetes.live import could_not_check
 from evigate.server.sources.kubernetes.state import ClusterState, meta
 from evigate.server.sources.logs import relevance as log_relevance
-from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.layouts import service_of_pod
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
 
 MAX_PODS = 20  # pods whose logs one live question reads

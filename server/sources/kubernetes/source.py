@@ -10,7 +10,7 @@ from pathlib import Path
 
 from evigate.server.queries.types import LogsQuery, Page, PatternsQuery
 from evigate.server.sources.http import SourceHealth
-from evigate.server.sources.kubernetes.config import NAME, ClusterConfig, ClusterConfigError
+from evigate.server.sources.kubernetes.cluster_config import NAME, ClusterConfig, ClusterConfigError
 from evigate.server.sources.kubernetes.dump import read_dump
 from evigate.server.sources.kubernetes.live import LiveCluster, LiveSettings
 from evigate.server.sources.kubernetes.podlogs import PodLogs

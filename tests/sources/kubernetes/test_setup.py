@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.config import ConfigError, Settings
 from evigate.server.live_sources import build_sources, build_tools
-from evigate.server.sources.config import SourceConfigError, sources_config
+from evigate.server.settings import ConfigError, Settings
 from evigate.server.sources.kinds import build_sources as build_each
 from evigate.server.sources.kubernetes.source import ApiCluster, DumpCluster
 from evigate.server.sources.source_set import SourceSet
+from evigate.server.sources.sources_config import SourceConfigError, sources_config
 from tests.sources.kubernetes.apiserver import FakeApiServer
 
 MOMENT = datetime(2026, 7, 8, 21, 0, tzinfo=UTC)

@@ -15,8 +15,8 @@ from typing import Any
 from evigate.rules.errors import EvigateError
 from evigate.server.config_document import ConfigDocumentError, read_document, section
 
-from .clickhouse.config import ClickHouseConfig, ClickHouseConfigError, from_sources
-from .kubernetes.config import ClusterConfig, ClusterConfigError, cluster_config
+from .clickhouse.clickhouse_config import ClickHouseConfig, ClickHouseConfigError, from_sources
+from .kubernetes.cluster_config import ClusterConfig, ClusterConfigError, cluster_config
 
 SOURCE_NAMES = ("prometheus", "alertmanager", "clickhouse", "kubernetes")
 
@@ -95,9 +95,9 @@ class SourcesConfig:
     alertmanager: SourceSettings | None = None
     prometheus_limits: QueryLimits = field(default_factory=QueryLimits)
     clickhouse: SourceSettings | None = None
-    # Where the logs sit in that ClickHouse: table, columns (server/sources/clickhouse/config.py).
+    # Where the logs sit in that ClickHouse: table, columns (server/sources/clickhouse/clickhouse_config.py).
     clickhouse_logs: ClickHouseConfig | None = None
-    # The cluster: a dump or an API server (server/sources/kubernetes/config.py).
+    # The cluster: a dump or an API server (server/sources/kubernetes/cluster_config.py).
     kubernetes: ClusterConfig | None = None
 
     def configured(self) -> list[SourceSettings | ClusterConfig]:
@@ -198,7 +198,7 @@ def sources_config(
     cluster_flags: Mapping[str, Any] | None = None,
 ) -> SourcesConfig:
     """All sources from `--prometheus-url` / `--alertmanager-url`, the cluster's flags (`dump`,
-    `kubeconfig`, `context`, `in_cluster`, `namespaces`: kubernetes/config.py), the environment and
+    `kubeconfig`, `context`, `in_cluster`, `namespaces`: kubernetes/cluster_config.py), the environment and
     the config file's `sources` mapping (`{"prometheus": {...}, "kubernetes": {...}}`)."""
     sections = dict(file_sections or {})
     unknown = sorted(set(sections) - set(SOURCE_NAMES))
