@@ -131,11 +131,21 @@ class PodLogs:
         self.live = live
         self.refresh_s = refresh_s
         self.timeout_s = timeout_s
-        self.root = Path(tempfile.mkdtemp(prefix="evigate-pod-logs-"))
-        self.files = LogFiles(LogConfig(root=self.root, suffixes=(".log",)))
+        self._files: LogFiles | None = None  # its folder made on first use
         self._lock = asyncio.Lock()
         self._dumped = False
         self._fetched: dict[tuple[str, str], _Fetched] = {}  # live: (namespace, pod) → when, what failed
+
+    @property
+    def files(self) -> LogFiles:
+        if self._files is None:
+            root = Path(tempfile.mkdtemp(prefix="evigate-pod-logs-"))
+            self._files = LogFiles(LogConfig(root=root, suffixes=(".log",)))
+        return self._files
+
+    @property
+    def root(self) -> Path:
+        return self.files.root
 
     async def query_logs(self, query: LogsQuery) -> Page:
         unread = await self._ready(query.service)
@@ -208,7 +218,9 @@ class PodLogs:
         return unread
 
     async def aclose(self) -> None:
-        await asyncio.to_thread(shutil.rmtree, self.root, True)
+        if self._files is not None:
+            await asyncio.to_thread(shutil.rmtree, self._files.root, True)
+            self._files = None
 
 
 def _pods(state: ClusterState, service: str | None) -> Iterable[dict[str, Any]]:
