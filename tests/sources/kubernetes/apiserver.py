@@ -126,6 +126,9 @@ def api_server(dump: Path, certs: Certs) -> Iterator[FakeApiServer]:
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             parts = url.path.strip("/").split("/")
             if parts[-1] == "log":  # .../namespaces/<ns>/pods/<pod>/log
+                if "pods/log" in fake.hanging:
+                    fake.release.wait()
+                    return
                 if "pods/log" in fake.forbidden:
                     message = f'pods "{parts[-2]}" is forbidden: User "system:serviceaccount:evigate:reader" '
                     self._send(403, _status(403, "Forbidden", message + 'cannot get resource "pods/log"'))

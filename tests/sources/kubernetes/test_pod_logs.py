@@ -113,3 +113,17 @@ async def test_logs_the_api_refuses_are_could_not_check(live: ApiCluster, server
     server.forbidden.add("pods/log")
     with pytest.raises(ToolError, match=r"could not check the pods' logs: .*forbidden by RBAC \(403\)"):
         await live.query_logs(logs())
+
+
+async def test_logs_the_api_does_not_answer_in_time_are_could_not_check(
+    server: FakeApiServer, tmp_path: Path
+) -> None:
+    config = server.kubeconfig(tmp_path / "kubeconfig")
+    cluster = ApiCluster(LiveSettings(kubeconfig=str(config), context="test", timeout_s=0.5))
+    try:
+        await cluster.state()  # the lists answer; only the logs hang
+        server.hanging.add("pods/log")
+        with pytest.raises(ToolError, match=r"could not check the pods' logs: .*timed out after 0\.5 s"):
+            await cluster.query_logs(logs())
+    finally:
+        await cluster.aclose()
