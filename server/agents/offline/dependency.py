@@ -1,0 +1,81 @@
+"""Follow the dependency: when a question asks about what a service depends on ("its upstream", "the
+database it cannot reach", "上游", "依赖的数据库") and the service's evidence names another known
+service (a cluster DNS name `billing-db.billing.svc.cluster.local`, `upstream=fare-search`,
+`peer.service=...`), that service's alerts and log patterns are gathered too, once.
+
+The follow-up states what those checks returned about the other service, as any survey does; the
+link between the two is the evidence's own words (the address it quotes), never a cause of ours.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from evigate.rules.enums import ToolName
+from evigate.server.agents.offline import claims as c
+from evigate.server.agents.offline.calls import PlannedCall, survey_calls
+from evigate.server.agents.offline.entities import Entities
+from evigate.server.sources.services import CatalogView
+from evigate.server.tools.calls import ToolCallResult
+
+_ASKS = re.compile(
+    r"\b(?:up|down)stream|\bdepend(?:s|ency|encies|ing)?\b|\bdatabase\b|\bbackend\b|\bwrites? to\b"
+    r"|\bstore it\b|\bcalls?\b|\bpeer\b|上游|下游|依赖|数据库|连不上|调用的|后端",
+    re.IGNORECASE,
+)
+# A Kubernetes service's DNS name, or a field that names a peer.
+_NAMED = re.compile(
+    r"\b([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)\.[a-z0-9-]+\.svc(?:\.cluster\.local)?\b"
+    r"|\b(?:upstream|peer\.service|peer_service|target|datasource)[=:]\s*\"?(?:https?://)?"
+    r"([A-Za-z0-9][A-Za-z0-9_.-]*)",
+)
+
+
+def asks_dependency(question: str) -> bool:
+    return _ASKS.search(question) is not None
+
+
+def named_dependency(
+    results: Sequence[tuple[PlannedCall, ToolCallResult]], asked: Collection[str], view: CatalogView
+) -> str | None:
+    """The first known service other than the asked ones that the evidence names, in result order."""
+    for call, result in results:
+        if call.tool_name == ToolName.LIST_SERVICES:
+            continue
+        for ref in c.refs_of(result):
+            if ref.raw_path == "$.no_evidence":
+                continue
+            for match in _NAMED.finditer(ref.text):
+                host = (match.group(1) or match.group(2) or "").split(".", 1)[0].split(":", 1)[0]
+                found = view.match(host) if host else None
+                if found is not None and found.name not in asked:
+                    return found.name
+    return None
+
+
+def follow_up_calls(
+    question: str,
+    entities: Entities,
+    results: Sequence[tuple[PlannedCall, ToolCallResult]],
+    view: CatalogView | None,
+    available: Collection[str],
+) -> list[PlannedCall]:
+    """One bounded survey of the dependency the evidence names, when the question asks about one."""
+    if view is None or not entities.services or not asks_dependency(question):
+        return []
+    other = named_dependency(results, entities.services, view)
+    if other is None:
+        return []
+    followed = Entities(
+        services=(other,),
+        alert_names=(),
+        log_terms=(),
+        level=None,
+        window_minutes=entities.window_minutes,
+        current=entities.current,
+        resolved=False,
+        intents=("survey",),
+        clock=entities.clock,
+    )
+    return survey_calls(followed, available)
