@@ -15,9 +15,9 @@ from collections.abc import Collection, Sequence
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline.calls import PlannedCall, survey_calls
-from evigate.server.agents.offline.entities import Entities
 from evigate.server.sources.services import CatalogView
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.entities import Entities
 
 _ASKS = re.compile(
     r"\b(?:up|down)stream|\bdepend(?:s|ency|encies|ing)?\b|\bdatabase\b|\bbackend\b|\bwrites? to\b"

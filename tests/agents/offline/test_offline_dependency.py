@@ -6,9 +6,9 @@ from __future__ import annotations
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall
 from evigate.server.agents.offline.dependency import asks_dependency, follow_up_calls, named_dependency
-from evigate.server.agents.offline.entities import extract
 from evigate.server.sources.services import CatalogView
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.entities import extract
 
 VIEW = CatalogView({name: ("log",) for name in ("cdn-shield", "transcoder", "auth-broker", "profile-store")})
 AVAILABLE = {ToolName.QUERY_METRICS, ToolName.QUERY_LOGS, SUMMARIZE_LOGS}

@@ -7,8 +7,8 @@ import pytest
 
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, plan_calls
-from evigate.server.agents.offline.entities import extract
 from evigate.server.sources.services import CatalogView
+from evigate.server.understanding.entities import extract
 
 VIEW = CatalogView(
     {name: ("log",) for name in ("transcoder", "thumbnailer", "auth-broker", "profile-store", "media-api")},

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from evigate.server.agents.offline.clock import clock_spans
-from evigate.server.agents.offline.symptoms import COMPONENT_WORDS, symptoms
-from evigate.server.agents.offline.vocabulary import (
+from evigate.server.sources.logs.layouts import service_of_pod
+from evigate.server.understanding.clock import clock_spans
+from evigate.server.understanding.symptoms import COMPONENT_WORDS, symptoms
+from evigate.server.understanding.vocabulary import (
     _ASCII_LEFT,
     _ASCII_RIGHT,
     _CAMEL_RE,
@@ -25,7 +26,6 @@ from evigate.server.agents.offline.vocabulary import (
     LOG_TERMS,
     LogTerm,
 )
-from evigate.server.sources.logs.layouts import service_of_pod
 
 # --- the subject of a log question that the vocabulary does not map ---------------------------------
 #

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from evigate.server.agents.offline.vocabulary import _CN_DIGITS
+from evigate.server.understanding.vocabulary import _CN_DIGITS
 
 _ZH_NUMBER = r"\d{1,2}|[零一两二三四五六七八九十]{1,3}"
 _ZH_PART = r"凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜"

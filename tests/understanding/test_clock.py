@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from evigate.server.agents.offline.calls import plan_calls
-from evigate.server.agents.offline.clock import clock_window
-from evigate.server.agents.offline.entities import extract
 from evigate.server.tools.args import window
+from evigate.server.understanding.clock import clock_window
+from evigate.server.understanding.entities import extract
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
