@@ -11,19 +11,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline.calls import PlannedCall, survey_calls
+from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall, survey_calls
 from evigate.server.sources.services import CatalogView
 from evigate.server.tools.calls import ToolCallResult
 from evigate.server.understanding.entities import Entities
 
 _ASKS = re.compile(
     r"\b(?:up|down)stream|\bdepend(?:s|ency|encies|ing)?\b|\bdatabase\b|\bbackend\b|\bwrites? to\b"
-    r"|\bstore it\b|\bcalls?\b|\bpeer\b|上游|下游|依赖|数据库|连不上|调用的|后端",
+    r"|\bstore it\b|\bcalls?\b|\bpeer\b|\bwhich service\b|上游|下游|依赖|数据库|连不上|调用的|后端|哪个服务",
     re.IGNORECASE,
 )
+# "what was wrong with it at the time?": the dependency's logs around the evidence that named it.
+_AT_THE_TIME = re.compile(r"\bat (?:that|the) time\b|\bback then\b|当时|那时", re.IGNORECASE)
+_SPAN = re.compile(r"\bfirst=(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\b.*?\blast=(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\b")
+MARGIN = timedelta(minutes=10)
 # A Kubernetes service's DNS name, or a field that names a peer.
 _NAMED = re.compile(
     r"\b([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)\.[a-z0-9-]+\.svc(?:\.cluster\.local)?\b"
@@ -40,6 +46,14 @@ def named_dependency(
     results: Sequence[tuple[PlannedCall, ToolCallResult]], asked: Collection[str], view: CatalogView
 ) -> str | None:
     """The first known service other than the asked ones that the evidence names, in result order."""
+    found = _named(results, asked, view)
+    return found[0] if found is not None else None
+
+
+def _named(
+    results: Sequence[tuple[PlannedCall, ToolCallResult]], asked: Collection[str], view: CatalogView
+) -> tuple[str, str] | None:
+    """(service, the ref text that names it)."""
     for call, result in results:
         if call.tool_name == ToolName.LIST_SERVICES:
             continue
@@ -50,8 +64,20 @@ def named_dependency(
                 host = (match.group(1) or match.group(2) or "").split(".", 1)[0].split(":", 1)[0]
                 found = view.match(host) if host else None
                 if found is not None and found.name not in asked:
-                    return found.name
+                    return found.name, ref.text
     return None
+
+
+def _span(text: str) -> dict[str, str]:
+    """since / until around the first and last time of the pattern that named the dependency."""
+    m = _SPAN.search(text)
+    if m is None:
+        return {}
+    first, last = (datetime.fromisoformat(t).replace(tzinfo=UTC) for t in m.groups())
+    return {
+        "since": f"{first - MARGIN:%Y-%m-%dT%H:%M:%SZ}",
+        "until": f"{last + MARGIN:%Y-%m-%dT%H:%M:%SZ}",
+    }
 
 
 def follow_up_calls(
@@ -64,9 +90,10 @@ def follow_up_calls(
     """One bounded survey of the dependency the evidence names, when the question asks about one."""
     if view is None or not entities.services or not asks_dependency(question):
         return []
-    other = named_dependency(results, entities.services, view)
-    if other is None:
+    named = _named(results, entities.services, view)
+    if named is None:
         return []
+    other, text = named
     followed = Entities(
         services=(other,),
         alert_names=(),
@@ -78,4 +105,14 @@ def follow_up_calls(
         intents=("survey",),
         clock=entities.clock,
     )
-    return survey_calls(followed, available)
+    calls = survey_calls(followed, available)
+    span = _span(text) if _AT_THE_TIME.search(question) and entities.clock is None else {}
+    if not span:
+        return calls
+    # at the time: every template of the dependency in those minutes, whatever its level
+    return [
+        replace(call, arguments={**call.arguments, "level": "INFO", **span}, level="INFO", purpose="")
+        if call.tool_name == SUMMARIZE_LOGS
+        else call
+        for call in calls
+    ]

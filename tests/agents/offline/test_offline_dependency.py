@@ -48,3 +48,22 @@ def test_only_a_question_about_a_dependency_is_followed() -> None:
     assert not asks_dependency(question)
     assert follow_up_calls(question, extract(question, VIEW), results, VIEW, AVAILABLE) == []
     assert asks_dependency("OrderRouter 依赖的数据库怎么了？") and asks_dependency("Which upstream is it?")
+
+
+def test_at_the_time_the_dependency_is_read_around_the_evidence_that_named_it() -> None:
+    question = "invoice-runner 凌晨连不上的数据库当时怎么了？"
+    view = CatalogView({name: ("log",) for name in ("invoice-runner", "billing-db")})
+    named = _result(
+        "invoice-runner",
+        'template="batch <*> failed: host "billing-db.billing.svc.cluster.local"" count=10 '
+        "first=2026-12-01 02:49:00 last=2026-12-01 03:08:30 levels=ERROR",
+    )
+    calls = follow_up_calls(question, extract(question, view), [named], view, AVAILABLE)
+    (logs,) = [call for call in calls if call.tool_name == SUMMARIZE_LOGS]
+    assert logs.service == "billing-db"
+    assert logs.arguments == {
+        "service": "billing-db",
+        "level": "INFO",
+        "since": "2026-12-01T02:39:00Z",
+        "until": "2026-12-01T03:18:30Z",
+    }
