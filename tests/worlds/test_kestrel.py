@@ -41,7 +41,7 @@ FAMILIES_OF_KESTREL = (
 # measured after the service learnt to resolve names, discover metrics, widen windows and pick the
 # runbook section a question asks for (bench/bench_worlds.py --world kestrel: 52 of 101), and once it
 # read times of day as windows, followed a dependency the evidence names and took a namespace for
-# one (64 of 101).
+# one (65 of 101).
 FLOORS = {
     "known_alert": 4,
     "unknown_service": 3,
@@ -60,9 +60,9 @@ FLOORS = {
     "identity_sources": 0,
     "metrics": 5,
     "change": 1,
-    "dependency": 3,
+    "dependency": 4,
 }
-OVERALL_FLOOR = 64
+OVERALL_FLOOR = 65
 # "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
 # anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
 KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()
