@@ -23,7 +23,8 @@ from evigate.server.understanding.entities import Entities
 
 _ASKS = re.compile(
     r"\b(?:up|down)stream|\bdepend(?:s|ency|encies|ing)?\b|\bdatabase\b|\bbackend\b|\bwrites? to\b"
-    r"|\bstore it\b|\bcalls?\b|\bpeer\b|\bwhich service\b|上游|下游|依赖|数据库|连不上|调用的|后端|哪个服务",
+    r"|\bstore it\b|\bcalls?\b|\bpeer\b|\bwhich service\b|\broot cause|\bcascad|\bcaused by\b|\bwhy\b"
+    r"|为什么|根因|根本原因|上游|下游|依赖|数据库|连不上|调用的|后端|哪个服务",
     re.IGNORECASE,
 )
 # "what was wrong with it at the time?": the dependency's logs around the evidence that named it.
