@@ -115,6 +115,10 @@ class AgentBackend:
     executor: Executor
     verifier: Verifier
     composer: Composer
+    # The Composer that writes the answer by code from the allowed material: the pipeline's answer
+    # when this backend's Composer is refused twice. None: `composer` writes by code itself (the
+    # offline backend), so a refusal is not asked again.
+    fallback_composer: Composer | None = None
     # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.
     closer: Callable[[], Awaitable[None]] | None = None
     # Text of the Composer's prompt that an answer must never repeat: its placeholders and

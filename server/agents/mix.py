@@ -186,6 +186,7 @@ def build_agents(
         executor=executor if chosen["executor"] == "llm" else offline.executor,
         verifier=verifier if chosen["verifier"] == "llm" else offline.verifier,
         composer=composer if chosen["composer"] == "llm" else offline.composer,
+        fallback_composer=offline.composer if chosen["composer"] == "llm" else None,
         closer=llm.closer,
         composer_phrases=llm.composer_phrases if chosen["composer"] == "llm" else (),
         stage_backends=chosen,

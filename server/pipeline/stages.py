@@ -103,6 +103,7 @@ class StageSequence:
             material.negative_claims(material.claims_of(last.structured)),
             deadline,
             progress.stage_of,
+            fallback=agents.fallback_composer,
         )
         progress.version("composer", composed.prompt_version)
         progress.note("composer", 0, composed.notes)
