@@ -17,7 +17,7 @@ from evigate.server.agents.llm.budget import (
 )
 from evigate.server.agents.llm.executor import offered_tools
 from evigate.server.agents.llm.prompt_loader import load_prompt
-from evigate.server.agents.llm.settings import Stage
+from evigate.server.agents.llm.llm_settings import Stage
 from evigate.server.tools.registry import default_registry
 
 REGISTRY = default_registry()
