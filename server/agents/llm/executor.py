@@ -1,9 +1,8 @@
 """The LLM Executor, evidence first (docs/design.md §2.2).
 
 1. Code runs the tool calls the plan names, before the model writes anything. With `code` (the
-   offline Executor), when every one of them came back with supporting evidence, code writes the
-   claims, quoting it (server.agents.llm.routing); the model is asked where that evidence is
-   missing.
+   offline Executor), when one of them came back with supporting evidence, code writes the claims,
+   quoting it (server.agents.llm.routing); the model is asked when none did.
 2. The model sees those results (every citable ref with its invocation id and raw path; the
    reply's form is in the prompt, with placeholders only: no claim is written for it to copy), and
    may call more tools within its budget: the plan's tools, `list_services` and `lookup_knowledge`.

@@ -5,8 +5,9 @@ Code reads the service, alert name, log term, level and window off a question an
 that quote the evidence word for word; a small model asked to redo that work loses answers code
 had right and costs minutes on a CPU. So each stage asks the model only when code has a gap:
 - the Planner, when code reads no call off the question, or names a service it cannot resolve;
-- the Executor, when the planned calls did not all come back with supporting evidence (the model
-  may then call more tools and writes the claims); otherwise the offline Executor writes them;
+- the Executor, when no planned call came back with supporting evidence (the model may then call
+  other tools and writes the claims); otherwise the offline Executor quotes what was found, and
+  states the no-evidence results beside it as code does;
 - the Verifier is always asked, but its REJECT of claims code wrote and verified is a recorded
   disagreement, not the verdict (code's stands).
 A stage that code handles carries a `by_code` note saying why, so that no result code earned is
@@ -36,14 +37,14 @@ def plan_gap(code_calls: Sequence[JSON]) -> str | None:
 
 
 def evidence_gap(results: Sequence[ToolCallResult]) -> str | None:
-    """Why the model should write the claims (and may call more tools), or None when every planned
+    """Why the model should write the claims (and may call more tools), or None when a planned
     call came back with evidence the offline Executor can quote."""
     if not results:
         return "no planned call ran"
-    weak = [r.tool_name for r in results if r.status != "success" or _status(r) != "supported"]
-    if weak:
-        return f"no supporting evidence from {', '.join(dict.fromkeys(weak))}"
-    return None
+    if any(r.status == "success" and _status(r) == "supported" for r in results):
+        return None
+    tools = ", ".join(dict.fromkeys(r.tool_name for r in results))
+    return f"no planned call found supporting evidence ({tools})"
 
 
 def _status(result: ToolCallResult) -> str:

@@ -131,19 +131,26 @@ async def test_evidence_every_planned_call_found_is_quoted_by_code_without_the_m
     assert claim["evidence_bindings"][0]["tool_name"] == "query_metrics"
 
 
-async def test_where_evidence_is_missing_the_model_writes_the_claims_from_a_ranked_listing(
+async def test_where_no_planned_call_found_evidence_the_model_writes_the_claims(
     client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
 ) -> None:
     fake.script([json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
-    out = await LLMExecutor(client, OfflineExecutor()).execute(_task(toolbox, [EXTRA, CODE_CALL]))
+    out = await LLMExecutor(client, OfflineExecutor()).execute(_task(toolbox, [EXTRA]))
     assert out.notes[0].kind == "model_asked" and "query_logs" in out.notes[0].detail
-    listing = json.loads(fake.requests[0].messages[-1]["content"])
-    # no claim written for the model to copy; the refs with evidence come first
-    assert "example_output" not in listing and fake.requests[0].text().count(ALERT) == 1
-    assert [r["raw_path"] for r in listing["citable_refs"]] == ["$.alerts[0]", "$.no_evidence"]
-    # the tools offered: the plan's, then list_services and lookup_knowledge, each compacted
+    # the tools offered: the plan's, then lookup_knowledge (this box has no list_services), not
+    # query_metrics
     offered = [tool["function"]["name"] for tool in fake.requests[0].tools]
-    assert offered == ["query_metrics", "query_logs", "lookup_knowledge"]
+    assert offered == ["query_logs", "lookup_knowledge"]
+
+
+async def test_the_listing_ranks_the_refs_with_evidence_first_and_holds_no_claim_to_copy(
+    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
+) -> None:
+    fake.script([json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
+    await LLMExecutor(client).execute(_task(toolbox, [EXTRA, CODE_CALL]))
+    listing = json.loads(fake.requests[0].messages[-1]["content"])
+    assert [r["raw_path"] for r in listing["citable_refs"]] == ["$.alerts[0]", "$.no_evidence"]
+    assert "example_output" not in listing and fake.requests[0].text().count(ALERT) == 1
 
 
 class _ManyLines(FakeToolBox):

@@ -16,8 +16,8 @@ from evigate.server.agents.llm.budget import (
     tool_summary,
 )
 from evigate.server.agents.llm.executor import offered_tools
-from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.llm.llm_settings import Stage
+from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.tools.registry import default_registry
 
 REGISTRY = default_registry()
