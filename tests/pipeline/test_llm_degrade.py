@@ -361,3 +361,30 @@ async def test_replies_in_code_fences_and_tool_calls_as_text_are_read_and_record
         m for r in fake.requests for m in r.messages if m.get("role") == "assistant" and m.get("tool_calls")
     ]
     assert turns and all(isinstance(m["content"], str) for m in turns)
+
+
+async def test_where_code_s_call_finds_nothing_the_model_may_resolve_the_name_and_its_claims_count(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    """Code first: code takes a misspelt service as written and its exact call finds nothing, so the
+    model is asked; it resolves the name with list_services, queries the service found, and its own
+    claim (no fallback, no hand-over to code) passes the Gatekeeper and the Verifier."""
+    alert = {"service": "payment-service", "alert_name": "HighCPUUsage"}
+    script.add(
+        "executor",
+        [s.call("list_services", {"name": "payments-svc"}), s.call("query_metrics", alert), s.cite()],
+    )
+    settings = s.settings(fake.base_url, planner_anchor="offline")
+    result, trace = await _run(
+        build_pipeline, build_agents(ALL_LLM, settings), db, "payments-svc 现在有 HighCPUUsage 告警吗？"
+    )
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    notes = _notes(trace)
+    assert ("planner", "by_code") in notes and ("executor", "model_asked") in notes
+    assert ("executor", "by_code") not in notes
+    assert not [n for n in notes if n[1] == "offline_fallback"]
+    assert [i.tool_name for i in trace.invocations] == ["query_metrics", "list_services", "query_metrics"]
+    [binding] = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
+    assert binding["source_invocation_id"] == trace.invocations[2].id
