@@ -69,9 +69,7 @@ class LLMExecutor:
         if self._code is not None and gap is None and task.retry_context is None:
             # the same ToolBox: the offline Executor's calls are the plan's, deduped, not run again
             out = await self._code.execute(task)
-            note = StageNote(
-                routing.BY_CODE, "every planned call came back with supporting evidence; code quoted it"
-            )
+            note = StageNote(routing.BY_CODE, "a planned call found supporting evidence; code quoted it")
             return dataclasses.replace(out, notes=(*out.notes, note))
         if gap is not None:
             notes.append(StageNote("model_asked", gap))
