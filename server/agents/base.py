@@ -43,6 +43,18 @@ class StageNote:
 
 
 OFFLINE_FALLBACK = "offline_fallback"
+# An LLM stage that code handled because code is strong there (server.agents.llm.routing).
+BY_CODE = "by_code"
+# The verifier_input key saying who wrote the round's claims: "code" or "model".
+CLAIMS_BY = "claims_by"
+
+
+def claims_by(backend: AgentBackend, executor_notes: Sequence[StageNote]) -> str:
+    """ "code" when the offline Executor wrote the round's claims (its backend, a fallback, or a
+    hand-over by code), else "model"."""
+    if backend.backends()["executor"] != "llm":
+        return "code"
+    return "code" if any(n.kind in (OFFLINE_FALLBACK, BY_CODE) for n in executor_notes) else "model"
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,10 @@ class AgentBackend:
     executor: Executor
     verifier: Verifier
     composer: Composer
+    # The Composer that writes the answer by code from the allowed material: the pipeline's answer
+    # when this backend's Composer is refused twice. None: `composer` writes by code itself (the
+    # offline backend), so a refusal is not asked again.
+    fallback_composer: Composer | None = None
     # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.
     closer: Callable[[], Awaitable[None]] | None = None
     # Text of the Composer's prompt that an answer must never repeat: its placeholders and

@@ -1,5 +1,9 @@
 """The Composer stage: compose, guard, check; retry once naming the violations; else compose by
-code from the allowed material. Whatever is returned has passed the answer check."""
+code from the allowed material. Whatever is returned has passed the answer check.
+
+The Composer that writes by code comes with the agent backend (`AgentBackend.fallback_composer`);
+a backend whose own Composer writes by code has none, and is neither asked again nor noted as
+having fallen back: it would write the same again."""
 
 from __future__ import annotations
 
@@ -12,7 +16,6 @@ from evigate.rules import answer_check
 from evigate.rules.answer_check import AnswerMaterial
 from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
 from evigate.server.agents.base import Composer, StageNote, StageOutput, UnusableOutputError
-from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
 from evigate.server.pipeline.answer_check_stage import (
@@ -49,7 +52,10 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
     negative_claims: Sequence[JSON],
     deadline: Deadline,
     stage_of: StageOf,
+    *,
+    fallback: Composer | None,
 ) -> ComposedAnswer:
+    by_code = fallback or composer
     language = "en" if composer_input.get("language") == "en" else "zh"
     record = AnswerCheckRecord()
     findings: list[JSON] = []
@@ -69,8 +75,8 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
         # nothing is left to write: what was checked and what is missing, by code, no model call
         record.answer_source = COMPOSED_BY_CODE
         with stage_of("composer"):
-            by_code = (await OfflineComposer().compose(composer_input, deadline)).data
-        checked = _checked_by_code(by_code, guarded_and_checked, answer_material, record, language)
+            written = (await by_code.compose(composer_input, deadline)).data
+        checked = _checked_by_code(written, guarded_and_checked, answer_material, record, language)
         return ComposedAnswer(checked, findings, lowered, record, None)
 
     version: str | None = None
@@ -87,7 +93,7 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
             return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
     record.reject(1, output, result)
 
-    if not isinstance(composer, OfflineComposer):  # the offline composer would write the same again
+    if fallback is not None:
         again = await _ask_again(
             composer, retry_input(composer_input, output, result), deadline, stage_of, record
         )
@@ -101,14 +107,14 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
             record.reject(2, output, result)
 
     record.answer_source = OFFLINE_FALLBACK
-    if not isinstance(composer, OfflineComposer):
+    if fallback is not None:
         rules = ", ".join(dict.fromkeys(record.rules())) or "unusable output"
         notes.append(
             StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: the answer check refused it ({rules})")
         )
     with stage_of("composer_fallback"):
-        fallback = (await OfflineComposer().compose(composer_input, deadline)).data
-    output = _checked_by_code(fallback, guarded_and_checked, answer_material, record, language)
+        written = (await by_code.compose(composer_input, deadline)).data
+    output = _checked_by_code(written, guarded_and_checked, answer_material, record, language)
     return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
 
 

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from evigate.rules import guard
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.rules.text import critical_tokens
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import Pipeline, material
@@ -46,13 +45,19 @@ from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.tools import build_backend, demo_data_dir
+from evigate.server.tools.registry import default_registry
 from evigate.storage import Database, Repository
 from tests.worlds.live import AgentsFor, LiveSources, live_pipeline, offline_agents
 
 JSON = dict[str, Any]
 WORLDS = Path(__file__).resolve().parent
 # Each labelled set: its questions (tests/worlds/<name>/questions.json) and its --data-dir.
-DATA_DIRS = {"tidewater": WORLDS / "tidewater", "demo": demo_data_dir(), "kestrel": WORLDS / "kestrel"}
+DATA_DIRS = {
+    "tidewater": WORLDS / "tidewater",
+    "demo": demo_data_dir(),
+    "kestrel": WORLDS / "kestrel",
+    "osprey": WORLDS / "osprey",
+}
 # Worlds whose alerts and metrics are served live (tests/worlds/live.py), and reported apart: written
 # questions-first, before the service learnt anything of them.
 LIVE_WORLDS = frozenset({"kestrel"})
@@ -365,7 +370,7 @@ async def run_world(
         tools,
         agents(tools.services, None),
         load_skills(),
-        load_rule_catalog(),
+        default_registry().catalog(),
         PipelineSettings(owner="worlds"),
     )
     try:
