@@ -44,7 +44,7 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b")  # an alert's CamelCas
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T][\d:.,]+Z?\s*")
 _YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|could|any|will)\b", re.I)
 _YES_NO_ZH = re.compile(r"吗[？?]?\s*$|是否|有没有|有无|还在不在")
-_SERVICE_OF = re.compile(r"^For ([\w.-]+),|^([\w.-]+) 的")
+_SERVICE_OF = re.compile(r"^For ([\w.-]+),|^([\w.-]+) 的|\bof ([\w.-]+): ")
 _YES = {"zh": ("是的，", "没有，"), "en": ("Yes. ", "No. ")}
 _VERDICT_LINES: dict[str, str] = {Verdict.LOW_CONFID: "low_confidence", Verdict.REJECT: "rejected"}
 _NEGATIVE_GENERIC = {"zh": "当前查询未检索到匹配证据。", "en": "This query found no matching evidence."}
@@ -378,8 +378,8 @@ def _service(claim: ClaimFacts) -> str:
         _, found = readable.fields(excerpt.text)
         if found.get("service"):
             return found["service"]
-    match = _SERVICE_OF.match(claim.text.strip())
-    return (match.group(1) or match.group(2)) if match else ""
+    match = _SERVICE_OF.search(claim.text.strip())
+    return next((g for g in match.groups() if g), "") if match else ""
 
 
 def _absence_text(claim: ClaimFacts, language: str) -> str:
