@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evigate.rules.errors import EvigateError
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolBox, ToolCallResult
 
@@ -99,10 +100,13 @@ class Verifier(Protocol):
 
 
 class Composer(Protocol):
-    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+    async def compose(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    ) -> StageOutput:
         """composer_input: original_query, language, verdict, allowed_claims, allowed_hypotheses,
-        missing_info, recommended_actions, rationale. Returns composer_output: answer_summary,
-        recommended_actions, user_facing_answer."""
+        missing_info, recommended_actions, rationale; `material`: what each sentence may be bound
+        to (rules.sentence_check), the failed calls included. Returns composer_output: its
+        sentences, answer_summary, recommended_actions, user_facing_answer and language."""
         ...
 
 

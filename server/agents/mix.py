@@ -13,6 +13,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.agents.base import (
     JSON,
     OFFLINE_FALLBACK,
@@ -131,12 +132,14 @@ class FallbackComposer:
     def __init__(self, llm: Composer, offline: Composer) -> None:
         self._llm, self._offline = llm, offline
 
-    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+    async def compose(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    ) -> StageOutput:
         try:
-            return await self._llm.compose(composer_input, deadline)
+            return await self._llm.compose(composer_input, deadline, material)
         except LLMUnavailableError as error:
             note = _note("composer", error)
-            return _with(await self._offline.compose(composer_input, deadline), note)
+            return _with(await self._offline.compose(composer_input, deadline, material), note)
 
 
 def build_agents(

@@ -15,7 +15,7 @@ from typing import Any
 
 from evigate.rules import answer_check, sentence_check
 from evigate.rules.answer_check import AnswerMaterial
-from evigate.rules.sentence_types import SentenceCheckResult, SentenceMaterial
+from evigate.rules.sentence_types import Sentence, SentenceCheckResult, SentenceMaterial, SentenceViolation
 from evigate.server.agents import answer_text
 from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
 from evigate.server.agents.base import Composer, StageNote, StageOutput, UnusableOutputError
@@ -63,6 +63,7 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
 ) -> ComposedAnswer:
     language = "en" if composer_input.get("language") == "en" else "zh"
     record = AnswerCheckRecord()
+    claim_ids = [c.claim_id for c in sentence_material.claims] if sentence_material is not None else []
     findings: list[JSON] = []
     lowered = False
 
@@ -76,15 +77,18 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         with stage_of("answer_check"):
             sentences = answer_text.sentences_of(checked)
             if sentences and sentence_material is not None:
-                result = sentence_check.check(sentences, sentence_material)
+                result = _with_echoes(
+                    sentence_check.check(sentences, sentence_material), sentences, answer_material.forbidden
+                )
+                # the text shown is the checked sentences joined, whatever text came with them
+                actions = checked.get("recommended_actions") or []
+                checked.update(answer_text.output(sentences, claim_ids, language, actions))
                 checked["sentences"] = result.annotated(sentences)
                 return checked, result
             return checked, answer_check.check(checked, answer_material)
 
     def offline() -> OfflineComposer:
         return OfflineComposer()
-
-    claim_ids = [c.claim_id for c in sentence_material.claims] if sentence_material is not None else []
 
     notes: list[StageNote] = []
     if not _has_allowed_claim(composer_input):
@@ -100,10 +104,7 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     version: str | None = None
     try:
         with stage_of("composer"):
-            if isinstance(composer, OfflineComposer):
-                composed = await composer.compose(composer_input, deadline, sentence_material)
-            else:
-                composed = await composer.compose(composer_input, deadline)
+            composed = await composer.compose(composer_input, deadline, sentence_material)
             notes.extend(composed.notes)
     except UnusableOutputError as error:  # e.g. an empty answer: refused like any bad output
         output, result = _unusable(error)
@@ -115,9 +116,8 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     record.reject(1, output, result)
 
     if not isinstance(composer, OfflineComposer):  # the offline composer would write the same again
-        again = await _ask_again(
-            composer, retry_input(composer_input, output, result), deadline, stage_of, record
-        )
+        retry = retry_input(composer_input, output, result)
+        again = await _ask_again(composer, retry, deadline, stage_of, record, sentence_material)
         if again is not None:
             version = again.prompt_version
             notes.extend(again.notes)
@@ -141,18 +141,42 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
 
 
-async def _ask_again(
-    composer: Composer, retry: JSON, deadline: Deadline, stage_of: StageOf, record: AnswerCheckRecord
+async def _ask_again(  # noqa: PLR0917 - the retry's input and where it is recorded
+    composer: Composer,
+    retry: JSON,
+    deadline: Deadline,
+    stage_of: StageOf,
+    record: AnswerCheckRecord,
+    material: SentenceMaterial | None,
 ) -> StageOutput | None:
     """The retry's reply, or None: a retry that fails in any way (endpoint down, bad reply) leaves
     the fallback, and an unusable (e.g. empty) reply is recorded as refused like the first."""
     with contextlib.suppress(Exception):
         try:
             with stage_of("composer"):
-                return await composer.compose(retry, deadline)
+                return await composer.compose(retry, deadline, material)
         except UnusableOutputError as error:
             record.reject(2, *_unusable(error))
     return None
+
+
+def _with_echoes(
+    result: SentenceCheckResult, sentences: Sequence[Sentence], forbidden: Sequence[str]
+) -> SentenceCheckResult:
+    """The check's result with each sentence's repeats of the Composer's prompt (a model copying
+    its instructions or placeholders), which the sentence check does not know."""
+    rule, meaning = answer_check.PROMPT_ECHO, answer_check.RULES[answer_check.PROMPT_ECHO]
+    per_sentence = tuple(
+        (
+            *found,
+            *(
+                SentenceViolation(rule, i, phrase, meaning)
+                for phrase in answer_check.prompt_echoes(s.text, forbidden)
+            ),
+        )
+        for i, (s, found) in enumerate(zip(sentences, result.sentences, strict=True))
+    )
+    return SentenceCheckResult(per_sentence, result.answer)
 
 
 def _unusable(error: UnusableOutputError) -> tuple[JSON, CheckResult]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from evigate.rules import guard
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.agents.base import AgentBackend, ExecutorOutput, ExecutorTask, StageOutput
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.codec import from_seed
@@ -290,7 +291,9 @@ async def test_rejected_round_retries_with_context(
 
 
 class _BrokenComposer:
-    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+    async def compose(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    ) -> StageOutput:
         raise RuntimeError("composer backend exploded")
 
 
@@ -381,8 +384,10 @@ class _Overstating:
         self._inner = build_offline_backend().composer
         self._sentence = sentence
 
-    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
-        output = await self._inner.compose(composer_input, deadline)
+    async def compose(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    ) -> StageOutput:
+        output = await self._inner.compose(composer_input, deadline, material)
         data = dict(output.data)
         data["user_facing_answer"] = f"{data['user_facing_answer']}\n{self._sentence}"
         data["recommended_actions"] = [{"action_text": self._sentence, "reason": "日志层面已排除"}]

@@ -1,5 +1,5 @@
 """The four LLM stages over one LLMClient, and `build_llm_backend`. The Executor, evidence first,
-is server.agents.llm.executor."""
+is server.agents.llm.executor; the Composer, sentence by sentence, server.agents.llm.composer."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from evigate.server.agents.base import JSON, AgentBackend, Planner, Skill, Stage
 from evigate.server.agents.llm import contracts
 from evigate.server.agents.llm.anchor import anchored_calls
 from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError
+from evigate.server.agents.llm.composer import LLMComposer, echo_lines
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.llm.settings import LLMSettings
@@ -98,33 +99,6 @@ class LLMVerifier:
         return StageOutput(data=contracts.verdict(data), prompt_version=prompt.version, notes=_notes(reply))
 
 
-_ANSWER_IN_EN = "Write answer_summary and user_facing_answer in English only, stating the claims' values."
-_ANSWER_IN_ZH = "answer_summary 和 user_facing_answer 只用中文书写，保留各条结论中的数值与名称。"
-
-
-class LLMComposer:
-    def __init__(self, client: LLMClient) -> None:
-        self._client = client
-
-    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
-        prompt = load_prompt("composer")
-        messages = _messages(prompt.text, composer_input)
-        # Said last, in the answer's own language: a small model otherwise follows the prompt's
-        # Chinese phrasings and answers an English question in Chinese.
-        english = composer_input.get("language") == "en"
-        messages.append({"role": "user", "content": _ANSWER_IN_EN if english else _ANSWER_IN_ZH})
-        data, reply = await self._client.chat_json(
-            "composer",
-            messages,
-            deadline,
-            schema_name="composer_output",
-            schema=contracts.COMPOSER_SCHEMA,
-        )
-        return StageOutput(
-            data=contracts.composer_output(data), prompt_version=prompt.version, notes=_notes(reply)
-        )
-
-
 def build_llm_backend(
     settings: LLMSettings, *, client: LLMClient | None = None, anchor: Planner | None = None
 ) -> AgentBackend:
@@ -140,7 +114,7 @@ def build_llm_backend(
         verifier=LLMVerifier(client),
         composer=LLMComposer(client),
         closer=client.aclose if owned else None,
-        composer_phrases=(*echo_phrases(load_prompt("composer")), _ANSWER_IN_EN, _ANSWER_IN_ZH),
+        composer_phrases=(*echo_phrases(load_prompt("composer")), *echo_lines()),
     )
 
 
