@@ -3,8 +3,9 @@
 Every stage gets its own model name, so one FakeOpenAI default responder (`StageScript`) can answer
 each request by stage: scripted steps first, then the stage's default. The defaults are a plan, a
 *credulous* Verifier (PASS for every claim: what the code constraints must catch is left to them)
-and a Composer that states each allowed claim in a sentence bound to it. Executor steps are scripted by each test; `cite()`
-answers from the tool results the model really received, so the invocation ids are real.
+and a Composer that states each allowed claim in a sentence bound to it. Executor steps are
+scripted by each test; `cite()` answers from the tool results the model really received, so the
+invocation ids are real.
 """
 
 from __future__ import annotations
