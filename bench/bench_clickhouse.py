@@ -40,7 +40,7 @@ from bench import figures
 from bench.bench_logs import QUERY, START, Generated, _config, _files, _pct, _store, events, evict, generate
 from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow
 from evigate.server.sources.clickhouse import sql
-from evigate.server.sources.clickhouse.config import ClickHouseConfig
+from evigate.server.sources.clickhouse.clickhouse_config import ClickHouseConfig
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogReader

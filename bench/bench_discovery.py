@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import figures  # noqa: E402
-from evigate.server.sources.config import SourceSettings  # noqa: E402
 from evigate.server.sources.discovered_metrics import discovered  # noqa: E402
 from evigate.server.sources.metric_discovery import MetricDiscovery  # noqa: E402
 from evigate.server.sources.prometheus import Prometheus  # noqa: E402
+from evigate.server.sources.sources_config import SourceSettings  # noqa: E402
 from tests.worlds.judge import DATA_DIRS  # noqa: E402
 from tests.worlds.live import start_live_sources  # noqa: E402
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
 from evigate.server.app import App, Components
-from evigate.server.config import Settings
 from evigate.server.mcp_setup import McpOptions
+from evigate.server.settings import Settings
 from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, session_pb2
 
 QUESTION = "payment-service 现在有 HighCPUUsage 告警吗？"

@@ -29,7 +29,7 @@ import grpc
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
-from evigate.server.config import Settings
+from evigate.server.settings import Settings
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,

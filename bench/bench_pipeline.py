@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
 from bench import figures  # noqa: E402
-from evigate.rules.catalog import load_catalog  # noqa: E402
+from evigate.rules.rule_catalog import load_rule_catalog  # noqa: E402
 from evigate.server.agents.base import AgentBackend  # noqa: E402
 from evigate.server.agents.llm import build_llm_backend  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
@@ -104,7 +104,7 @@ def pipeline(db: Database, agents: AgentBackend) -> Pipeline:
         build_backend("fixture", None, db.repo),
         agents,
         load_skills(),
-        load_catalog(),
+        load_rule_catalog(),
         PipelineSettings(owner="bench"),
     )
 

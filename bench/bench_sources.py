@@ -39,12 +39,12 @@ from evigate.server.app import App, Components
 from evigate.server.deadline import Deadline
 from evigate.server.sources.alert_history import alert_history
 from evigate.server.sources.alertmanager import Alertmanager
-from evigate.server.sources.config import QueryLimits, SourcesConfig, SourceSettings
 from evigate.server.sources.kinds import add_live_sources
 from evigate.server.sources.prom_types import QueryResult, RangeSpec, parse_series
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import result_texts
-from evigate.server.sources.signals import load_catalog
+from evigate.server.sources.signals import load_signal_catalog
+from evigate.server.sources.sources_config import QueryLimits, SourcesConfig, SourceSettings
 from evigate.server.tools import SessionToolBox, build_backend
 from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, session_pb2
 from tests.server.conftest import make_settings
@@ -186,7 +186,7 @@ async def bench_tools(am_url: str, prom_url: str, runs: int, raw: httpx.AsyncCli
     config = SourcesConfig(
         prometheus=SourceSettings("prometheus", prom_url), alertmanager=SourceSettings("alertmanager", am_url)
     )
-    catalog = load_catalog()
+    catalog = load_signal_catalog()
     backend = add_live_sources(build_backend("fixture", None, MemoryCases()), config, catalog)
     end = datetime.now(UTC).replace(microsecond=0)
     window = {"start": f"{(end - timedelta(minutes=2)).timestamp():.3f}", "end": f"{end.timestamp():.3f}"}

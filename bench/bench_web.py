@@ -29,8 +29,8 @@ from bench import figures
 from evigate.server.agents.base import ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.app import App, Components
-from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
+from evigate.server.settings import Settings
 from evigate.server.web import views
 from evigate.server.web.routes import environment
 

@@ -4,7 +4,8 @@ No I/O besides reading the JSON rule catalog, no asyncio, no database, no LLM; n
 imports server, storage or the generated contract.
 
 - `rules.gatekeeper.check(evidence, invocations, catalog=None) -> GatekeeperOutcome`
-- `rules.catalog.load_catalog(path=None) -> Catalog` (rules/gatekeeper-rules.json, gatekeeper-rules-v2)
+- `rules.rule_catalog.load_rule_catalog(path=None) -> RuleCatalog` (rules/gatekeeper-rules.json,
+  gatekeeper-rules-v2)
 - `rules.score.evaluate(session_status, invocations) -> EvidenceScoreResult`
 - `rules.verdict.constrain(proposed, severity) -> VerdictDecision`
 - `rules.guard.scan(text, negative_claims) -> list[GuardFinding]`

@@ -12,19 +12,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evigate.rules import text as txt
-from evigate.rules.catalog import Catalog, load_catalog
 from evigate.rules.gatekeeper_citations import NO_EVIDENCE, CitationChecks
 from evigate.rules.gatekeeper_state import MAX_NAME, NEGATIVE, Site, describe
+from evigate.rules.rule_catalog import RuleCatalog, load_rule_catalog
 from evigate.rules.types import GatekeeperOutcome, InvocationFacts
 
 __all__ = ["NEGATIVE", "NO_EVIDENCE", "check"]
 
 
 def check(
-    evidence: Mapping[str, Any], invocations: Sequence[InvocationFacts], catalog: Catalog | None = None
+    evidence: Mapping[str, Any], invocations: Sequence[InvocationFacts], catalog: RuleCatalog | None = None
 ) -> GatekeeperOutcome:
     """Check an executor output (executor_evidence_v2 seed dict) against the session's invocations."""
-    run = _Run(catalog if catalog is not None else load_catalog(), invocations)
+    run = _Run(catalog if catalog is not None else load_rule_catalog(), invocations)
     run.check_output(evidence)
     return run.outcome()
 

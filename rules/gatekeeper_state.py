@@ -10,8 +10,8 @@ from typing import Any
 
 from evigate.rules import text as txt
 from evigate.rules import verbatim
-from evigate.rules.catalog import Catalog
 from evigate.rules.enums import CheckStatus, ClaimType, Severity
+from evigate.rules.rule_catalog import RuleCatalog
 from evigate.rules.types import (
     SEVERITY_RANK,
     CheckedBinding,
@@ -51,7 +51,7 @@ def describe(value: Any) -> str:
 class RunState:
     """State of one check: indexes, the rule switches, and what has been found so far."""
 
-    def __init__(self, catalog: Catalog, invocations: Sequence[InvocationFacts]) -> None:
+    def __init__(self, catalog: RuleCatalog, invocations: Sequence[InvocationFacts]) -> None:
         self.catalog = catalog
         self.severity = catalog.severities()
         self.expected_version = catalog.param("contract.answer_version", "expected")

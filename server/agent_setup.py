@@ -4,7 +4,7 @@ with their offline fallbacks. Used by the composition root (server.app)."""
 from __future__ import annotations
 
 from evigate.server.agents.base import AgentBackend
-from evigate.server.config import Settings
+from evigate.server.settings import Settings
 from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog

@@ -21,12 +21,11 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection
 
 from evigate.rules.case_facts import load_fault_catalog
-from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus
+from evigate.rules.rule_catalog import RuleCatalog
 from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
 from evigate.server.cluster_setup import build_cluster, first, with_cluster
-from evigate.server.config import ConfigError, Settings, split_host_port
 from evigate.server.grpc.health import HealthChecker, SourceProbe
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
 from evigate.server.grpc.memory import RequestBytes
@@ -46,10 +45,11 @@ from evigate.server.mcp_setup import McpHttpServer, McpOptions, start_mcp_http
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.settings import ConfigError, Settings, split_host_port
 from evigate.server.shutdown import STEPS_SHARE, Budget, start_watchdog
 from evigate.server.sources.logs.building import IndexBuild
-from evigate.server.sources.logs.configfile import LogConfigError
-from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
+from evigate.server.sources.logs.log_config_file import LogConfigError
+from evigate.server.sources.retrieval.semantic_knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.source_set import SourceSet
@@ -59,7 +59,7 @@ from evigate.server.tools import (
     build_backend,
     default_registry,
 )
-from evigate.server.tools.catalog_setup import open_service_catalog
+from evigate.server.tools.service_catalog_setup import open_service_catalog
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
 from evigate.server.usecases.check import CheckUseCase
@@ -117,7 +117,7 @@ class Components:
     """What tests may replace (e.g. a slow agent backend at shutdown); `mcp`: serve --mcp's MCP."""
 
     agents: AgentBackend | None = None
-    catalog: Catalog | None = None
+    catalog: RuleCatalog | None = None
     mcp: McpOptions | None = None
 
 
@@ -298,7 +298,7 @@ class App:
             log.warning("knowledge not indexed", extra={"error": str(error)})
 
     def _grpc_server(
-        self, pipeline: Pipeline, repo: Repository, catalog: Catalog, health: HealthChecker
+        self, pipeline: Pipeline, repo: Repository, catalog: RuleCatalog, health: HealthChecker
     ) -> grpc.aio.Server:
         """The grpc.aio server with every service, health and reflection registered (not bound)."""
         s = self.settings

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from evigate.server.config import ConfigError, Settings
+from evigate.server.settings import ConfigError, Settings
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kubernetes.live import LiveSettings
 from evigate.server.sources.kubernetes.source import ApiCluster, DumpCluster

@@ -4,11 +4,16 @@ and metrics from them (docs/design.md §6.6). Used by the composition root
 
 from __future__ import annotations
 
-from evigate.server.config import ConfigError, Settings
-from evigate.server.sources.config import SourceConfigError, SourcesConfig, read_sources_file, sources_config
+from evigate.server.settings import ConfigError, Settings
 from evigate.server.sources.kinds import add_live_sources
-from evigate.server.sources.signals import SignalCatalogError, load_catalog
+from evigate.server.sources.signals import SignalCatalogError, load_signal_catalog
 from evigate.server.sources.source_set import SourceSet
+from evigate.server.sources.sources_config import (
+    SourceConfigError,
+    SourcesConfig,
+    read_sources_file,
+    sources_config,
+)
 
 
 def build_sources(settings: Settings) -> SourcesConfig:
@@ -39,7 +44,7 @@ def build_tools(settings: Settings, files: SourceSet, sources: SourcesConfig) ->
     if not sources.configured():
         return files
     try:
-        catalog = load_catalog(settings.signals_file)
+        catalog = load_signal_catalog(settings.signals_file)
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
     return add_live_sources(files, sources, catalog)

@@ -9,11 +9,11 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evigate.server.config import ConfigError, Settings
 from evigate.server.grpc.servicers import MetricsObserver
 from evigate.server.mcp.http import McpHttpServer
 from evigate.server.mcp.inputs import Limits
 from evigate.server.mcp.server import McpUseCases, build_server
+from evigate.server.settings import ConfigError, Settings
 from evigate.server.tools import knowledge_dir
 from evigate.server.usecases.agent_queries import AgentQueryUseCase
 from evigate.server.usecases.chat import ChatUseCase

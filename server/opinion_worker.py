@@ -14,7 +14,7 @@ from evigate.storage.opinions import LLM_OPINION
 from evigate.storage.repository import Repository
 
 if TYPE_CHECKING:
-    from evigate.server.config import Settings
+    from evigate.server.settings import Settings
 
 
 def opinion_worker(

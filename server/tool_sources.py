@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from evigate.server.config import Settings
+from evigate.server.settings import Settings
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs.building import IndexBuild
-from evigate.server.sources.logs.config import LogConfig
-from evigate.server.sources.logs.configfile import log_config, read_section
+from evigate.server.sources.logs.log_config import LogConfig
+from evigate.server.sources.logs.log_config_file import log_config, read_section
 from evigate.server.sources.logs.store import location
-from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
+from evigate.server.sources.retrieval.semantic_knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.tools import demo_data_dir, knowledge_dir

@@ -29,7 +29,7 @@ from evigate.storage.records import JobRecord, JobStats
 from evigate.storage.repository import Repository
 
 if TYPE_CHECKING:
-    from evigate.server.config import Settings
+    from evigate.server.settings import Settings
 
 log = logging.getLogger("evigate.worker")
 EVIDENCE_SCORE = "evidence_score"

@@ -34,7 +34,7 @@ ENTRY_POINTS: tuple[str, ...] = (
     *("server.worker", "server.opinion_worker", "server.mcp_setup"),
 )
 SHARED_HELPERS = (
-    *("server.codec", "server.config", "server.config_document", "server.deadline", "server.jsontext"),
+    *("server.codec", "server.settings", "server.config_document", "server.deadline", "server.jsontext"),
     "server.tasks",
 )
 
@@ -89,7 +89,7 @@ RULES: tuple[Rule, ...] = (
             *("storage", "rules", "server.grpc", "server.web", "server.cli", "server.app"),
             *("server.__main__", "server.mcp_setup", "server.worker", "server.opinion_worker"),
             *("server.pipeline", "server.agents", "server.tools", "server.skills", "server.sources"),
-            *("server.codec", "server.config", *GENERATED, "grpc", "google"),
+            *("server.codec", "server.settings", *GENERATED, "grpc", "google"),
         ),
         allowed=("rules.errors",),
     ),
@@ -106,6 +106,16 @@ RULES: tuple[Rule, ...] = (
         "agents-below-pipeline",
         ("server.agents", "server.skills"),
         ("server.pipeline", "server.usecases", "storage", *GENERATED),
+    ),
+    # Reading a question (its services, alerts, log terms, symptoms) serves every agent backend;
+    # it knows the service catalog below it and no agent, tool or stage above it.
+    Rule(
+        "understanding-below-agents",
+        ("server.understanding",),
+        (
+            *("server.agents", "server.skills", "server.pipeline", "server.usecases", "server.tools"),
+            *("storage", *GENERATED),
+        ),
     ),
     Rule(
         "tools-below-agents",
@@ -352,6 +362,7 @@ def test_the_function_import_check_sees_each_spelling() -> None:
         "server/queries",
         "server/sources/files",
         "server/sources/retrieval",
+        "server/understanding",
     ],
 )
 def test_no_import_cycles(root: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.config import ConfigError, load_settings
 from evigate.server.config_document import ConfigDocumentError, read_document, section
 from evigate.server.live_sources import build_sources
+from evigate.server.settings import ConfigError, load_settings
 from evigate.server.tool_sources import logs_settings
 
 TOML = """

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from evigate.rules.answer_check import RULES
-from evigate.rules.catalog import load_catalog
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.rules.sentence_types import RULES as SENTENCE_RULES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,6 +75,6 @@ def test_the_rule_tables_list_every_rule() -> None:
     """§5.1, §5.4 and §5.8 name every Gatekeeper rule of the catalog, every answer-check rule and
     every sentence-check rule."""
     doc = DOC.read_text(encoding="utf-8")
-    ids = [rule.id for rule in load_catalog().rules] + list(RULES) + list(SENTENCE_RULES)
+    ids = [rule.id for rule in load_rule_catalog().rules] + list(RULES) + list(SENTENCE_RULES)
     missing = [rule_id for rule_id in ids if f"| `{rule_id}` |" not in doc]
     assert not missing, f"rules absent from the tables of docs/design.md §5: {', '.join(missing)}"

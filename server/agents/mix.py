@@ -30,8 +30,8 @@ from evigate.server.agents.base import (
     Verifier,
 )
 from evigate.server.agents.llm import LLMClient, LLMError, LLMSettings, LLMUnavailableError, build_llm_backend
+from evigate.server.agents.llm.llm_settings import FALLBACK_STAGES
 from evigate.server.agents.llm.replies import LLMEndpointReplyError
-from evigate.server.agents.llm.settings import FALLBACK_STAGES
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
 from evigate.server.jsontext import find_json_object

@@ -17,7 +17,7 @@ from evigate.server.cli.common import CliError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from evigate.server.config_flags import add_flags
+    from evigate.server.settings_flags import add_flags
 
     parser = argparse.ArgumentParser(
         prog="evigate", description="Evidence-gated diagnosis service and client."

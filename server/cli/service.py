@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 from evigate.server.cli.common import CliError
-from evigate.server.config import mask_url
+from evigate.server.settings import mask_url
 from evigate.server.usecases.records import StorageError
 
 if TYPE_CHECKING:
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from evigate.server.app import App, serve
-    from evigate.server.config import ConfigError, load_settings
     from evigate.server.grpc import logs
+    from evigate.server.settings import ConfigError, load_settings
 
     try:
         settings = load_settings(vars(args))
@@ -52,8 +52,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _mcp_options(args: argparse.Namespace) -> McpOptions | None:
-    from evigate.server.config import ConfigError
     from evigate.server.mcp_setup import McpOptions
+    from evigate.server.settings import ConfigError
 
     if not getattr(args, "mcp", None):
         return None
@@ -67,9 +67,9 @@ def _mcp_options(args: argparse.Namespace) -> McpOptions | None:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """MCP over stdio: stdout carries the protocol, so everything else (logs) goes to stderr."""
-    from evigate.server.config import ConfigError, load_settings
     from evigate.server.grpc import logs
     from evigate.server.mcp_setup import serve_stdio
+    from evigate.server.settings import ConfigError, load_settings
 
     try:
         settings = load_settings(vars(args))
@@ -86,7 +86,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.settings import ConfigError, load_settings
     from evigate.server.usecases.maintenance import migrate_database
 
     try:
@@ -96,16 +96,16 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if not settings.database_url:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(migrate_database(settings.resolved_database_url))
-    from evigate.server.config import mask_url
+    from evigate.server.settings import mask_url
 
     print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from evigate.server.config import ConfigError, load_settings
     from evigate.server.grpc import logs
     from evigate.server.opinion_worker import opinion_workers
+    from evigate.server.settings import ConfigError, load_settings
     from evigate.server.worker import run_standalone
 
     try:
@@ -125,7 +125,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     """Reads the queue straight from the database (`--database-url`): it works with no server up."""
     import dataclasses
 
-    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.settings import ConfigError, load_settings
     from evigate.server.worker import format_stats, read_stats
 
     try:
@@ -150,12 +150,12 @@ def cmd_sources(args: argparse.Namespace) -> int:
     """Each source with its state: the log tree (and its index) and the configured live sources;
     exit 1 when one is not ready (usable in scripts)."""
     from evigate.server.cluster_setup import cluster_configured, cluster_health
-    from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
+    from evigate.server.settings import ConfigError, load_settings
     from evigate.server.sources.health import check_sources
     from evigate.server.sources.logs import LogReader
     from evigate.server.sources.logs.building import stored_state
-    from evigate.server.sources.logs.configfile import LogConfigError
+    from evigate.server.sources.logs.log_config_file import LogConfigError
     from evigate.server.tool_sources import logs_settings
 
     try:
@@ -205,7 +205,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
 def cmd_cases_backfill(args: argparse.Namespace) -> int:
     """Structures the GENERAL cases straight in the database (no server needed); run twice, the
     second run finds nothing to do."""
-    from evigate.server.config import ConfigError, load_settings
+    from evigate.server.settings import ConfigError, load_settings
     from evigate.server.usecases.cases import backfill_database
 
     try:

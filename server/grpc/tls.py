@@ -8,7 +8,7 @@ from pathlib import Path
 
 import grpc
 
-from evigate.server.config import ConfigError, Settings
+from evigate.server.settings import ConfigError, Settings
 
 
 def check_tls_files(cert: Path, key: Path, client_ca: Path | None) -> None:

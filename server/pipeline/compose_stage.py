@@ -22,7 +22,7 @@ from evigate.server.agents.base import Composer, StageNote, StageOutput, Unusabl
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
-from evigate.server.pipeline.answer_check import (
+from evigate.server.pipeline.answer_check_stage import (
     COMPOSED_BY_CODE,
     COMPOSER_RETRY,
     OFFLINE_FALLBACK,

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
-from evigate.rules.catalog import Catalog
+from evigate.rules.rule_catalog import RuleCatalog
 from evigate.server.agents.base import AgentBackend, Skill
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from evigate.server.pipeline.events import ChatResult, StageEvent
@@ -48,7 +48,7 @@ class Pipeline:
         tools: ToolBackend,
         agents: AgentBackend,
         skills: Sequence[Skill],
-        catalog: Catalog,
+        catalog: RuleCatalog,
         settings: PipelineSettings | None = None,
     ) -> None:
         self._settings = settings or PipelineSettings()

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evigate.rules import gatekeeper
-from evigate.rules.catalog import Catalog
 from evigate.rules.enums import SessionStatus, Verdict
+from evigate.rules.rule_catalog import RuleCatalog
 from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill
 from evigate.server.deadline import Deadline
-from evigate.server.pipeline import answer_check, fallbacks, material, verdicts
+from evigate.server.pipeline import answer_check_stage, fallbacks, material, verdicts
 from evigate.server.pipeline.compose_stage import compose_answer
 from evigate.server.pipeline.events import ChatResult, StageEvent
 from evigate.server.pipeline.parse import parse_executor_output
@@ -35,7 +35,7 @@ class StageSequence:
         tools: ToolBackend,
         agents: AgentBackend,
         skills: Sequence[Skill],
-        catalog: Catalog,
+        catalog: RuleCatalog,
         max_rounds: int,
         on_success: Callable[[str], None] | None,
     ) -> None:
@@ -93,10 +93,10 @@ class StageSequence:
 
         composer_input = material.composer_input(query, language, last.structured, last.gate, last.verdict)
         # The last round read every call of the session after its Executor ran; none came since.
-        allowed = answer_check.material_for(
+        allowed = answer_check_stage.material_for(
             composer_input, last.gate, last.invocations, agents.composer_phrases
         )
-        grounded = answer_check.grounded_input(composer_input, allowed)
+        grounded = answer_check_stage.grounded_input(composer_input, allowed)
         composed = await compose_answer(
             agents.composer,
             grounded,

@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 
-from .config import SourceSettings
 from .http import SourceClient, SourceError, SourceHealth
 from .matching import DEFAULT_SERVICE_MATCHES, ServiceMatch, promql_string, re2_escape, service_of
 from .prom_types import BadAnswerError, parse_time
 from .series_text import fmt_duration, fmt_time
+from .sources_config import SourceSettings
 
 _PATHS = frozenset({"/api/v2/alerts", "/api/v2/status", "/-/ready"})
 _VALUE_KEYS = ("value", "current", "current_value", "currentValue")

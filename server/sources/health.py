@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from .config import SourcesConfig
 from .http import SourceHealth
 from .kinds import build_sources
+from .sources_config import SourcesConfig
 
 
 async def check_sources(config: SourcesConfig) -> list[SourceHealth]:

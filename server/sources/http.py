@@ -19,7 +19,7 @@ import httpx
 
 from evigate.server.queries.types import ToolError
 
-from .config import SourceSettings
+from .sources_config import SourceSettings
 
 ErrorKind = Literal[
     "unreachable", "timeout", "http_status", "bad_query", "bad_response", "rejected", "too_large"

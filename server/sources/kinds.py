@@ -1,7 +1,7 @@
 """The registry of source kinds: how each configured source is built from its settings.
 
 A new kind of source is a folder under server/sources/ (its client and a class that fills the
-ports it can, ports.py), one line here, and its settings (config.py). `add_live_sources` builds every
+ports it can, ports.py), one line here, and its settings (sources_config.py). `add_live_sources` builds every
 configured source and puts each in the capabilities it fills (a structural check against the
 ports), in front of the files of the base set.
 """
@@ -13,14 +13,14 @@ from dataclasses import replace
 from datetime import datetime
 
 from .alertmanager import Alertmanager
-from .clickhouse.config import from_sources
+from .clickhouse.clickhouse_config import from_sources
 from .clickhouse.source import ClickHouseLogs
-from .config import SourcesConfig, SourceSettings
 from .live import AlertmanagerSource, PrometheusSource, live_alerts
 from .ports import KnowledgeSource, LogSource, MetricSource, Source
 from .prometheus import Prometheus
-from .signals import SignalCatalog, load_catalog
+from .signals import SignalCatalog, load_signal_catalog
 from .source_set import SourceSet, wall_clock
+from .sources_config import SourcesConfig, SourceSettings
 
 SourceKind = Callable[[SourceSettings, SourcesConfig, SignalCatalog], Source]
 
@@ -37,7 +37,7 @@ def build_source(settings: SourceSettings, config: SourcesConfig, signals: Signa
 
 def build_sources(config: SourcesConfig, signals: SignalCatalog | None = None) -> dict[str, Source]:
     """Every configured source by name, in the configuration's order (close each with `aclose`)."""
-    signals = signals or load_catalog()
+    signals = signals or load_signal_catalog()
     return {s.name: build_source(s, config, signals) for s in config.configured()}
 
 
@@ -53,7 +53,7 @@ def add_live_sources(
     when given, else the wall clock (live data is about now)."""
     if not config.configured():
         return base
-    signals = signals or load_catalog()
+    signals = signals or load_signal_catalog()
     built = build_sources(config, signals)
     added = tuple(built.values())
     return replace(

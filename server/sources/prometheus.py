@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 
-from .config import QueryLimits, SourceSettings
 from .http import Params, SourceClient, SourceError, SourceHealth
 from .prom_types import (
     BadAnswerError,
@@ -33,6 +32,7 @@ from .prom_types import (
     parse_series,
     parse_time,
 )
+from .sources_config import QueryLimits, SourceSettings
 
 _READ_ONLY = re.compile(
     r"/api/v1/(query|query_range|alerts|rules|series|labels|metadata|status/buildinfo|status/runtimeinfo"

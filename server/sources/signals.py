@@ -128,7 +128,9 @@ class SignalCatalog:
         return signal.service_matches or self.service_matches
 
 
-def parse_catalog(data: Any, where: str = "<catalog>", base: SignalCatalog | None = None) -> SignalCatalog:
+def parse_signal_catalog(
+    data: Any, where: str = "<catalog>", base: SignalCatalog | None = None
+) -> SignalCatalog:
     """A catalog from its JSON; with `base`, the file's signals add to or replace the base's."""
     if not isinstance(data, Mapping) or not isinstance(data.get("signals"), list):
         raise SignalCatalogError(f"{where}: expected an object with a signals list")
@@ -153,10 +155,10 @@ def _read(path: Path) -> Any:
         raise SignalCatalogError(f"{path}: {exc}") from exc
 
 
-def load_catalog(user_file: Path | None = None) -> SignalCatalog:
+def load_signal_catalog(user_file: Path | None = None) -> SignalCatalog:
     """The shipped catalog, overridden by `user_file` when given."""
-    catalog = parse_catalog(_read(DEFAULT_CATALOG), str(DEFAULT_CATALOG))
-    return parse_catalog(_read(user_file), str(user_file), base=catalog) if user_file else catalog
+    catalog = parse_signal_catalog(_read(DEFAULT_CATALOG), str(DEFAULT_CATALOG))
+    return parse_signal_catalog(_read(user_file), str(user_file), base=catalog) if user_file else catalog
 
 
 async def resolve(

@@ -26,8 +26,8 @@ from evigate.server.queries.types import (
     ToolError,
 )
 from evigate.server.sources.files.backend import FilesSource, files_source_set
-from evigate.server.sources.files.knowledge import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
-from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.files.knowledge_base import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.tools.args import ArgumentError

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 
-from evigate.rules.catalog import Catalog, load_catalog
+from evigate.rules.rule_catalog import RuleCatalog, load_rule_catalog
 from evigate.server.queries.types import JSON
 from evigate.server.tools import (
     k8s_rollout_history,
@@ -64,9 +64,9 @@ class ToolRegistry:
     def openai_schemas(self) -> list[JSON]:
         return [tool.schema() for tool in self._tools.values()]
 
-    def catalog(self, base: Catalog | None = None) -> Catalog:
+    def catalog(self, base: RuleCatalog | None = None) -> RuleCatalog:
         """The Gatekeeper catalog (rules/gatekeeper-rules.json unless given) with these tools' table."""
-        return (base if base is not None else load_catalog()).with_tools(t.citation() for t in self)
+        return (base if base is not None else load_rule_catalog()).with_tools(t.citation() for t in self)
 
 
 @functools.cache

@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evigate.rules.catalog import ToolCitation
 from evigate.rules.enums import EvidenceStatus, MatchLevel
+from evigate.rules.rule_catalog import ToolCitation
 from evigate.server.queries.types import JSON, TimeWindow
 from evigate.server.sources.times import display_time
 from evigate.server.tools import args as tool_args

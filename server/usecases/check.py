@@ -6,14 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 from evigate.rules import gatekeeper
-from evigate.rules.catalog import Catalog
+from evigate.rules.rule_catalog import RuleCatalog
 from evigate.server.pipeline import material
 from evigate.server.usecases.ports import SessionStore
 from evigate.storage.errors import SessionNotFound
 
 
 class CheckUseCase:
-    def __init__(self, store: SessionStore, catalog: Catalog) -> None:
+    def __init__(self, store: SessionStore, catalog: RuleCatalog) -> None:
         self._store = store
         self._catalog = catalog
 

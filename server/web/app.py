@@ -14,7 +14,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from evigate.server.asgi_server import AsgiServer
-from evigate.server.config import Settings, web_address
+from evigate.server.settings import Settings, web_address
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.feedback import FeedbackUseCase
 from evigate.server.usecases.ports import SessionStore

@@ -26,8 +26,8 @@ from typing import Any
 import httpx
 
 from evigate.server.app import App, Components
-from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
+from evigate.server.settings import Settings
 from tests.sources.servers import start_victoria_metrics
 from tests.support.waiting import until
 from tests.worlds.judge import Judgement, Question, judge, question, reasons

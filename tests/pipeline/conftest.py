@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evigate.rules.catalog import load_catalog
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.pipeline import Pipeline
@@ -37,7 +37,7 @@ def build_pipeline(db: Database) -> BuildPipeline:
             tools,
             agents or build_offline_backend(catalog=tools.services),
             load_skills(),
-            load_catalog(),
+            load_rule_catalog(),
             PipelineSettings(max_rounds=max_rounds, owner="tests"),
         )
 

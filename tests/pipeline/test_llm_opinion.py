@@ -13,9 +13,9 @@ import pytest
 
 from evigate.rules.opinion import ITEMS
 from evigate.server.agents.llm.opinion import LLMOpinionAgent
-from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
 from evigate.server.opinion_worker import opinion_worker
+from evigate.server.settings import Settings
 from evigate.server.usecases.opinion import OpinionJob
 from evigate.server.worker import EvaluationWorker, WorkerSettings, evaluate_session
 from evigate.storage import Database

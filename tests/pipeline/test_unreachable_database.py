@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evigate.rules.catalog import load_catalog
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.base import ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
@@ -72,7 +72,7 @@ def _pipeline(repo: Any, executor: Any = None) -> Pipeline:
         build_backend("fixture", None, repo),
         agents,
         load_skills(),
-        load_catalog(),
+        load_rule_catalog(),
         PipelineSettings(max_rounds=2, owner="tests"),
     )
 

@@ -22,7 +22,7 @@ from evigate.rules.types import EvidenceRef, InvocationFacts
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.offline.composer import compose
 from evigate.server.pipeline import material
-from evigate.server.pipeline.answer_check import grounded_input, material_for
+from evigate.server.pipeline.answer_check_stage import grounded_input, material_for
 from evigate.storage.records import InvocationRecord
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from evigate.rules.catalog import DEFAULT_PATH, KNOWN_RULES, CatalogError, load_catalog, parse_catalog
+from evigate.rules.rule_catalog import (
+    DEFAULT_PATH,
+    KNOWN_RULES,
+    RuleCatalogError,
+    load_rule_catalog,
+    parse_rule_catalog,
+)
 
 
 def _data() -> dict[str, Any]:
@@ -17,7 +23,7 @@ def _data() -> dict[str, Any]:
 
 
 def test_default_catalog_is_complete_and_versioned() -> None:
-    catalog = load_catalog()
+    catalog = load_rule_catalog()
     assert catalog.version == "gatekeeper-rules-v2"
     assert [r.id for r in catalog.rules] == list(KNOWN_RULES)
     assert all(r.description and r.enabled for r in catalog.rules)
@@ -80,17 +86,17 @@ def test_malformed_catalog_names_the_problem(name: str, tmp_path: Path) -> None:
     change, message = MALFORMED[name]
     path = tmp_path / "rules.json"
     path.write_text(json.dumps(_mutate(change)))
-    with pytest.raises(CatalogError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
-        load_catalog(path)
+    with pytest.raises(RuleCatalogError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
+        load_rule_catalog(path)
     assert str(path) in str(info.value)
 
 
 def test_invalid_json_and_missing_file(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    with pytest.raises(CatalogError, match="not valid JSON"):
-        load_catalog(broken)
-    with pytest.raises(CatalogError, match="cannot read"):
-        load_catalog(tmp_path / "absent.json")
-    with pytest.raises(CatalogError, match="must be a JSON object"):
-        parse_catalog([])
+    with pytest.raises(RuleCatalogError, match="not valid JSON"):
+        load_rule_catalog(broken)
+    with pytest.raises(RuleCatalogError, match="cannot read"):
+        load_rule_catalog(tmp_path / "absent.json")
+    with pytest.raises(RuleCatalogError, match="must be a JSON object"):
+        parse_rule_catalog([])

@@ -15,8 +15,8 @@ import pytest
 
 from evigate.server.agents.base import AgentBackend, Skill, StageOutput
 from evigate.server.app import App, Components
-from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
+from evigate.server.settings import Settings
 from tests.support.server_proc import ServerProc
 from tests.support.waiting import until
 

@@ -12,7 +12,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from evigate.server.app import SERVICE_NAMES
-from evigate.server.config import ConfigError, Settings, load_settings, mask_url
+from evigate.server.settings import ConfigError, Settings, load_settings, mask_url
 from evigate.storage import migrate
 from evigate.v1 import (
     chat_service_pb2,

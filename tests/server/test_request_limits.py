@@ -11,8 +11,8 @@ import asyncio
 import grpc
 import pytest
 
-from evigate.server.config import Settings
 from evigate.server.grpc.memory import RequestBytes, RequestsTooLarge
+from evigate.server.settings import Settings
 from evigate.v1 import (
     chat_service_pb2,
     chat_service_pb2_grpc,

@@ -9,7 +9,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from evigate.server.config import load_settings
+from evigate.server.settings import load_settings
 from evigate.v1 import trace_service_pb2, trace_service_pb2_grpc
 from tests.server.certs import Certs, make_certs
 from tests.server.conftest import VENV_BIN, AppFactory, slow_agents

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from evigate.server.sources.config import QueryLimits, SourceSettings
 from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.sources_config import QueryLimits, SourceSettings
 
 from .exporter import Exporter
 from .servers import Server, start_alertmanager, start_prometheus, start_victoria_metrics, wait_scraped

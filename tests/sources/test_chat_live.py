@@ -16,7 +16,7 @@ import pytest
 from evigate.server.app import App, Components
 from evigate.server.sources.alertmanager import Alertmanager
 from evigate.server.sources.prometheus import Prometheus
-from evigate.server.sources.signals import load_catalog, resolve
+from evigate.server.sources.signals import load_signal_catalog, resolve
 from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, evidence_pb2, session_pb2, verdict_pb2
 from tests.server.conftest import make_settings
 
@@ -125,7 +125,7 @@ async def test_an_english_latency_question_names_the_service_without_a_suffix(
 ) -> None:
     service = f"checkout{uuid.uuid4().hex[:6]}"
     prom = Prometheus(settings("prometheus", servers.prometheus.url))
-    catalog = load_catalog()
+    catalog = load_signal_catalog()
 
     async def observed() -> bool:
         exporter.duration.labels(service).observe(0.3)  # a rate needs the counter to move between scrapes

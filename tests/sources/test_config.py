@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.sources.config import SourceConfigError, SourceSettings, sources_config
+from evigate.server.sources.sources_config import SourceConfigError, SourceSettings, sources_config
 
 
 def test_a_flag_beats_the_environment_which_beats_the_file() -> None:
@@ -75,8 +75,8 @@ def test_prometheus_query_limits_come_from_its_section() -> None:
 
 def test_the_service_settings_carry_the_sources_from_flags_environment_and_file(tmp_path: Path) -> None:
     """`evigate serve` flags / EVIGATE_* variables / --sources-file, as the composition root reads them."""
-    from evigate.server.config import ConfigError, load_settings
     from evigate.server.live_sources import build_sources
+    from evigate.server.settings import ConfigError, load_settings
 
     sources = tmp_path / "sources.yml"
     sources.write_text("sources:\n  prometheus: {url: 'http://file:9090', timeout_s: 4, max_series: 7}\n")

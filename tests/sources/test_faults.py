@@ -12,10 +12,10 @@ import pytest
 
 from evigate.server.queries.types import ToolError
 from evigate.server.sources.alertmanager import Alertmanager
-from evigate.server.sources.config import BasicAuth, SourceSettings, sources_config
 from evigate.server.sources.health import check_sources
 from evigate.server.sources.http import SourceError
 from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.sources_config import BasicAuth, SourceSettings, sources_config
 from tests.server.certs import make_certs
 
 from .recorder import EMPTY_VECTOR, Recorder, recording_server

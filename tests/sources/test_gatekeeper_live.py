@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from evigate.rules.catalog import Catalog, load_catalog
 from evigate.rules.gatekeeper import check
+from evigate.rules.rule_catalog import RuleCatalog, load_rule_catalog
 from evigate.rules.types import EvidenceRef, InvocationFacts
 from evigate.server.queries.types import MetricsQuery, TimeWindow
 from evigate.server.sources.alertmanager import Alertmanager
@@ -18,7 +18,7 @@ from evigate.server.sources.evidence import signal_evidence
 from evigate.server.sources.live_alerts import LiveAlerts
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.signals import SignalResult, resolve
-from evigate.server.sources.signals import load_catalog as load_signals
+from evigate.server.sources.signals import load_signal_catalog as load_signals
 from evigate.server.tools.query_metrics import TOOL as QUERY_METRICS
 from evigate.server.tools.tool import Answer
 
@@ -40,8 +40,8 @@ def _facts(tool: str, refs: list[dict[str, Any]]) -> list[InvocationFacts]:
 
 
 @pytest.fixture
-def promql_rules() -> Catalog:
-    return load_catalog()  # the shipped rules know query_promql's $.series[i]
+def promql_rules() -> RuleCatalog:
+    return load_rule_catalog()  # the shipped rules know query_promql's $.series[i]
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ async def test_a_claim_quoting_a_live_alert_passes_and_a_changed_value_is_reject
 
 
 async def test_a_claim_quoting_a_live_series_passes_and_a_changed_value_is_rejected(
-    prom: Prometheus, exporter: Exporter, service: str, store: Store, promql_rules: Catalog
+    prom: Prometheus, exporter: Exporter, service: str, store: Store, promql_rules: RuleCatalog
 ) -> None:
     signals = load_signals()
     ok, failed = exporter.requests.labels(service, "200"), exporter.requests.labels(service, "500")

@@ -9,11 +9,11 @@ from functools import partial
 import pytest
 
 from evigate.server.queries.types import ToolError
-from evigate.server.sources.config import QueryLimits, SourceSettings
 from evigate.server.sources.http import SourceError
 from evigate.server.sources.prom_types import QueryResult
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import fmt_time, fmt_value, result_texts
+from evigate.server.sources.sources_config import QueryLimits, SourceSettings
 
 from .conftest import Store
 from .exporter import Exporter

@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from evigate.server.config import Settings
 from evigate.server.deadline import Deadline
 from evigate.server.live_sources import build_sources, build_tools
-from evigate.server.sources.config import QueryLimits, SourcesConfig
+from evigate.server.settings import Settings
 from evigate.server.sources.kinds import add_live_sources
-from evigate.server.sources.signals import load_catalog
+from evigate.server.sources.signals import load_signal_catalog
+from evigate.server.sources.sources_config import QueryLimits, SourcesConfig
 from evigate.server.tools import SessionToolBox, ToolBackend, build_backend
 from evigate.server.tools.calls import ToolCallResult
 from tests.tools.conftest import MemoryCases, MemoryRecorder
@@ -50,7 +50,7 @@ def _tools(prometheus: str | None, alertmanager: str | None = None, **limits: An
         alertmanager=settings("alertmanager", alertmanager) if alertmanager else None,
         prometheus_limits=QueryLimits(**limits),
     )
-    return Tools(add_live_sources(FILES, config, load_catalog()))
+    return Tools(add_live_sources(FILES, config, load_signal_catalog()))
 
 
 @pytest.fixture
@@ -160,8 +160,8 @@ async def test_a_reference_time_reads_the_store_as_it_was_then(victoria_server: 
         (await client.post(f"{victoria_server.url}/api/v1/import", json=line)).raise_for_status()
     store = Store("victoria-metrics", victoria_server.url)
     config = SourcesConfig(prometheus=settings("prometheus", victoria_server.url))
-    past = Tools(add_live_sources(FILES, config, load_catalog(), reference=then))
-    today = Tools(add_live_sources(FILES, config, load_catalog()))
+    past = Tools(add_live_sources(FILES, config, load_signal_catalog(), reference=then))
+    today = Tools(add_live_sources(FILES, config, load_signal_catalog()))
     try:
         assert past.backend.now() == then
         expr = f'test_past_level{{service="{service}"}}'
@@ -244,7 +244,7 @@ async def test_faults_are_failed_calls_naming_the_source(tmp_path: Path) -> None
         slow = SourcesConfig(
             prometheus=settings("prometheus", url, connect_timeout_s=0.3, read_timeout_s=0.3)
         )
-        blackholed = Tools(add_live_sources(FILES, slow, load_catalog()))
+        blackholed = Tools(add_live_sources(FILES, slow, load_signal_catalog()))
         try:
             timed_out = await blackholed.call("query_promql", signal="cpu", service="payment-service")
         finally:

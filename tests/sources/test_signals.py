@@ -14,12 +14,12 @@ from evigate.server.sources.matching import ServiceMatch
 from evigate.server.sources.prom_types import QueryResult
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import result_texts
-from evigate.server.sources.signals import SignalCatalogError, SignalResult, load_catalog, resolve
+from evigate.server.sources.signals import SignalCatalogError, SignalResult, load_signal_catalog, resolve
 
 from .conftest import Store
 from .exporter import Exporter
 
-CATALOG = load_catalog()
+CATALOG = load_signal_catalog()
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_a_user_file_adds_and_replaces_signals_and_the_service_match(tmp_path: P
             }
         )
     )
-    catalog = load_catalog(user)
+    catalog = load_signal_catalog(user)
     assert [t.promql for t in catalog.signals["cpu"].templates] == ["my_cpu{{service}}"]
     assert catalog.detect("payment-service 垃圾回收") is catalog.signals["gc_pause"]
     assert "memory" in catalog.signals  # shipped signals stay
@@ -114,7 +114,7 @@ def test_a_malformed_user_file_is_refused_naming_where(tmp_path: Path, data: obj
     user = tmp_path / "signals.json"
     user.write_text(json.dumps(data))
     with pytest.raises(SignalCatalogError, match=str(user)):
-        load_catalog(user)
+        load_signal_catalog(user)
 
 
 def test_service_values_are_escaped_for_promql() -> None:

@@ -19,12 +19,12 @@ from evigate.server.queries.types import (
     TimeWindow,
     ToolError,
 )
-from evigate.server.sources.config import SOURCE_NAMES
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.kinds import SOURCE_KINDS
 from evigate.server.sources.ports import NO_METRIC_SOURCE, AlertSource, KnowledgeSource, LogSource, Source
 from evigate.server.sources.services import Sighting, Sightings, alert_sightings
 from evigate.server.sources.source_set import SourceSet
+from evigate.server.sources.sources_config import SOURCE_NAMES
 
 NOW = datetime(2026, 11, 3, 10, 0, tzinfo=UTC)
 ALL = TimeWindow(None, None)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.config import load_settings
-from evigate.server.sources.logs.configfile import LogConfigError, log_config, read_section
+from evigate.server.settings import load_settings
+from evigate.server.sources.logs.log_config_file import LogConfigError, log_config, read_section
 from evigate.server.tool_sources import logs_settings
 from tests.tools.conftest import make_harness, write_world
 

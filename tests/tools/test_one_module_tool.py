@@ -13,13 +13,13 @@ import pytest
 from evigate.rules.types import EvidenceRef
 from evigate.server.agents.offline import calls as offline_calls
 from evigate.server.agents.offline import claims, tool_hooks
-from evigate.server.agents.offline.entities import extract
 from evigate.server.queries.types import JSON
 from evigate.server.tools import refs
 from evigate.server.tools.backend import ToolBackend
 from evigate.server.tools.calls import ToolCallResult
 from evigate.server.tools.registry import BUILTIN_TOOLS, ToolRegistry
 from evigate.server.tools.tool import Answer, OfflineHooks, Tool
+from evigate.server.understanding.entities import extract
 from tests.agents.offline.demo_catalog import DEMO_VIEW
 
 REPO = Path(__file__).resolve().parents[2]

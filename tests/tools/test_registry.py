@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from evigate.rules import gatekeeper
-from evigate.rules.catalog import load_catalog
 from evigate.rules.enums import ClaimType, ToolName
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.rules.types import GatekeeperOutcome, InvocationFacts
 from evigate.server.agents.llm.prompt_loader import render_tools
 from evigate.server.deadline import Deadline
@@ -170,7 +170,7 @@ async def test_the_new_tools_refs_are_citable_and_checked_by_the_gatekeeper(
     assert root_cause.failed_rules == ("citation.raw_path_grammar",)
     assert "list_deployments may not be cited by a 'root_cause' claim" in root_cause.errors[0].message
     # Without the registry's table the rules know only the built-in tools.
-    unknown = gatekeeper.check(output(claim("claim-1", "observation", cited)), facts, load_catalog())
+    unknown = gatekeeper.check(output(claim("claim-1", "observation", cited)), facts, load_rule_catalog())
     assert unknown.failed_rules == ("citation.raw_path_grammar",)
 
 
@@ -181,7 +181,7 @@ def test_registry_refuses_a_second_tool_of_the_same_name() -> None:
 
 def test_the_built_in_table_is_the_rule_catalogs_and_the_skill_catalogs() -> None:
     # Callers of the rules without a registry (benchmarks, other services) see the same table.
-    default = load_catalog()
+    default = load_rule_catalog()
     built = default_registry().catalog(default)
     for param in ("arrays", "claim_types"):
         assert built.param("citation.raw_path_grammar", param) == default.param(

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evigate.server.config import ConfigError, load_settings, web_address
+from evigate.server.settings import ConfigError, load_settings, web_address
 from evigate.server.usecases.trace import TraceUseCase
 from evigate.server.web import listing
 from evigate.server.web.auth import CSRF_COOKIE, SESSION_COOKIE

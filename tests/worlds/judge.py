@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evigate.rules import guard
-from evigate.rules.catalog import load_catalog
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.rules.text import critical_tokens
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import Pipeline, material
@@ -371,7 +371,7 @@ async def run_world(
         tools,
         agents(tools.services, None),
         load_skills(),
-        load_catalog(),
+        load_rule_catalog(),
         PipelineSettings(owner="worlds"),
     )
     try:

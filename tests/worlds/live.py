@@ -20,21 +20,21 @@ from pathlib import Path
 
 import httpx
 
-from evigate.rules.catalog import load_catalog
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.offline import build_offline_backend
-from evigate.server.config import Settings
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
+from evigate.server.settings import Settings
 from evigate.server.skills import load_skills
-from evigate.server.sources.config import SourcesConfig, SourceSettings
 from evigate.server.sources.kinds import add_live_sources
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.sources.signals import load_catalog as load_signals
+from evigate.server.sources.signals import load_signal_catalog as load_signals
+from evigate.server.sources.sources_config import SourcesConfig, SourceSettings
 from evigate.server.tool_sources import build_knowledge_search
 from evigate.server.tools import build_backend
-from evigate.server.tools.catalog_setup import open_service_catalog
+from evigate.server.tools.service_catalog_setup import open_service_catalog
 from evigate.storage import Database
 from tests.sources.servers import Server, free_port, start_alertmanager, start_victoria_metrics, wait_for
 
@@ -177,7 +177,7 @@ async def live_pipeline(
         tools,
         agents(services, signals),
         load_skills(),
-        load_catalog(),
+        load_rule_catalog(),
         PipelineSettings(owner="worlds"),
     )
     try:

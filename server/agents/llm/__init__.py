@@ -16,8 +16,8 @@ from evigate.server.agents.llm.client import (
     ToolCallRequest,
     extract_json,
 )
+from evigate.server.agents.llm.llm_settings import JsonMode, LLMSettings, Stage
 from evigate.server.agents.llm.prompt_loader import Prompt, PromptError, load_prompt
-from evigate.server.agents.llm.settings import JsonMode, LLMSettings, Stage
 
 __all__ = [
     "ChatReply",

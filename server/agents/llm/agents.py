@@ -13,8 +13,8 @@ from evigate.server.agents.llm.anchor import anchored_calls
 from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError
 from evigate.server.agents.llm.composer import LLMComposer, echo_lines
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
+from evigate.server.agents.llm.llm_settings import LLMSettings
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
-from evigate.server.agents.llm.settings import LLMSettings
 from evigate.server.deadline import Deadline
 from evigate.server.tools.registry import default_registry
 

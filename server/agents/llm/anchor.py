@@ -2,7 +2,7 @@
 (docs/design.md §2.2).
 
 Reading the service, alert name, log term, level and window out of a question is deterministic
-work the offline planner does without a model (server.agents.offline.entities). A weak model
+work the offline planner does without a model (server.understanding.entities). A weak model
 asked to do it too often drops the service filter or picks the wrong tool, and the first result it
 is shown then decides its claims. So with `planner_anchor = offline` the code's calls come first,
 the model's own calls are added after them, and a model call that only loosens a code call (same

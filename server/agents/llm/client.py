@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import openai
 
+from evigate.server.agents.llm.llm_settings import LLMSettings, Stage
 from evigate.server.agents.llm.replies import (
     ChatReply,
     LLMEndpointReplyError,
@@ -28,7 +29,6 @@ from evigate.server.agents.llm.replies import (
     read_completion,
     truncated_json,
 )
-from evigate.server.agents.llm.settings import LLMSettings, Stage
 from evigate.server.agents.llm.text_calls import json_placement, tool_calls_in_text
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from evigate.server.jsontext import find_json_object

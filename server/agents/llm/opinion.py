@@ -12,8 +12,8 @@ from typing import Any
 
 from evigate.rules.opinion import ITEMS
 from evigate.server.agents.llm.client import LLMClient
+from evigate.server.agents.llm.llm_settings import LLMSettings
 from evigate.server.agents.llm.prompt_loader import load_prompt
-from evigate.server.agents.llm.settings import LLMSettings
 from evigate.server.deadline import Deadline
 
 JSON = dict[str, Any]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from evigate.rules.errors import EvigateError
-from evigate.server.agents.llm.settings import STAGES, Stage
+from evigate.server.agents.llm.llm_settings import STAGES, Stage
 from evigate.server.tools.registry import ToolRegistry, default_registry
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)

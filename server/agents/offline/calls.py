@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules.enums import ToolName
-from evigate.server.agents.offline.entities import Entities
 from evigate.server.agents.offline.tool_hooks import planned_arguments
-from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.sources.retrieval import sections
+from evigate.server.understanding.entities import Entities
+from evigate.server.understanding.vocabulary import LogTerm
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
 MAX_SERVICES = 2

@@ -18,8 +18,8 @@ from evigate.server.agents.offline import cluster_claims, signal_calls
 from evigate.server.agents.offline.calls import PlannedCall, describe_call
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.tool_hooks import hooks_of
-from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.vocabulary import LogTerm
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5

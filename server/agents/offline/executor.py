@@ -25,14 +25,14 @@ from evigate.server.agents.offline.calls import (
     plan_calls,
     with_signal_calls,
 )
-from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
 from evigate.server.agents.offline.survey import signal_calls as survey_signals
-from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools.calls import ToolBox, ToolCallResult
+from evigate.server.understanding.entities import catalog_view, extract
+from evigate.server.understanding.vocabulary import LogTerm
 
 PROMPT_VERSION = "offline-executor-v2"
 MAX_CLAIMS = 2  # a narrow question: usually 1 claim, at most 2

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from evigate.server.agents.base import JSON, Skill, StageOutput
 from evigate.server.agents.offline import cluster_calls, signal_calls, survey
 from evigate.server.agents.offline.calls import describe_call, plan_calls, with_signal_calls
-from evigate.server.agents.offline.entities import Entities, catalog_view, extract
 from evigate.server.deadline import Deadline
 from evigate.server.sources.kubernetes.names import ClusterNames
 from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import CatalogView, ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.tools import default_registry
+from evigate.server.understanding.entities import Entities, catalog_view, extract
 
 PROMPT_VERSION = "offline-planner-v1"
 # An alert-name match is an exact key; a keyword can be incidental.

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from evigate.rules.enums import ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.server.agents.offline.calls import PlannedCall
-from evigate.server.agents.offline.entities import Entities
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.understanding.entities import Entities
 
 # An explicit alert question ("CPU 告警还在吗") asks about the alert, not the metric, unless it also
 # asks for the value ("what is"): the words for either.

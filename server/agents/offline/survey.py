@@ -12,9 +12,9 @@ from collections.abc import Collection, Sequence
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline.calls import QUERY_PROMQL, STEPS_QUERY, SUMMARIZE_LOGS, PlannedCall
-from evigate.server.agents.offline.entities import Entities
 from evigate.server.sources.retrieval import sections
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.entities import Entities
 
 MAX_RUNBOOK_ALERTS = 3
 # The signals a survey reads over the last hour when a Prometheus is configured (those the signal

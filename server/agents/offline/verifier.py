@@ -17,7 +17,6 @@ from typing import Any
 
 from evigate.rules.enums import CheckStatus, ClaimType, Severity, ToolName, Verdict
 from evigate.server.agents.base import JSON, StageOutput
-from evigate.server.agents.offline.entities import catalog_view, extract
 from evigate.server.agents.offline.facts import (
     critical_facts,
     has_scoped_negative_phrase,
@@ -25,9 +24,10 @@ from evigate.server.agents.offline.facts import (
     is_overstatement,
     unsupported,
 )
-from evigate.server.agents.offline.vocabulary import LogTerm
 from evigate.server.deadline import Deadline
 from evigate.server.sources.services import CatalogView, ServiceCatalog
+from evigate.server.understanding.entities import catalog_view, extract
+from evigate.server.understanding.vocabulary import LogTerm
 
 PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = (ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION)

@@ -22,7 +22,7 @@ import httpx
 
 from evigate.server.sources.http import ErrorKind, SourceError, SourceHealth
 
-from .config import ClickHouseConfig
+from .clickhouse_config import ClickHouseConfig
 
 SOURCE = "clickhouse"
 # JSONEachRow types of the parameter table's columns, by the Python type of the value.

@@ -27,8 +27,8 @@ from evigate.server.sources.services import Sighting, Sightings
 from evigate.server.sources.times import display_time
 
 from . import sql
+from .clickhouse_config import ClickHouseConfig
 from .client import ClickHouseClient, Row
-from .config import ClickHouseConfig
 from .relaxed import needs_relaxing, relaxed
 
 # As the file source: summaries mine the newest MAX_MINED rows, relevance ranks the templates of the

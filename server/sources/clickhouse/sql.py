@@ -21,7 +21,7 @@ from typing import Any
 
 from evigate.server.sources.logs.events import LEVELS, normalize_level
 
-from .config import Columns
+from .clickhouse_config import Columns
 
 # OpenTelemetry severity numbers: 1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-20 ERROR, 21-24 FATAL.
 _OTEL_RANGE = {level: (4 * n + 1, 4 * n + 4) for n, level in enumerate(LEVELS)}

@@ -8,8 +8,8 @@ backend), a Source that fills the alert, log and knowledge ports (server/sources
                         root, field names, patterns and time zone come from a LogConfig
     knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
 The case library comes from a CaseSource (the database). Knowledge is searched by a KnowledgeSearch:
-the composition root gives the hybrid one (server/sources/retrieval/knowledge.py); without one, the
-lexical KnowledgeBase of knowledge.py. File work runs in a worker thread.
+the composition root gives the hybrid one (server/sources/retrieval/semantic_knowledge.py); without one, the
+lexical KnowledgeBase of knowledge_base.py. File work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from evigate.server.queries.types import (
     PatternsQuery,
     ToolError,
 )
-from evigate.server.sources.files.knowledge import KnowledgeBase
+from evigate.server.sources.files.knowledge_base import KnowledgeBase
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import relevance as log_relevance
-from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.services import Sighting, Sightings, alert_sightings, load_aliases
 from evigate.server.sources.source_set import SourceSet

@@ -17,8 +17,8 @@ from evigate.server.sources.logs import items as log_items
 from evigate.server.sources.logs import patterns as log_patterns
 from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
-from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LEVELS, SkipReport
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.logs.search import LogReader, LogSearch, SearchResult
 
 # summarize_logs mines at most this many events (the newest); the result says how many it mined.

@@ -2,8 +2,8 @@
 and Docker layouts, rotated and compressed, multi-line events, bad lines skipped and counted, and
 the templates (patterns) that group them."""
 
-from .config import FieldNames, LogConfig, UserPattern
 from .events import ExceptionInfo, LineFields, LineFormat, LogEvent, SkippedLine, SkipReport
+from .log_config import FieldNames, LogConfig, UserPattern
 from .search import LogReader, LogSearch, SearchResult, search
 
 __all__ = [

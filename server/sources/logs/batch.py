@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from .config import LogConfig
 from .events import LEVELS, LineFields, SkippedLine, normalize_level
 from .lanes import Lanes, Reads
+from .log_config import LogConfig
 from .multiline import Continuations
 from .reader import MAX_LINE, decode, final_level, open_member, skip_reason
 from .stamps import Stamps
 
 if TYPE_CHECKING:
-    from .index import FileIndex
+    from .file_index import FileIndex
 
 LEVEL_CODES = {name: i + 1 for i, name in enumerate(LEVELS)}  # 0: a configured non-standard level
 CHUNK = 4 * 2**20

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from datetime import tzinfo
 from typing import Any, cast
 
-from .config import FieldNames
 from .events import ParsedLine, normalize_level, parse_time
 from .lanes import Lane, Plan, json_lane
+from .log_config import FieldNames
 
 _MISSING = object()
 # json.loads's own C scanner, called directly: one call per line instead of loads' Python layers.

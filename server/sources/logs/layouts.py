@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import LogConfig
+from .log_config import LogConfig
 
 # `x.log`, `x.log.1`, `x.log.2.gz`, `x.log-20260708.gz`, kubelet's `0.log.20260708-230000.gz`.
 _ROTATED = re.compile(r"^(?P<base>.+?)(?:[.-](?P<rot>\d{8}(?:[-T]?\d{2,6})?|\d{1,4}))?(?P<gz>\.gz)?$")

@@ -6,10 +6,10 @@ import re
 from datetime import tzinfo
 from itertools import chain
 
-from .config import FieldNames
 from .events import ParsedLine
 from .jsonlines import JsonLines, Quick
 from .lanes import Lane, logfmt_lane
+from .log_config import FieldNames
 
 # key=value, key="quoted \" value", or a bare key; keys may contain dots, dashes and slashes.
 _KEY = r"[^\s=]+"

@@ -16,10 +16,10 @@ from evigate.server.queries.types import TimeWindow
 
 from . import scan
 from .batch import LEVEL_CODES
-from .config import LogConfig
 from .events import LogEvent, SkipReport
+from .file_index import Block, BlockBytes, FileIndex
 from .finder import Finder
-from .index import Block, BlockBytes, FileIndex
+from .log_config import LogConfig
 from .reader import (
     Draft,
     EventParser,

@@ -17,7 +17,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
-from .config import LogConfig
 from .containers import DOCKER_SERVICE_KEYS, Fragment, Joiner, looks_like
 from .events import (
     LEVELS,
@@ -32,6 +31,7 @@ from .events import (
 )
 from .jsonlines import JsonLines, Quick
 from .layouts import LogSource
+from .log_config import LogConfig
 from .logfmt import Logfmt
 from .multiline import Continuations, continues_only, exception_chain
 from .stamps import Stamps

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
-from .config import LogConfig
 from .events import LogEvent
+from .file_index import empty
 from .finder import Finder, newlines
-from .index import empty
+from .log_config import LogConfig
 from .reader import GZIP_ERRORS, EventParser, FileFormat, open_member, raw_lines
 from .tree import Entry
 

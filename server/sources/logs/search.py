@@ -19,9 +19,9 @@ from evigate.server.queries.types import TimeWindow, ToolError
 
 from . import scan
 from .batch import LEVEL_CODES
-from .config import LogConfig
 from .events import SkippedLine, SkipReport, normalize_level
-from .index import FileIndex
+from .file_index import FileIndex
+from .log_config import LogConfig
 from .query import (
     Filters,
     Found,

@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .config import LogConfig
 from .events import SkippedLine, SkipReport
-from .index import Block, FileIndex
+from .file_index import Block, FileIndex
+from .log_config import LogConfig
 
 log = logging.getLogger("evigate.logs.index")
 VERSION = 1  # of what a row holds; a file written by another version is rebuilt

@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import cast
 
-from .config import UserPattern
 from .events import LineFields, LineFormat, ParsedLine, normalize_level, parse_time
 from .lanes import Lane, pattern_lane
+from .log_config import UserPattern
 from .multiline import continues_only
 
 _CORE = {"timestamp", "time", "level", "message", "msg", "service"}

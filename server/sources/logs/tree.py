@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from evigate.server.queries.types import ToolError
 
-from .config import LogConfig
-from .index import FileIndex, build, empty, identity, mentions
+from .file_index import FileIndex, build, empty, identity, mentions
 from .layouts import LogSource, Member, discover
+from .log_config import LogConfig
 from .store import Identity, IndexStore, restore
 
 log = logging.getLogger("evigate.logs.index")

@@ -10,7 +10,7 @@
 - `index`: blocks, incremental updates and the search that degrades to BM25 when embeddings fail;
 - `snapshot`: what a search ranks against (built off the event loop) and a query's dense scores;
 - `documents`: Markdown knowledge files and cases as blocks (and blocks as passages);
-- `knowledge`: `SemanticKnowledge`, lookup_knowledge's search over files and the case library;
+- `semantic_knowledge`: `SemanticKnowledge`, lookup_knowledge's search over files and the case library;
 - `sections`: the section of a runbook a question's intent asks for (fix, diagnose, what, escalate);
 - `evaluate`: recall and false matches on a labelled set, and the L1 threshold calibration.
 

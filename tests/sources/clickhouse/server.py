@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 
-from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import LogEvent
 from evigate.server.sources.logs.items import log_item
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.logs.search import search
 from tests.sources.servers import Server, _start, free_port
 

@@ -14,11 +14,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from evigate.server.app import App, Components
 from evigate.server.cli import main
-from evigate.server.config import ConfigError
 from evigate.server.live_sources import build_sources
 from evigate.server.queries.types import LogsQuery, TimeWindow
+from evigate.server.settings import ConfigError
 from evigate.server.sources.files.logs import LogFiles
-from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.tools import demo_data_dir
 from tests.server.conftest import make_settings
 from tests.sources.servers import free_port

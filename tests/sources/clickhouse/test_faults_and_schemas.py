@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow, ToolError
-from evigate.server.sources.clickhouse.config import (
+from evigate.server.sources.clickhouse.clickhouse_config import (
     ClickHouseConfig,
     ClickHouseConfigError,
     clickhouse_config,

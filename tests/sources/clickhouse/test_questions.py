@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from evigate.rules.catalog import load_catalog
 from evigate.rules.enums import CallStatus
+from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import Pipeline
@@ -30,7 +30,7 @@ ASKED = ("user-oom-zh", "order-hikari-en", "payment-oom-zh", "gateway-502-en")
 def _pipeline(db: Database, tools: SourceSet) -> Pipeline:
     agents = build_offline_backend(catalog=tools.services)
     settings = PipelineSettings(max_rounds=2, owner="tests")
-    return Pipeline(db.repo, tools, agents, load_skills(), load_catalog(), settings)
+    return Pipeline(db.repo, tools, agents, load_skills(), load_rule_catalog(), settings)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow, ToolError
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
-from evigate.server.sources.logs.config import LogConfig
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.tools import demo_data_dir
 
 from .conftest import KESTREL_LOGS, Loaded, source

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evigate.server.cluster_setup import build_cluster
-from evigate.server.config import ConfigError, Settings
+from evigate.server.settings import ConfigError, Settings
 from evigate.server.sources.kubernetes.source import ApiCluster, DumpCluster
 from tests.sources.kubernetes.apiserver import FakeApiServer
 

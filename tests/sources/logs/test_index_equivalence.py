@@ -17,7 +17,7 @@ import pytest
 from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogConfig, LogReader, LogSearch, batch, scan
-from evigate.server.sources.logs.index import build, build_lines, empty, identity
+from evigate.server.sources.logs.file_index import build, build_lines, empty, identity
 from evigate.server.sources.logs.items import log_item
 from evigate.server.sources.logs.layouts import discover
 from evigate.server.sources.logs.store import IndexStore

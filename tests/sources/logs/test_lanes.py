@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evigate.server.sources.logs.config import FieldNames
 from evigate.server.sources.logs.jsonlines import JsonLines
 from evigate.server.sources.logs.lanes import Lanes
+from evigate.server.sources.logs.log_config import FieldNames
 from evigate.server.sources.logs.logfmt import Logfmt
 from evigate.server.sources.logs.stamps import Stamps
 from evigate.server.sources.logs.textlines import RegexFormat

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.sources.logs.config import LogConfig
 from evigate.server.sources.logs.events import message_level
+from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.logs.search import LogReader, LogSearch
 
 FORMATS = Path(__file__).parent / "formats"

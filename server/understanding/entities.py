@@ -13,10 +13,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evigate.server.agents.offline.mentions import alerts_in, paraphrase_alerts, services_in
-from evigate.server.agents.offline.subjects import _with_subjects
-from evigate.server.agents.offline.symptoms import Symptom, found_symptoms, trigger_spans
-from evigate.server.agents.offline.vocabulary import (
+from evigate.server.sources.services import CatalogView, ServiceCatalog, ServiceMatch
+from evigate.server.understanding.mentions import alerts_in, paraphrase_alerts, services_in
+from evigate.server.understanding.subjects import _with_subjects
+from evigate.server.understanding.symptoms import Symptom, found_symptoms, trigger_spans
+from evigate.server.understanding.vocabulary import (
     _ALERT_MARKERS,
     _BROAD_MARKERS,
     _CN_DIGITS,
@@ -39,7 +40,6 @@ from evigate.server.agents.offline.vocabulary import (
     LOG_TERMS,
     LogTerm,
 )
-from evigate.server.sources.services import CatalogView, ServiceCatalog, ServiceMatch
 
 Catalog = CatalogView | Iterable[str] | None
 

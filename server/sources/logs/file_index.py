@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .batch import LEVEL_CODES, Batch, Event, Events
-from .config import LogConfig
 from .events import SkippedLine, SkipReport
 from .finder import Finder
 from .layouts import LogSource, Member
+from .log_config import LogConfig
 from .reader import (
     GZIP_ERRORS,
     Draft,

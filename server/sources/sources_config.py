@@ -15,7 +15,7 @@ from typing import Any
 from evigate.rules.errors import EvigateError
 from evigate.server.config_document import ConfigDocumentError, read_document, section
 
-from .clickhouse.config import ClickHouseConfig, ClickHouseConfigError, from_sources
+from .clickhouse.clickhouse_config import ClickHouseConfig, ClickHouseConfigError, from_sources
 
 SOURCE_NAMES = ("prometheus", "alertmanager", "clickhouse")
 
@@ -94,7 +94,7 @@ class SourcesConfig:
     alertmanager: SourceSettings | None = None
     prometheus_limits: QueryLimits = field(default_factory=QueryLimits)
     clickhouse: SourceSettings | None = None
-    # Where the logs sit in that ClickHouse: table, columns (server/sources/clickhouse/config.py).
+    # Where the logs sit in that ClickHouse: table, columns (server/sources/clickhouse/clickhouse_config.py).
     clickhouse_logs: ClickHouseConfig | None = None
 
     def configured(self) -> list[SourceSettings]:

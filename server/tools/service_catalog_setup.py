@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evigate.server.config import ConfigError
+from evigate.server.settings import ConfigError
 from evigate.server.sources.services import ServiceCatalog, load_aliases
 from evigate.server.sources.source_set import SourceSet
 

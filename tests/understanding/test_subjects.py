@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from evigate.server.agents.base import JSON
-from evigate.server.agents.offline.entities import extract
 from evigate.server.agents.offline.executor import OfflineExecutor
 from evigate.server.agents.offline.verifier import verify
 from evigate.server.pipeline.parse import parse_executor_output
+from evigate.server.understanding.entities import extract
 from tests.agents.offline.demo_catalog import TEST_CATALOG, TEST_VIEW
 from tests.agents.offline.fakes import FakeToolBox, make_task
 from tests.agents.offline.test_offline_demo_world import session

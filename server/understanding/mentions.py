@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evigate.server.agents.offline.symptoms import COMPONENT_WORDS, Symptom, paraphrased_alerts
 from evigate.server.sources.services import GENERIC_PARTS, CatalogView, ServiceMatch
+from evigate.server.understanding.symptoms import COMPONENT_WORDS, Symptom, paraphrased_alerts
 
 _CAMEL_RE = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+)(?![A-Za-z0-9_-])")
 # Lowercase hyphenated names (billing-worker, mail-relay) and the classic *-service / gateway.

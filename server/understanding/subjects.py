@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from evigate.server.agents.offline.symptoms import COMPONENT_WORDS, symptoms
-from evigate.server.agents.offline.vocabulary import (
+from evigate.server.understanding.symptoms import COMPONENT_WORDS, symptoms
+from evigate.server.understanding.vocabulary import (
     _ASCII_LEFT,
     _ASCII_RIGHT,
     _CAMEL_RE,

@@ -2,11 +2,11 @@
 
 The catalog holds metadata only — whether a rule is enabled, its severity and simple parameters —
 so operators can tune the Gatekeeper without touching code. A malformed catalog fails at load
-with a `CatalogError` naming the problem.
+with a `RuleCatalogError` naming the problem.
 
 The tool table (`citation.raw_path_grammar`: which array each tool's items are cited under, and
 which claim types may cite it) belongs to the tools: the server's tool registry hands it in with
-`Catalog.with_tools`, so adding a tool edits no rule file. The JSON's `arrays` is the table of the
+`RuleCatalog.with_tools`, so adding a tool edits no rule file. The JSON's `arrays` is the table of the
 built-in tools for callers of the rules without a registry (tests, benchmarks, other services).
 """
 
@@ -27,7 +27,7 @@ DEFAULT_PATH = Path(__file__).with_name("gatekeeper-rules.json")
 SEVERITIES = frozenset(SEVERITY_RANK)
 
 
-class CatalogError(EvigateError, ValueError):
+class RuleCatalogError(EvigateError, ValueError):
     """The rule catalog cannot be used; the message names the file and the problem."""
 
 
@@ -135,7 +135,7 @@ class RuleSpec:
 
 
 @dataclass(frozen=True)
-class Catalog:
+class RuleCatalog:
     version: str
     rules: tuple[RuleSpec, ...]
 
@@ -145,7 +145,7 @@ class Catalog:
                 return spec
         raise KeyError(rule_id)
 
-    def with_tools(self, tools: Iterable[ToolCitation]) -> Catalog:
+    def with_tools(self, tools: Iterable[ToolCitation]) -> RuleCatalog:
         """This catalog with its tool table replaced by `tools` (the tool registry's)."""
         tools = tuple(tools)
         grammar = "citation.raw_path_grammar"
@@ -157,7 +157,7 @@ class Catalog:
             replace(spec, params={**spec.params, **params}) if spec.id == grammar else spec
             for spec in self.rules
         )
-        return Catalog(self.version, rules)
+        return RuleCatalog(self.version, rules)
 
     def severities(self) -> dict[str, Severity]:
         """Enabled rule id → severity; a disabled rule is absent."""
@@ -174,82 +174,84 @@ class Catalog:
 
 def _parse_rule(raw: Any, where: str) -> RuleSpec:
     if not isinstance(raw, dict):
-        raise CatalogError(f"{where}: a rule must be an object, got {type(raw).__name__}")
+        raise RuleCatalogError(f"{where}: a rule must be an object, got {type(raw).__name__}")
     for name in ("id", "description", "enabled", "default_severity"):
         if name not in raw:
-            raise CatalogError(f"{where}: missing field {name!r}")
+            raise RuleCatalogError(f"{where}: missing field {name!r}")
     rule_id = raw["id"]
     if not isinstance(rule_id, str) or rule_id not in _PARAMS:
-        raise CatalogError(f"{where}: unknown rule id {rule_id!r} (known: {', '.join(KNOWN_RULES)})")
+        raise RuleCatalogError(f"{where}: unknown rule id {rule_id!r} (known: {', '.join(KNOWN_RULES)})")
     where = f"{where} ({rule_id})"
     unknown = sorted(set(raw) - {"id", "description", "enabled", "default_severity", "params"})
     if unknown:
-        raise CatalogError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}")
+        raise RuleCatalogError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}")
     if not isinstance(raw["description"], str) or not raw["description"].strip():
-        raise CatalogError(f"{where}: description must be a non-empty string")
+        raise RuleCatalogError(f"{where}: description must be a non-empty string")
     if not isinstance(raw["enabled"], bool):
-        raise CatalogError(f"{where}: enabled must be true or false, got {raw['enabled']!r}")
+        raise RuleCatalogError(f"{where}: enabled must be true or false, got {raw['enabled']!r}")
     severity = raw["default_severity"]
     if severity not in SEVERITIES:
-        raise CatalogError(f"{where}: bad severity {severity!r} (expected one of reject, low_confid, none)")
+        raise RuleCatalogError(
+            f"{where}: bad severity {severity!r} (expected one of reject, low_confid, none)"
+        )
     params = raw.get("params", {})
     if not isinstance(params, dict):
-        raise CatalogError(f"{where}: params must be an object")
+        raise RuleCatalogError(f"{where}: params must be an object")
     allowed = _PARAMS[rule_id]
     for name, value in params.items():
         if name not in allowed:
-            raise CatalogError(f"{where}: unknown param {name!r}")
+            raise RuleCatalogError(f"{where}: unknown param {name!r}")
         check, expected = allowed[name]
         if not check(value):
-            raise CatalogError(f"{where}: param {name!r} must be {expected}, got {value!r}")
+            raise RuleCatalogError(f"{where}: param {name!r} must be {expected}, got {value!r}")
     return RuleSpec(rule_id, raw["description"], raw["enabled"], Severity(severity), dict(params))
 
 
-def parse_catalog(data: Any, source: str = "<catalog>") -> Catalog:
+def parse_rule_catalog(data: Any, source: str = "<catalog>") -> RuleCatalog:
     """Validate already-decoded catalog JSON."""
     if not isinstance(data, dict):
-        raise CatalogError(f"{source}: the catalog must be a JSON object")
+        raise RuleCatalogError(f"{source}: the catalog must be a JSON object")
     version = data.get("rule_set_version")
     if not isinstance(version, str) or not version:
-        raise CatalogError(f"{source}: missing field 'rule_set_version' (a non-empty string)")
+        raise RuleCatalogError(f"{source}: missing field 'rule_set_version' (a non-empty string)")
     raw_rules = data.get("rules")
     if not isinstance(raw_rules, list):
-        raise CatalogError(f"{source}: missing field 'rules' (a list)")
+        raise RuleCatalogError(f"{source}: missing field 'rules' (a list)")
     specs: list[RuleSpec] = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_rules):
         spec = _parse_rule(raw, f"{source}: rules[{i}]")
         if spec.id in seen:
-            raise CatalogError(f"{source}: rules[{i}]: duplicate rule id {spec.id!r}")
+            raise RuleCatalogError(f"{source}: rules[{i}]: duplicate rule id {spec.id!r}")
         seen.add(spec.id)
         specs.append(spec)
     missing = [r for r in KNOWN_RULES if r not in seen]
     if missing:
-        raise CatalogError(
+        raise RuleCatalogError(
             f"{source}: missing rule(s) {', '.join(missing)} (list them, disabled if unwanted)"
         )
-    return Catalog(version, tuple(specs))
+    return RuleCatalog(version, tuple(specs))
 
 
-def load_catalog(path: Path | None = None) -> Catalog:
+def load_rule_catalog(path: Path | None = None) -> RuleCatalog:
     """Load and validate a catalog file; the default is rules/gatekeeper-rules.json (cached)."""
     if path is None:
         return _default_catalog()
     return _load(path)
 
 
-def _load(path: Path) -> Catalog:
+def _load(path: Path) -> RuleCatalog:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise CatalogError(f"{path}: cannot read the catalog: {exc}") from exc
+        raise RuleCatalogError(f"{path}: cannot read the catalog: {exc}") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CatalogError(f"{path}: not valid JSON: {exc}") from exc
-    return parse_catalog(data, str(path))
+        raise RuleCatalogError(f"{path}: not valid JSON: {exc}") from exc
+    return parse_rule_catalog(data, str(path))
 
 
 @lru_cache(maxsize=1)
-def _default_catalog() -> Catalog:
+def _default_catalog() -> RuleCatalog:
     return _load(DEFAULT_PATH)

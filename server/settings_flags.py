@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import fields
 
-from evigate.server.config import Settings
+from evigate.server.settings import Settings
 
 HELP = {
     "listen": "HOST:PORT to serve on (default 127.0.0.1:50051)",
