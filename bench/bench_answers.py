@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import re
 import statistics
 import sys
 import tempfile
@@ -40,32 +39,21 @@ sys.path.insert(0, str(ROOT))
 
 from bench import figures  # noqa: E402
 from evigate.rules import sentence_check  # noqa: E402
-from evigate.rules.language import detect  # noqa: E402
 from evigate.rules.sentence_types import Sentence, SentenceMaterial  # noqa: E402
 from evigate.server.pipeline import material  # noqa: E402
 from evigate.storage import Database  # noqa: E402
-from tests.worlds.judge import DATA_DIRS, LIVE_WORLDS, Judgement, run_world  # noqa: E402
+from tests.worlds.judge import (  # noqa: E402
+    DATA_DIRS,
+    INTERNAL,
+    LIVE_WORLDS,
+    Judgement,
+    answer_language,
+    direct_first,
+    run_world,
+)
 from tests.worlds.live import start_live_sources  # noqa: E402
 
 TARGET_P50_MS = 5.0
-INTERNAL = re.compile(r"template=|levels=|bm25=|dense=|threshold=|match=L\d|source=|\$\.\w+\[\d+\]")
-_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
-_DIRECT = frozenset({"headline", "absence", "could_not_check"})
-_VERDICT_NOTES = frozenset({"low_confidence", "rejected"})
-
-
-def direct_first(sentences: list[Sentence]) -> bool:
-    """Whether the first sentence after a verdict note answers the question."""
-    rest = [s for s in sentences if s.fixed_line not in _VERDICT_NOTES]
-    if not rest:
-        return False
-    first = rest[0]
-    return first.kind in _DIRECT or first.fixed_line == "nothing_confirmed"
-
-
-def answer_language(text: str, asked: str) -> str:
-    """The language of an answer by script, its quoted log lines and values aside."""
-    return detect(_QUOTED.sub(" ", text), asked)
 
 
 async def _material(db: Database, judgement: Judgement) -> SentenceMaterial | None:

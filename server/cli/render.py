@@ -81,7 +81,8 @@ def chat_response(r: chat_service_pb2.ChatResponse) -> str:
         lines.append(r.answer)
         if r.HasField("verdict"):
             lines.append("")
-            lines.append(f"verdict: {_enum(r.verdict, 'verdict')}")
+            language = f"   language: {r.language}" if r.language else ""
+            lines.append(f"verdict: {_enum(r.verdict, 'verdict')}{language}")
     else:
         lines.append(f"session failed: {r.failure_reason or 'unknown reason'}")
     lines.append(f"session: {r.session_id}   (replay: evigate trace {r.session_id})")

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 
 from evigate.rules.enums import ToolName
 from evigate.rules.sentence_types import Excerpt
+from evigate.server.agents.offline import readable_fields
+from evigate.server.agents.offline.readable_fields import quoted
 
 ALERT_TOOLS = frozenset({ToolName.QUERY_METRICS, "query_alerts"})
+CLUSTER_PATHS = frozenset({"$.objects", "$.events", "$.revisions", "$.services"})
 
 # How much a finding matters for the headline: higher first.
 FIRING_CRITICAL, FIRING, LOG_ERROR, LOG_WARN, VALUE, RESOLVED, OTHER = 60, 50, 40, 30, 25, 20, 10
@@ -23,13 +26,18 @@ FIRING_CRITICAL, FIRING, LOG_ERROR, LOG_WARN, VALUE, RESOLVED, OTHER = 60, 50, 4
 _FIELD = re.compile(r",\s*(?=[\w.]+=)")
 _PATTERN = re.compile(
     r'^template="(?P<template>.*?)" count=(?P<count>\d+) first=(?P<first>\S+ \S+) last=(?P<last>\S+ \S+)'
-    r' levels=(?P<levels>\S+) example="(?P<example>.*)"$'
+    r' levels=(?P<levels>\S+) example="(?P<example>.*?)"(?: [\w.]+=\S+)*(?: \| .*)?$',
+    re.S,
 )
 _KNOWLEDGE = re.compile(
     r"^\[(?P<kind>[^\]]+)\]\s*(?P<title>.+?)(?: / (?P<section>[^:]+))?:\s*(?P<body>.*)$", re.S
 )
 # The retrieval's own note after a knowledge block: `(source=…; match=L1 dense=… (cross-language))`.
 _SOURCE = re.compile(r"\s*\((?:source|path)=.*$", re.S)
+_SERIES = re.compile(r"^(?P<name>[\w:.]+)\{(?P<labels>[^}]*)\} window=(?P<window>.+?); (?P<rest>.*)$", re.S)
+_CHANGE = re.compile(r"change at (.+?)(?:;|$)")
+_ERROR_MESSAGE = re.compile(r'(?:"message"|\b(?:err|error|exception|reason))\s*[:=]\s*"?([^";|{}]{6,2000})')
+_DOCUMENT = re.compile(r"\((?:source|path)=([^;)\s]+)")
 _STEP = re.compile(r"(?:^|\s)(\d{1,2})\.\s+")
 _FAILED = re.compile(r"^(?P<tool>\w+)\((?P<args>[^()]*)\) failed \((?P<reason>.*)\)$", re.S)
 _VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
@@ -47,7 +55,10 @@ class Phrase:
     weight: int = OTHER
     steps: list[str] = field(default_factory=list)
     title: str = ""  # a runbook's title
+    source: str = ""  # a runbook's document
+    intro: str = ""  # what a runbook with steps says before them
     log_line: bool = False  # one log record quoted
+    fallback: str = ""  # the excerpt quoted as it stands, when the sentence is refused
 
 
 def fields(text: str) -> tuple[str, dict[str, str]]:
@@ -76,8 +87,25 @@ def clock(stamp: str, day: str = "") -> str:
 
 def phrase(excerpt: Excerpt, service: str, language: str) -> Phrase | None:
     """The readable phrase of one excerpt, or None for a shape this module does not know."""
+    found = _phrase(excerpt, service, language)
+    if found is not None:
+        found.fallback = _fallback(excerpt, language == "zh")
+    return found
+
+
+def _fallback(excerpt: Excerpt, zh: bool) -> str:
+    """The excerpt's fields quoted one by one, or the excerpt quoted whole (the retrieval's note
+    after a knowledge block left out)."""
+    text = _SOURCE.sub("", excerpt.text).strip()
+    said = readable_fields.phrase(text, excerpt.raw_path, zh) if "=" in text else None
+    return said[0] if said is not None else readable_fields.verbatim(text, zh)
+
+
+def _phrase(excerpt: Excerpt, service: str, language: str) -> Phrase | None:
     text = excerpt.text.strip()
     zh = language == "zh"
+    if excerpt.raw_path.split("[", 1)[0] in CLUSTER_PATHS:
+        return _cluster(text, excerpt.raw_path, zh)
     if excerpt.tool == ToolName.LOOKUP_KNOWLEDGE:
         return _runbook(text, zh)
     if excerpt.tool in ALERT_TOOLS and excerpt.raw_path.startswith("$.alerts"):
@@ -85,19 +113,93 @@ def phrase(excerpt: Excerpt, service: str, language: str) -> Phrase | None:
     if excerpt.raw_path.startswith("$.patterns"):
         return _pattern(text, service, zh)
     if excerpt.tool == ToolName.QUERY_LOGS and excerpt.raw_path.startswith("$.logs"):
-        line = text.split(" | ", 1)[0].strip()
-        weight = LOG_ERROR if " ERROR " in f" {line} " else LOG_WARN if " WARN " in f" {line} " else OTHER
-        if zh:
-            return Phrase(f"匹配的日志：“{line}”。", f"日志“{line}”", weight, log_line=True)
-        return Phrase(f'A matching log line: "{line}".', f'log line "{line}"', weight, log_line=True)
+        return _log_line(text, zh)
+    series = _SERIES.match(text)
+    if series is not None:
+        return _series(series, zh)
     instant = _VALUE.match(text)
     if instant is not None:
         head, val, at = instant.group("head", "value", "at")
         signal = head.split("{", 1)[0]
         if zh:
-            return Phrase(f"{service} 的 {signal} 为 {val}（{at}）。", f"{signal} {val}", VALUE)
-        return Phrase(f"The {signal} of {service} is {val} at {at}.", f"{signal} {val}", VALUE)
+            owner = f"{service} 的 " if service else ""
+            return Phrase(f"{owner}{signal} 为 {val}（{at}）。", f"{signal} {val}", VALUE)
+        owner = f" of {service}" if service else ""
+        return Phrase(f"The {signal}{owner} is {val} at {at}.", f"{signal} {val}", VALUE)
     return None
+
+
+def _log_line(text: str, zh: bool) -> Phrase:
+    """One log record: its line quoted, and what its error fields say (`err={"message":"429 …"}`)."""
+    line, _, rest = text.partition(" | ")
+    line = line.strip()
+    weight = LOG_ERROR if " ERROR " in f" {line} " else LOG_WARN if " WARN " in f" {line} " else OTHER
+    said = [_chain(m.group(1)) for m in _ERROR_MESSAGE.finditer(rest)][:1]
+    extra = f"（{said[0]}）" if zh and said else f" ({said[0]})" if said else ""
+    if zh:
+        return Phrase(f"匹配的日志：{quoted(line)}{extra}。", f"日志{quoted(line)}", weight, log_line=True)
+    return Phrase(
+        f"A matching log line: {quoted(line)}{extra}.", f"log line {quoted(line)}", weight, log_line=True
+    )
+
+
+def _chain(message: str) -> str:
+    """An exception chain (`A ← Caused by: B ← Caused by: C`) as its first and its last link."""
+    links = [link.strip() for link in message.split("←") if link.strip()]
+    shown = links[:1] + links[-1:] if len(links) > 1 else links
+    return " … ".join(quoted(link) for link in shown)
+
+
+def _series(match: re.Match[str], zh: bool) -> Phrase:
+    """A metric series over a window: its last, first, lowest, highest and mean values, each with
+    its time, and where it changed."""
+    name, labels = match.group("name"), match.group("labels")
+    parts = dict(p.split("=", 1) for p in match.group("rest").split("; ") if "=" in p.split(" ", 1)[0])
+    owner = f" ({', '.join(quoted(v) for v in labels.split(', ') if v)})" if labels else ""
+    words = {"last": "最新", "first": "最早", "min": "最低", "max": "最高", "avg": "平均"} if zh else {}
+    said = [
+        f"{words.get(k, k)} {quoted(parts[k])}" for k in ("last", "first", "min", "max", "avg") if k in parts
+    ]
+    change = _CHANGE.search(match.group("rest"))
+    if change is not None:
+        said.append(f"{'变化于' if zh else 'change at'} {quoted(change.group(1))}")
+    sep = "，" if zh else ", "
+    window = quoted(match.group("window"))
+    if zh:
+        sentence = f"{name}{owner} 在 {window} 期间：{sep.join(said)}。"
+    else:
+        sentence = f"{name}{owner} over {window}: {sep.join(said)}."
+    short = f"{name} {said[0]}" if said else name
+    return Phrase(sentence, short, VALUE)
+
+
+def _cluster(text: str, raw_path: str, zh: bool) -> Phrase | None:
+    """A cluster object, event or revision, or a catalog entry: its name and its fields' values."""
+    said = readable_fields.phrase(text, raw_path, zh)
+    if said is None:
+        return None
+    sentence, short = said
+    path = raw_path.split("[", 1)[0]
+    problems = re.search(r"problems=\[[^\]]", text) is not None
+    if path == "$.events":
+        weight = LOG_ERROR if text.startswith("Warning") else OTHER
+    elif path == "$.objects":
+        weight = FIRING if problems else VALUE
+    else:
+        weight = VALUE if path == "$.revisions" else OTHER
+    return Phrase(sentence, short, weight)
+
+
+def generic(excerpt: Excerpt, language: str) -> Phrase | None:
+    """Any excerpt of `key=value` fields, or else the excerpt quoted: for a claim none of whose
+    excerpts has a sentence of its own and whose own text the check refuses."""
+    zh = language == "zh"
+    text = _SOURCE.sub("", excerpt.text).strip()
+    said = readable_fields.phrase(text, excerpt.raw_path, zh)
+    fallback = readable_fields.verbatim(text, zh)
+    if said is None or "=" not in text:
+        return Phrase(fallback, fallback, OTHER, fallback=fallback) if fallback else None
+    return Phrase(said[0], said[1], OTHER, fallback=fallback)
 
 
 def _alert(text: str, zh: bool) -> Phrase | None:
@@ -111,8 +213,9 @@ def _alert(text: str, zh: bool) -> Phrase | None:
     critical = severity.lower() == "critical"
     ends = _stamp(f.get("ends_at") or f.get("resolved_at") or "")
     starts = _stamp(f.get("starts_at", ""))
-    # the summary says what the alert measured when it names no current value
-    summary = f.get("summary", "") if not current else ""
+    # the summary says what the value measures ("26.4h old"); the labels what it is about
+    summary = readable_fields.quoted(f["summary"]) if f.get("summary") else ""
+    labels = _labels(f)
     if zh:
         owner = f"{service} 的 " if service else ""
         details = "，".join(
@@ -127,7 +230,7 @@ def _alert(text: str, zh: bool) -> Phrase | None:
             )
             if p
         )
-        said = f"：“{summary}”" if summary else ""
+        said = (f"：{summary}" if summary else "") + (f"（{labels}）" if labels else "")
         if state == "firing":
             tail = f"（{details}）" if details else ""
             return Phrase(
@@ -152,7 +255,7 @@ def _alert(text: str, zh: bool) -> Phrase | None:
         )
         if p
     )
-    said = f': "{summary}"' if summary else ""
+    said = (f": {summary}" if summary else "") + (f" ({labels})" if labels else "")
     if state == "firing":
         at = f" at {current}" if current else ""
         return Phrase(
@@ -170,6 +273,19 @@ def _alert(text: str, zh: bool) -> Phrase | None:
             RESOLVED,
         )
     return Phrase(f"The {name} alert{owner} is {state} ({details}).", f"{name} is {state}", OTHER)
+
+
+_OWN_LABELS = frozenset({"alertname", "service", "namespace", "severity", "job", "instance"})
+
+
+def _labels(f: dict[str, str]) -> str:
+    """The alert's other labels (`labels.task=x` → `task "x"`): what it is about."""
+    said = [
+        f"{key.removeprefix('labels.')} {readable_fields.quoted(_word(value))}"
+        for key, value in f.items()
+        if key.startswith("labels.") and key.removeprefix("labels.") not in _OWN_LABELS and _word(value)
+    ]
+    return ", ".join(said[:4])
 
 
 def _word(text: str) -> str:
@@ -197,7 +313,7 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
         owner = f"{service} " if service else ""
         level = levels.replace(",", "/")
         return Phrase(
-            f"{owner}在 {start} 至 {end} 之间记录了 {count} 条 {level} 日志，例如“{example}”。",
+            f"{owner}在 {start} 至 {end} 之间记录了 {count} 条 {level} 日志，例如{quoted(example)}。",
             f"{count} 条“{core}”{level} 日志",
             LOG_ERROR if error else LOG_WARN,
         )
@@ -205,7 +321,7 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     noun = noun[:-1] if count == "1" else noun
     owner = f"{service} logged" if service else "The logs hold"
     return Phrase(
-        f'{owner} {count} {noun} between {start} and {end}, for example "{example}".',
+        f"{owner} {count} {noun} between {start} and {end}, for example {quoted(example)}.",
         f'{count} "{core}" {noun} between {start} and {end}',
         LOG_ERROR if error else LOG_WARN,
     )
@@ -220,16 +336,31 @@ def _core(template: str) -> str:
 
 
 def _runbook(text: str, zh: bool) -> Phrase | None:
+    found = _runbook_of(text, zh)
+    document = _DOCUMENT.search(text)
+    if found is not None and document is not None:
+        found.source = document.group(1)
+    return found
+
+
+def _runbook_of(text: str, zh: bool) -> Phrase | None:
     match = _KNOWLEDGE.match(_SOURCE.sub("", text))
     if match is None:
         return None
     title, body = match.group("title").strip(), match.group("body").strip()
     steps = _steps(body)
+    first = _STEP.search(body)
+    intro = body[: first.start()].strip() if steps and first is not None else body
+    said = readable_fields.quoted(intro) if intro else ""
+    name = readable_fields.quoted(title) or title
     if zh:
-        sentence = f"知识库条目“{title}”给出以下步骤：" if steps else f"知识库条目“{title}”：{body}"
+        told = f"知识库条目{name}" + (f"：{said}。" if said else "。")
+        sentence = f"知识库条目{name}给出以下步骤：" if steps else told
     else:
-        sentence = f'The runbook "{title}" gives these steps:' if steps else f'The runbook "{title}": {body}'
-    return Phrase(sentence, title, OTHER, steps, title)
+        told = f"The runbook {name} says {said}." if said else f"The runbook {name}."
+        sentence = f"The runbook {name} gives these steps:" if steps else told
+    short = f"知识库条目{name}" if zh else f"the runbook {name}"
+    return Phrase(sentence, short, OTHER, steps, title, intro=told if steps and said else "")
 
 
 def _steps(body: str) -> list[str]:
