@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
 from evigate.rules.gatekeeper import check
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.rules.types import EvidenceRef, InvocationFacts
+from evigate.server.tools.registry import default_registry
 
 SIZES = (10, 100, 1_000, 10_000)
 
@@ -83,7 +83,7 @@ def _session(n: int, excerpt: Callable[[int], str]) -> tuple[dict[str, Any], lis
 
 def _seconds(n: int, excerpt: Callable[[int], str], repeat: int) -> float:
     evidence, invocations = _session(n, excerpt)
-    catalog = load_rule_catalog()
+    catalog = default_registry().catalog()
     result = check(evidence, invocations, catalog)
     if result.severity != "none" or len(result.checked_bindings) != n:
         raise SystemExit(f"bench input did not pass cleanly: {result.errors[:3]}")

@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
 from bench import figures  # noqa: E402
-from evigate.rules.rule_catalog import load_rule_catalog  # noqa: E402
 from evigate.server.agents.base import AgentBackend  # noqa: E402
 from evigate.server.agents.llm import build_llm_backend  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
@@ -42,6 +41,7 @@ from evigate.server.pipeline import Pipeline  # noqa: E402
 from evigate.server.pipeline.orchestrator import PipelineSettings  # noqa: E402
 from evigate.server.skills import load_skills  # noqa: E402
 from evigate.server.tools import build_backend  # noqa: E402
+from evigate.server.tools.registry import default_registry  # noqa: E402
 from evigate.storage import Database, migrate  # noqa: E402
 from tests.pipeline import llm_script  # noqa: E402
 from tests.pipeline.test_demo_questions import CASES  # noqa: E402
@@ -104,7 +104,7 @@ def pipeline(db: Database, agents: AgentBackend) -> Pipeline:
         build_backend("fixture", None, db.repo),
         agents,
         load_skills(),
-        load_rule_catalog(),
+        default_registry().catalog(),
         PipelineSettings(owner="bench"),
     )
 

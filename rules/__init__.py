@@ -5,7 +5,7 @@ imports server, storage or the generated contract.
 
 - `rules.gatekeeper.check(evidence, invocations, catalog=None) -> GatekeeperOutcome`
 - `rules.rule_catalog.load_rule_catalog(path=None) -> RuleCatalog` (rules/gatekeeper-rules.json,
-  gatekeeper-rules-v2)
+  gatekeeper-rules-v2; the tools' item arrays come from the tool registry, `RuleCatalog.with_tools`)
 - `rules.score.evaluate(session_status, invocations) -> EvidenceScoreResult`
 - `rules.verdict.constrain(proposed, severity) -> VerdictDecision`
 - `rules.guard.scan(text, negative_claims) -> list[GuardFinding]`

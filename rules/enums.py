@@ -64,6 +64,7 @@ class SessionStatus(StrEnum):
     RUNNING = "RUNNING"
     SUCCESS = "SUCCESS"
     FAILED = "FAILED"
+    AGENT = "AGENT"  # an outside agent's evidence tool calls (server.usecases.agent_queries)
 
 
 class ClaimType(StrEnum):

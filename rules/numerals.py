@@ -1,6 +1,6 @@
 """Numbers written out in words, as digits: English number words ("forty-eight", "a dozen",
-"twice", "half an hour") and Chinese numerals before a measure word ("三个告警", "四十八次",
-"两小时", "半小时"), so that the answer check compares them by value like any other number.
+"twice", "a couple of", "half an hour") and Chinese numerals before a measure word ("三个告警", "四十八次",
+"两小时", "半小时", 九成 = 90%), so that the answer check compares them by value like any other number.
 
 Applied to text already normalised by `rules.answer_facts.normalize` (lowercase, NFKC,
 百分之九十二 already 92%).
@@ -87,6 +87,9 @@ _SPECIAL = (
     (re.compile(r"\ba dozen\b"), "12"),
     (re.compile(r"\btwice\b"), "2 times"),
     (re.compile(r"\bthrice\b"), "3 times"),
+    (re.compile(r"\ba (?:couple|pair) of\b"), "2"),
+    (re.compile(r"\ba quarter of an hour\b"), "15 minutes"),
+    (re.compile(r"一刻钟"), "15分钟"),
     (re.compile(r"\bonce\b(?=\s+(?:in|during|between|since|at)\b)"), "1 time"),
     # "an hour", "a minute": one of that unit, as a duration (relative times are read before this).
     (re.compile(r"\ban? (second|minute|hour|day|week)\b(?!\s+ago)"), r"1 \1"),
@@ -133,10 +136,17 @@ def _cn_number(match: re.Match[str]) -> str:
     return "0.5" if numerals == "半" else str(cn_integer(numerals))
 
 
+# 九成 is 90%: tenths, after a numeral (成功, 完成, 造成 are no numbers).
+_CN_TENTHS = re.compile(
+    r"(?<![\d零〇一二两三四五六七八九十百千万])([一二两三四五六七八九])成(?![功为了本员品型熟立果交长])"
+)
+
+
 def spelled_as_digits(flat: str) -> str:
     """`flat` (normalised text) with its spelled-out numbers written as digits."""
     for pattern, replacement in _SPECIAL:
         flat = pattern.sub(replacement, flat)
     if not flat.isascii():
+        flat = _CN_TENTHS.sub(lambda m: f"{CN_DIGIT[m.group(1)] * 10}%", flat)
         flat = _CN_NUMBER.sub(_cn_number, flat)
     return _EN_NUMBER.sub(_en_number, flat)

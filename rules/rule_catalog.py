@@ -5,9 +5,9 @@ so operators can tune the Gatekeeper without touching code. A malformed catalog 
 with a `RuleCatalogError` naming the problem.
 
 The tool table (`citation.raw_path_grammar`: which array each tool's items are cited under, and
-which claim types may cite it) belongs to the tools: the server's tool registry hands it in with
-`RuleCatalog.with_tools`, so adding a tool edits no rule file. The JSON's `arrays` is the table of the
-built-in tools for callers of the rules without a registry (tests, benchmarks, other services).
+which claim types may cite it) belongs to the tools: the server's tool registry is the one place
+that holds it and hands it in with `RuleCatalog.with_tools`, so adding a tool edits no rule file.
+A catalog without it knows no tool's array: only `$.no_evidence` can then be cited.
 """
 
 from __future__ import annotations
@@ -93,16 +93,9 @@ _DEFAULT_PARAMS: Mapping[str, Mapping[str, Any]] = {
     "contract.forbidden_fields": {
         "fields": ["diagnosis_summary", "user_facing_answer", "source_invocation_ids"]
     },
-    "citation.raw_path_grammar": {
-        "arrays": {
-            "query_metrics": "alerts",
-            "query_logs": "logs",
-            "lookup_knowledge": "evidence_blocks",
-            "query_promql": "series",
-        },
-        # A tool absent here may be cited by any claim type.
-        "claim_types": {},
-    },
+    # The tool registry's table (with_tools); a tool absent from claim_types may be cited by any
+    # claim type.
+    "citation.raw_path_grammar": {"arrays": {}, "claim_types": {}},
     "excerpt.negation_elided": {
         "words": ["not", "no", "never", "cannot", "without", "none", "neither", "nor"],
         "cjk": "不没未无非否",

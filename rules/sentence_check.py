@@ -20,6 +20,8 @@ against the whole session:
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -47,6 +49,10 @@ __all__ = ["RULES", "check", "token_material"]
 def check(sentences: Sequence[Sentence], material: SentenceMaterial) -> SentenceCheckResult:
     """Every violation of each sentence against its bound claims, and of the answer as a whole."""
     prepared = Prepared(material)
+    # "a 10000-message threshold", "non-critical", "still-firing": words, not identifiers
+    sentences = [
+        s if s.fixed_line else dataclasses.replace(s, text=_compounds(s.text, prepared)) for s in sentences
+    ]
     tokens = token_material(material)
     # the token layer's index of the whole material, from the indexes the units already built
     # the token layer's index of the whole material, from the claims' own indexes
@@ -67,6 +73,28 @@ def check(sentences: Sequence[Sentence], material: SentenceMaterial) -> Sentence
         for v in answer_check.answer_rules(joined, tokens)
     )
     return SentenceCheckResult(tuple(per_sentence), answer)
+
+
+_COMPOUND = re.compile(
+    r"(?<![\w.-])(?:\d+(?:\.\d+)?|non|semi|self|well|now|still|already|half|long|short|fully|partly|low|high)"
+    r"(?:-[a-z]{1,12})+(?![\w-]|\.\w)",
+    re.IGNORECASE,
+)
+
+
+def _compounds(text: str, prepared: Prepared) -> str:
+    """The text with its hyphenated compounds of a number or common prefix and words ("a 25-minute
+    alert", "non-critical", "still-firing") written as words; a name the session knows stays whole."""
+    if "-" not in text:
+        return text
+
+    def split(match: re.Match[str]) -> str:
+        word = match.group()
+        if prepared.names.find(word.lower()) or word.lower() in prepared.known_text:
+            return word
+        return word.replace("-", " ")
+
+    return _COMPOUND.sub(split, text)
 
 
 def token_material(material: SentenceMaterial) -> AnswerMaterial:

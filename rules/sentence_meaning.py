@@ -12,30 +12,17 @@ from evigate.rules import sentence_types as t
 from evigate.rules import sentence_words as w
 from evigate.rules.answer_check import quote_spans
 from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans_of
-from evigate.rules.enums import ClaimType, SentenceKind
+from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_reading import Clause, Reading, plain
+from evigate.rules.sentence_relations import RelationContext, relation_stated
 from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible, holds
-from evigate.rules.text import tokenize
 
 _ROLE_BEFORE = 24  # characters between a role word and its value
 _ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
 _ONCE = re.compile(r"1 ?(?:次|times?)")
-_SAME_WORDS = 0.5  # share of a clause's words a claim must hold to state its relation
-# words that say nothing of what a relation is between
-_FUNCTION_WORD = re.compile(
-    r"(?:the|an?|is|are|was|were|be|been|of|to|in|on|at|for|and|or|by|its?|this|that|with|as|from|ha[sd]|have"
-    r"|because|due|caus(?:e|es|ed|ing)|led|leads?|results?|resulted|so|thus|hence|therefore"
-    r"|的|了|是|在|和|与|因为|由于|导致|造成|引起|所以|因此)"
-)
-_NOUN_SCOPES = (
-    (w.ALERT, ("alert", "告警")),
-    (w.SERVICE, ("service", "服务")),
-    (w.LOG, ("pattern", "模式", "日志模式")),
-)
-_COUNT_FIELD = re.compile(
-    r"(?<![\w.])[a-z_]*(?:total|count|known_services|services|alerts|instances|replicas|pods|consumers|partitions)"
-    r"[a-z_]*\s*=\s*(\d+)\b"
-)
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_ALERT_WORD = re.compile(r"fir|alert|trigger|触发|告警|报警")
+_TIMES = re.compile(r"\d+ ?(?:次|times?)")
 
 
 class SentenceRules:
@@ -81,7 +68,11 @@ class SentenceRules:
     def _named(self, name: str, service: bool) -> bool:
         for cid in self.claim_ids:
             claim = self.prepared.claim(cid)
-            if (service and name in claim.names) or claim.index.supports(name, WORD):
+            # a step may name what its runbook names; a finding, what the claim's findings name
+            names = claim.names if self.kind == SentenceKind.STEP else claim.facts
+            if service and name in names:
+                return True
+            if not service and claim.index.supports(name, WORD):
                 return True
         return any(self.prepared.hypothesis_index[h].supports(name, WORD) for h in self.hypothesis_ids)
 
@@ -136,6 +127,12 @@ class SentenceRules:
     def _state(self, clause: Clause, state: str, phrase: str) -> None:
         for alert, service in clause.groups():
             selected = self._selected([(alert, service)])
+            if (
+                state == w.FIRING
+                and not _ALERT_WORD.search(phrase)
+                and all(u.state == w.FOUND for u in selected)
+            ):
+                continue  # "the timeouts persist", "仍然在报错": log lines go on, no alert state to flip
             if selected and not any(u.state in w.AGREES[state] for u in selected):
                 shown = sorted({u.state for u in selected})
                 self.fail(t.STATE, phrase, f"the bound evidence shows {', '.join(shown)}")
@@ -166,9 +163,27 @@ class SentenceRules:
         names = [n for n, _ in [*clause.services, *clause.alerts, *clause.names]]
         scopes = w.scopes(text)
         about = [u for u in self.units if u.state == w.ABSENT and holds(u, names)]
+        # a query for one alert or keyword found nothing of that, not nothing at all
+        narrower = sorted({v for u in about for v in _narrowed(u) if v not in text and v not in names})
+        about = [u for u in about if all(v in text or v in names for v in _narrowed(u))]
+        if not scopes:
+            # nothing at all was found about these subjects: no allowed claim found anything of them
+            found = [
+                u
+                for u in self.prepared.all_units()
+                if u.state in w.POSITIVE
+                and u.scope != w.KNOWLEDGE
+                and any(compatible(u, a, s) for a, s in clause.groups())
+                and (u.services or u.alert)
+            ]
+            if found and about:
+                self.fail(t.ABSENCE, phrase, f"the session found {found[0].alert or found[0].scope} for it")
+                return
         if any(not scopes or u.scope in scopes for u in about):
             return
-        if about:
+        if narrower:
+            detail = f"the negative claim asked only for {', '.join(narrower)}"
+        elif about:
             detail = f"the negative claim is about {', '.join(sorted({u.scope for u in about}))}"
         elif any(u.state == w.UNCHECKED for u in self.units):
             detail = "the call failed: it could not be checked, which is not 'nothing found'"
@@ -210,7 +225,7 @@ class SentenceRules:
         for token, kind, start in spans_of(text):
             if kind == WORD or any(s <= start < e for s, e in counted):
                 continue
-            selected = self._selected(clause.groups_near(start))
+            selected = self._holding(self._selected(clause.groups_near(start)), clause)
             if (
                 any(u.index.supports(token, kind) for u in selected)
                 or any(i.supports(token, kind) for i in indexes)
@@ -224,6 +239,14 @@ class SentenceRules:
             else:
                 self.fail(t.VALUE, token, "no bound excerpt holds it")
 
+    @staticmethod
+    def _holding(selected: list[Unit], clause: Clause) -> list[Unit]:
+        """Of the units a value may come from, those that hold the identifiers the clause names
+        ("OOMKilled twice": the OOMKilled line's count, not another line's), when any does."""
+        named = [n for n, _ in clause.names]
+        holders = [u for u in selected if any(u.index.supports(n, WORD) for n in named)]
+        return holders or selected
+
     def _role(self, text: str, start: int, token: str, selected: list[Unit]) -> None:
         role = None
         window = text[max(0, start - _ROLE_BEFORE) : start]
@@ -233,6 +256,8 @@ class SentenceRules:
         after = _ROLE_AFTER.match(text, start + len(token.split(maxsplit=1)[0]) + (1 if "%" in token else 0))
         if after is not None:
             role = p.LIMIT if ("limit" in after.group() or "上限" in after.group()) else p.THRESHOLD
+        if role is None and _TIMES.fullmatch(token):
+            role = p.CURRENT  # "restarted 3 times": how often it happened, never its threshold
         if role is None:
             return
         given = {r for u in selected for r, value in u.pairs if FactIndex([value]).supports(token, NUMBER)}
@@ -246,43 +271,34 @@ class SentenceRules:
 
     # --- connectives, severity, quantities, actions -------------------------------------------
 
-    def _relation_stated(self, clause: Clause, text: str, word: re.Match[str]) -> bool:
-        """A bound claim states the relation: hedged in a hypothesis, or said by a bound claim of the
-        clause's subjects (a root cause, or an excerpt or claim text with the same kind of word) that
-        holds most of the words on each side of the connective ("X because Y": X and Y). A runbook
-        says what often happens, not what happened: it states relations only for steps."""
-        if self.hedged and (self.kind == SentenceKind.HYPOTHESIS or self.hypothesis_ids):
-            return True
-        pattern = word.re
-        names = [n for n, _ in [*clause.services, *clause.alerts, *clause.names]]
-        sides = [text[: word.start()], text[word.end() :]]
-        wanted = [
-            {tok for tok in tokenize(side) if len(tok) > 1 and not _FUNCTION_WORD.fullmatch(tok)}
-            for side in sides
-        ]
-        for unit in self.units:
-            # a claim that cites a runbook may carry its words in its text
-            claim_text = "" if unit.claim.runbook and self.kind != SentenceKind.STEP else unit.claim_text
-            said = unit.claim.claim_type == ClaimType.ROOT_CAUSE or pattern.search(unit.text)
-            if not (said or pattern.search(claim_text)):
-                continue
-            if not all(n in unit.services or n in unit.text or n in claim_text for n in names):
-                continue
-            theirs = set(tokenize(unit.text)) | set(tokenize(claim_text))
-            if all(len(mine & theirs) >= _SAME_WORDS * len(mine) for mine in wanted):
-                return True
-        return False
+    def relation_context(self) -> RelationContext:
+        return RelationContext(self.units, self.kind, self.hedged, bool(self.hypothesis_ids))
 
     def connectives(self, clause: Clause, text: str) -> None:
-        plain_text = plain(text)
+        plain_text, context = plain(text), self.relation_context()
+        hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
+        for match in w.IMPACT.finditer(plain_text):
+            if not hedged and not any(match.group() in bound for bound in self.texts):
+                self.fail(t.CAUSAL, match.group(), "a consequence that no bound claim observed")
+                break
         for match in w.causal_words(plain_text):
-            if not self._relation_stated(clause, plain_text, match):
+            if w.AFFECTED.fullmatch(match.group()) and self._own_subject(clause):
+                continue
+            if not relation_stated(context, clause, plain_text, match, text):
                 self.fail(t.CAUSAL, match.group(), "no bound claim states this relation")
                 break
         for pattern in (w.TREND_UP, w.TREND_DOWN):
             trend = pattern.search(plain_text)
-            if trend is not None and not self._relation_stated(clause, plain_text, trend):
+            if trend is not None and not relation_stated(
+                self.relation_context(), clause, plain_text, trend, text
+            ):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
+
+    def _own_subject(self, clause: Clause) -> bool:
+        """ "payment-service is affected by its HighCPUUsage alert", "the affected service is X": the
+        clause names services, each the subject of a bound unit, and no consequence of its own."""
+        services = {n for n, _ in clause.services}
+        return bool(services) and all(any(n in u.services for u in self.units) for n in services)
 
     def severity(self, clause: Clause, text: str) -> None:
         for level, word in w.severities(text):
@@ -309,6 +325,17 @@ class SentenceRules:
             self.fail(t.QUANTITY, both.group(), f"the claims show {len(self._items(pool, states))}")
         for number, noun, start, end in p.counts(text):
             self._count(clause, text, (number, noun, start, end), states)
+        for match in p.SEVERAL.finditer(text):
+            noun = match.group(1) or match.group(2)
+            scope = p.noun_scope(noun)
+            if scope == w.SERVICE:
+                items = {n for n, _ in clause.services} | {s for u in self.units for s in u.services}
+            else:
+                items = self._items(self._pool(clause, scope or w.ALERT), states)
+            if len(items) < 2 and not any(
+                p.counts_of(u.text) - {"0", "1"} for u in self.units if u.scope == scope
+            ):
+                self.fail(t.QUANTITY, match.group(), f"the claims show {len(items)}")
 
     def _pool(self, clause: Clause, scope: str) -> list[Unit]:
         """The allowed items a quantifier speaks of: every allowed excerpt of that scope about the
@@ -326,8 +353,8 @@ class SentenceRules:
 
     def _count(self, clause: Clause, text: str, count: tuple[int, str, int, int], states: list[str]) -> None:
         number, noun, start, end = count
-        scope, phrase = _noun_scope(noun), text[start:end]
-        if any(str(number) in _counts_of(u.text) for u in self.units if scope in (None, u.scope)):
+        scope, phrase = p.noun_scope(noun), text[start:end]
+        if any(str(number) in p.counts_of(u.text) for u in self.units if scope in (None, u.scope)):
             return  # the excerpt says how many (total=3, known_services=8)
         if scope == w.SERVICE:
             items = {n for n, _ in clause.services} | {s for u in self.units for s in u.services}
@@ -356,14 +383,13 @@ class SentenceRules:
         return text
 
 
-def _counts_of(text: str) -> set[str]:
-    """The counts an excerpt gives (total=3, known_services=8, count=48)."""
-    return set(_COUNT_FIELD.findall(text))
+_NARROW_FIELD = re.compile(r"(?<![\w.])(?:alert_name|alertname|keyword)\s*=\s*([^;|,]+)")
+
+
+def _narrowed(unit: Unit) -> list[str]:
+    """What a negative query narrowed itself to (alert_name=, keyword=), lowercase."""
+    return [m.group(1).strip() for m in _NARROW_FIELD.finditer(unit.text)] if unit.state == w.ABSENT else []
 
 
 def _names_alert(unit: Unit, alert: str) -> bool:
     return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, WORD))
-
-
-def _noun_scope(noun: str) -> str | None:
-    return next((scope for scope, starts in _NOUN_SCOPES if noun.startswith(starts)), None)

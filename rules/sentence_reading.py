@@ -24,9 +24,17 @@ from evigate.rules.sentence_units import Prepared
 _MARKER = re.compile(r"zq([a-j]+)q")
 _STRONG = re.compile(
     r"[;；。!?！？]|[,，、]|(?<!\d)[:：]|[:：](?!\d)|\.(?=\s|$)|[()（）\[\]]"
-    r"|\b(?:but|while|whereas|although|though|however|yet)\b|但是|但|不过|而且|而|同时|其中"
+    r"|\b(?:but|while|whereas|although|though|however|yet)\b|但是|但|不过|而且|(?<![进继从因然])而|同时|其中"
 )
-_WEAK = re.compile(r"\b(?:and|or)\b|和|与|及|以及|并且|并|且|或")
+# "WARN and above", "及以上" join no two statements
+# "upstream order-service", "上游 order-service": a service named as another's dependency
+_RELATION = re.compile(
+    r"(?:\b(?:upstream|downstream)|上游|下游)(?:\s*(?:service|服务))?\s*(?:是|为|is|:)?\s*$"
+)
+_WEAK = re.compile(
+    r"\b(?:and|or)\b(?!\s+(?:above|below|higher|lower|over|under|more|less|later|earlier)\b)"
+    r"|和|与|(?<!以)及(?!以[上下])|以及|并且|并|且|或"
+)
 
 
 @dataclass
@@ -114,7 +122,9 @@ def read(text: str, prepared: Prepared) -> Reading:
         clause = Clause(part, [], [])
         for match in _MARKER.finditer(part):
             kind, name = entities[_index(match.group(1))]
-            if kind == "s":
+            if kind == "s" and _RELATION.search(part, 0, match.start()):
+                clause.names.append((name, match.start()))  # a gateway's upstream is no subject of it
+            elif kind == "s":
                 clause.services.append((name, match.start()))
             elif kind == "a":
                 clause.alerts.append((name, match.start()))

@@ -23,20 +23,20 @@ UNKNOWN_ID = "sentence.unknown_id@1"
 KIND = "sentence.kind@1"
 FIXED_LINE = "sentence.fixed_line@1"
 HEDGE = "sentence.hedge@1"
-SUBJECT = "sentence.subject@1"
-STATE = "sentence.state@1"
-ABSENCE = "sentence.absence@1"
+SUBJECT = "sentence.subject@2"
+STATE = "sentence.state@2"
+ABSENCE = "sentence.absence@2"
 UNCHECKED = "sentence.unchecked@1"
 YES_NO = "sentence.yes_no@1"
-VALUE = "sentence.value@1"
-ROLE = "sentence.role@1"
-RELATIVE_TIME = "sentence.relative_time@1"
+VALUE = "sentence.value@2"
+ROLE = "sentence.role@2"
+RELATIVE_TIME = "sentence.relative_time@2"
 QUOTE = "sentence.quote@1"
-CAUSAL = "sentence.causal@1"
-TREND = "sentence.trend@1"
-SEVERITY = "sentence.severity@1"
-QUANTITY = "sentence.quantity@1"
-ACTION = "sentence.action@1"
+CAUSAL = "sentence.causal@2"
+TREND = "sentence.trend@2"
+SEVERITY = "sentence.severity@2"
+QUANTITY = "sentence.quantity@2"
+ACTION = "sentence.action@2"
 
 RULES: dict[str, str] = {
     UNBOUND: "a sentence bound to no claim or hypothesis that is not a fixed line composed by code",
@@ -49,8 +49,9 @@ RULES: dict[str, str] = {
     "names that no bound excerpt holds together",
     STATE: "firing / resolved / silenced / found, with its negation, disagrees with the bound "
     "claims' type and the state in their refs",
-    ABSENCE: "says nothing was found where no bound negative claim of that subject and scope says so "
-    "(a failed call is never 'nothing found')",
+    ABSENCE: "says nothing was found where no bound negative claim of that subject and scope says so, "
+    "wider than what the query asked, or of a subject the session found something of (a failed call is "
+    "never 'nothing found')",
     UNCHECKED: "says a check could not run where no bound call failed, or reports a failed call "
     "without saying so",
     YES_NO: "a yes / no that disagrees with what the bound claims show about the question's state",
@@ -60,8 +61,8 @@ RULES: dict[str, str] = {
     RELATIVE_TIME: "a relative time (since last night, an hour ago, 刚才, 昨晚) the bound excerpts do "
     "not state",
     QUOTE: "a quoted text that no bound claim or excerpt holds",
-    CAUSAL: "a causal link or consequence (because, led to, is making … fail, 导致, 由于) that no "
-    "bound claim states, outside a hypothesis marked unconfirmed",
+    CAUSAL: "a causal link or consequence (because, led to, is behind, is making … fail, users, 导致, 由于, "
+    "源于, 用户) that no bound claim states, outside a hypothesis marked unconfirmed",
     TREND: "a trend (rising, falling, spiking, 上升, 下降) that no bound claim states, outside a "
     "hypothesis marked unconfirmed",
     SEVERITY: "a severity word (critical, minor, nothing urgent, 严重, 轻微) that the bound refs' "

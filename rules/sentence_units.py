@@ -14,6 +14,7 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from evigate.rules import sentence_phrases as p
 from evigate.rules import sentence_words as w
@@ -52,6 +53,8 @@ _SEVERITY_FIELD = re.compile(r"(?<![\w.])(?:severity|level|priority)\s*[=:：]\s
 _ALERT_FIELD = re.compile(r"(?<![\w.])(?:alert|alertname|alert_name)\s*=\s*\"?([A-Za-z][\w.:-]*)")
 _LEADING_NAME = re.compile(r"\s*(?:alert=)?([A-Za-z][\w.:-]*)\s*,")
 _SERVICE_FIELD = re.compile(r"(?<![\w.])(?:service|service_name|app|job)\s*=\s*\"?([a-z0-9][\w.-]*)")
+# "2026-07-08 23:29:56 ERROR order-service …": the service that wrote a log line
+_LOG_WRITER = re.compile(r"\d{4}-\d\d-\d\d[ t][\d:.]+\s+[a-z]+\s+([a-z0-9][\w.-]*)")
 # key=value with the value up to the next separator; the key's last dotted part names its role.
 _PAIR = re.compile(r"([a-z_][\w.]*)\s*=\s*([^,;|]+)")
 
@@ -72,6 +75,7 @@ class Unit:
     pairs: tuple[tuple[str, str], ...]  # (role, value text) of current= / threshold= / limit=
 
 
+_PIECE = re.compile(r"[a-z0-9]+")
 _NAME_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 
 
@@ -90,9 +94,9 @@ class Names:
             flat = normalize(alias).strip()
             if flat and normalize(name).strip():
                 self.canonical.setdefault(_squash(flat), normalize(name).strip())
-        ascii_names = [n for n in self.canonical if n.isascii()]
-        # a name of n words may be written as n words with spaces
-        self.words = max((len(_NAME_WORD.findall(self.canonical[n])) for n in ascii_names), default=0)
+        # a name or alias of n words ("payments team", catalog-api) may be written as n words with spaces
+        written = [normalize(n).strip() for n in [*catalog, *extra, *(alias for alias, _ in aliases)]]
+        self.words = max((len(_PIECE.findall(n)) for n in written if n.isascii()), default=0)
         self.other = [n for n in self.canonical if not n.isascii()]  # Chinese aliases: found as written
 
     def find(self, flat: str) -> list[tuple[str, int, int]]:
@@ -130,12 +134,13 @@ def _squash(name: str) -> str:
 @dataclass(frozen=True)
 class ClaimPrep:
     """One claim, prepared: its units, an index and the normalised texts of its text and excerpts,
-    and the services they name."""
+    and the services they name (`facts`: those its findings name, not only the runbook it quotes)."""
 
     units: list[Unit]
     index: FactIndex
     flat: list[str]
     names: set[str]
+    facts: set[str]
 
 
 class Prepared:
@@ -160,25 +165,47 @@ class Prepared:
 
     def _prepare(self, claim: ClaimFacts) -> ClaimPrep:
         claim_text = normalize(claim.text)
-        claim_services = {n for n, _, _ in self.names.find(claim_text)}
+        found = [n for n, _, _ in self.names.find(claim_text)]
+        # a runbook the claim quotes ("for gateway 502s, follow the upstream") names no subject of
+        # its findings
+        quoted = {
+            n
+            for e in claim.excerpts
+            if _scope(e) == w.KNOWLEDGE
+            for n, _, _ in self.names.find(normalize(e.text))
+        }
+        findings = [e for e in claim.excerpts if _scope(e) != w.KNOWLEDGE]
+        if findings:
+            stated = {n for e in findings for n, _, _ in self.names.find(normalize(e.text))}
+            found = [n for n in found if n not in quoted or n in stated]
+        claim_services = list(dict.fromkeys(found))
         excerpts = claim.excerpts or (Excerpt(claim.text),)
         units = [self._unit(claim, claim_text, e, claim_services) for e in excerpts]
         flat = [t for t in (claim_text, *(u.text for u in units if claim.excerpts)) if t]
+        names = {n for t in flat for n, _, _ in self.names.find(t)}
         return ClaimPrep(
             units,
             FactIndex.union([FactIndex.of(claim.text, claim_text), *(u.index for u in units)]),
             flat,
-            {n for t in flat for n, _, _ in self.names.find(t)},
+            names,
+            names - (quoted - set(claim_services)) if findings else names,
         )
 
-    def _unit(self, claim: ClaimFacts, claim_text: str, excerpt: Excerpt, claim_services: set[str]) -> Unit:
+    def _unit(self, claim: ClaimFacts, claim_text: str, excerpt: Excerpt, claim_services: list[str]) -> Unit:
         flat = normalize(excerpt.text)
         scope = _scope(excerpt)
         # an excerpt's own service= field is its subject (labels.upstream=order-service is not);
-        # without one, every service it names
+        # a log line's is the service that wrote it, a log pattern's the claim's first service (the
+        # service it names, "upstream order-service slow response", is another); else every service
+        # it names
         services = {
             self.names.canonical.get(_squash(m.group(1)), m.group(1)) for m in _SERVICE_FIELD.finditer(flat)
         }
+        writer = _LOG_WRITER.match(flat) if scope == w.LOG and not services else None
+        if writer is not None and self.names.canonical.get(_squash(writer.group(1))):
+            services = {self.names.canonical[_squash(writer.group(1))]}
+        elif scope == w.LOG and not services and excerpt.raw_path.startswith("$.patterns") and claim_services:
+            services = {claim_services[0]}
         services = services or {n for n, _, _ in self.names.find(flat)}
         if not services and not claim.negative and not claim.failed:
             services = set(claim_services)  # a log pattern names no service; its claim does
@@ -203,6 +230,12 @@ class Prepared:
 
     def all_units(self) -> list[Unit]:
         return [u for c in self.material.claims for u in self.claim(c.claim_id).units]
+
+    @cached_property
+    def known_text(self) -> str:
+        """Every allowed claim's text and excerpts, normalised, as one text (for the rare word that
+        must be looked up in all of them)."""
+        return "\n".join(t for c in self.material.claims for t in self.claim(c.claim_id).flat)
 
 
 def _alert_of(claim: ClaimFacts, excerpt: Excerpt, scope: str) -> str:

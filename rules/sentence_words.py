@@ -64,6 +64,11 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             r"\bno longer (?:firing|fires|active|alerting)\b|\bstopped (?:firing|alerting)\b"
+            r"|\b(?:has|have|had) stopped\b(?!\s+(?:firing|alerting))|\bwent away\b|\bgone away\b"
+            r"|\b(?:is|are|was|were|has|have) (?:now )?gone\b|\bcalm(?:ed)? down\b|\b(?:subsided|died down)\b"
+            r"|\b(?:alert|alarm|incident)s? (?:has |have |was |were |is |are )?closed\b|\binactive\b"
+            r"|\b(?:alert|alarm)s? (?:is|are|was|were) (?:now )?(?:ok|okay)\b"
+            r"|\b(?:is|are|was|were|went|gone|has gone) quiet\b|\bquiet(?:ed)? (?:down|now)\b"
             r"|\bback to normal\b|不再(?:触发|告警|报警)|恢复正常"
         ),
         RESOLVED,
@@ -78,7 +83,7 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             rf"{_N}\s+(?:yet\s+)?(?:been\s+)?{_RESOLVE_EN}\b|\byet to (?:resolve|recover|clear)\b"
-            rf"|\bunresolved\b|{_ZH_NOT}(?:被)?(?:恢复|解除|消除|清除|结束)"
+            rf"|\bunresolved\b|{_ZH_NOT}(?:被)?(?:恢复|解除|消除|清除|结束|消失|关闭|消(?![息耗费]))"
         ),
         NOT_RESOLVED,
     ),
@@ -89,7 +94,9 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N}\s+(?:been\s+)?{_SILENCE_EN}\b|{_ZH_NOT}被?(?:静默|屏蔽|抑制)"), NOT_SILENCED),
     (
         re.compile(
-            r"\bfound no\b|\bno matching\b|\b(?:did not|didn't|could not|couldn't|does not|doesn't|do not"
+            r"\bno\s+(?:[\w.-]+\s+){0,6}?(?:was|were|is|are|has been|have been)\s+(?:found|seen|returned"
+            r"|logged|reported|detected|recorded|present|known|matched)\b"
+            r"|\bfound no\b|\bno matching\b|\b(?:did not|didn't|could not|couldn't|does not|doesn't|do not"
             r"|don't)\s+(?:find|show|return|contain|have|exist|appear|know)\b"
             r"|\bno\s+(?:[\w.-]+\s+){0,6}?(?:was|were|is|are|has been|have been)\s+(?:found|seen|returned"
             r"|logged|reported|detected|recorded|present|known|matched)\b"
@@ -107,8 +114,10 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         re.compile(
             r"\b(?:still|continues? to|keeps?)\s+(?:\w+\s+)?(?:firing|fire|active|alerting|going|happening"
             r"|ongoing|on)\b|\bstill\s+\w+ing\b|\bfiring\b|\bfires\b|\b(?:is|are) active\b|\bongoing\b"
-            r"|\bin progress\b"
-            r"|正在触发|仍在触发|还在触发|触发中|在触发|仍在持续|还在持续|持续中|依然存在|仍然存在|仍在|还在"
+            r"|\bin progress\b|\bremains? (?:open|active|in effect|on)\b|\bstill open\b|\bin effect\b"
+            r"|\bpersist(?:s|ed|ing)?\b|\bunderway\b"
+            r"|\b(?:is|are) (?:still )?(?:live|ringing|going off|raised)\b"
+            r"|处于(?:触发|活跃|告警|激活)|活跃|依旧|尚在|仍然|仍旧|在持续|持续着|正在触发|仍在触发|还在触发|触发中|在触发|仍在持续|还在持续|持续中|依然存在|仍然存在|仍在|还在"
             r"|一直在|持续在|依然|告警中|未解决"
         ),
         FIRING,
@@ -116,7 +125,8 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             rf"\b{_RESOLVE_EN}\b|\b(?:is|are|was) over\b(?!\s+\d)|\b(?:fixed|solved|mitigated)\b"
-            r"|已经?(?:恢复|解除|消除|清除|结束|平息|解决|修复)|(?:恢复|解决|修复)了|恢复"
+            r"|已经?(?:恢复|解除|消除|清除|结束|平息|解决|修复|消失)|(?:恢复|解决|修复|消失)了|恢复|消失"
+            r"|(?:已经|已|告警|报警)好了|没事了|已经?关闭|关闭了|平复"
         ),
         RESOLVED,
     ),
@@ -198,9 +208,27 @@ CAUSAL = re.compile(
     r"|\bexplain(?:s|ed|ing)?\b|\bmak(?:e|es|ing)\s+(?:\S+\s+){0,4}?(?:fail|failing|slow|time out"
     r"|timing out|error|crash|unavailable|down|unresponsive)\b"
     r"|\b(?:affect|impact|break|hurt)(?:s|ed|ing)?\b|\b(?:slow|slows|slowing|slowed|take|takes|taking|took)\s+(?:\S+\s+)?down\b"
+    r"|\bas a (?:consequence|result) of\b|\bconsequence of\b"
+    r"|\b(?:is|are|was|were) behind\b(?!\s+(?:on|in|schedule)\b)"
+    r"|\bwhenever\b|\bdriv(?:e|es|en|ing)\b|\broot of\b|\bon account of\b|\b(?:linked|tied) to\b"
+    r"|\bcorrelat\w* with\b|\battributable to\b|\bblam(?:e|es|ed|ing)\b"
+    r"|\bculprits?\b|\bto blame\b|罪魁祸首|元凶"
+    r"|\bgiven (?:the|that|its)\b(?!\s+(?:evidence|data|results?|above|findings|query))"
+    r"|[和与跟].{0,40}?有关|随之|于是|受到?.{0,20}?影响"
+    r"|根源|源于|源自|起因|进而|继而|以致|以至于|所致|归咎|是.{1,30}?的结果"
     r"|因为|由于|导致|引起|引发|造成|致使|使得|所以|因此|从而|归因|根因|原因是|原因在于|影响了|影响到"
     r"|拖慢|拖垮|使\S{0,8}?(?:失败|变慢|超时|不可用|崩溃)"
 )
+# A consequence for people or the business ("users cannot log in", "orders are being lost",
+# "用户无法登录"): a bound claim must say it in those words.
+IMPACT = re.compile(
+    r"\b(?:users?|customers?|clients?|shoppers?|buyers?|checkouts?|logins?|sign[- ]?ins?|revenue|sales"
+    r"|outages?|downtime|data loss|lost|losing|dropped|unusable)\b"
+    r"|用户|客户|顾客|买家|下单|结账|登录|丢失|丢单|营收|收入|宕机|停机|业务|付款|支付失败"
+)
+# The passive or adjective of "affect" ("payment-service is affected by its alert", "the affected
+# service"): a link between a service and what its own claim reports.
+AFFECTED = re.compile(r"\b(?:affected|impacted)\b|受到?.{0,20}?影响")
 # "no root cause could be determined" asserts no link.
 _UNKNOWN_CAUSE = re.compile(
     r"\bno root[- ]cause\b|\b(?:root )?cause (?:could|can)(?: not|n't)\b|\bcause (?:is|was|remains) unknown\b"
@@ -209,13 +237,16 @@ _UNKNOWN_CAUSE = re.compile(
 TREND_UP = re.compile(
     r"\b(?:ris(?:e|es|ing|en)|rose|increas(?:e|es|ed|ing)|grow(?:s|ing|n)?|grew|climb(?:s|ed|ing)?"
     r"|spik(?:e|es|ed|ing)|surg(?:e|es|ed|ing)|soar(?:s|ed|ing)?|jump(?:s|ed|ing)?|going up|went up"
-    r"|goes up|worsen(?:s|ed|ing)?|getting worse|skyrocket\w*)\b"
+    r"|goes up|worsen(?:s|ed|ing)?|getting worse|skyrocket\w*|trending (?:up|higher)|on the rise"
+    r"|doubl(?:ed|ing)|tripl(?:ed|ing)|creep(?:s|ing)? up|tick(?:s|ed|ing)? up)\b"
+    r"|一路走高|翻倍|翻番|成倍|往上走|上扬|抬升|回升|(?<!上)涨"
     r"|上升|上涨|升高|增长|增加|增多|攀升|飙升|激增|暴涨|暴增|走高|恶化|变多|变高|越来越"
 )
 TREND_DOWN = re.compile(
     r"\b(?:fall(?:s|ing)?(?!\s+behind)|fell|drop(?:s|ped|ping)?|declin(?:e|es|ed|ing)"
     r"|decreas(?:e|es|ed|ing)|shrink\w*|shrank|going down|went down|goes down|improv(?:e|es|ed|ing)"
-    r"|eas(?:ed|ing))\b|下降|降低|回落|减少|下跌|走低|好转|变少|变低|缓解"
+    r"|eas(?:ed|ing)|trending (?:down|lower)|halv(?:ed|ing))\b"
+    r"|减半|往下走|下降|降低|回落|减少|下跌|走低|好转|变少|变低|缓解"
 )
 
 
@@ -237,8 +268,12 @@ _SEVERITY_WORDS = (
             r"(?:problem|concern|issue))|nothing (?:urgent|serious|critical|to worry about)|non[- ]urgent"
             r"|harmless|benign|trivial|negligible|cosmetic|no cause for concern|false (?:alarm|positive)"
             r"|noise"
-            r"|healthy|fine|(?<!back to )normal|no problems?|nothing wrong|all good)\b"
-            r"|不严重|不紧急|不要紧|无关紧要|无需担心|不用担心|小问题|次要|轻微|影响不大|无大碍|误报|虚警"
+            r"|healthy|fine|(?<!back to )normal|no problems?|nothing wrong|all good"
+            r"|non[- ]?critical|non[- ]?severe"
+            r"|(?:can|could|may)\s+(?:safely\s+)?(?:be\s+ignored|wait)|safe to ignore|ignorable|no rush"
+            r"|(?:not a|no) big deal|nothing to (?:panic|worry|be worried) about|low[- ]impact)\b"
+            r"|优先级(?:低|较低|不高)|低优先级|不是什么大问题|不是大问题|没什么大碍|(?:可以)?先放一放|可以稍后|稍后处理|不必着急|不用急"
+            r"|问题不大|可以忽略|可忽略|忽略即可|不着急|不急|影响(?:很|较|不)?小|小毛病|无伤大雅|不严重|不紧急|不要紧|无关紧要|无需担心|不用担心|小问题|次要|轻微|影响不大|无大碍|误报|虚警"
             r"|健康|(?<!恢复)正常|没问题|没有问题"
         ),
     ),
@@ -252,7 +287,9 @@ _SEVERITY_WORDS = (
     (
         MEDIUM,
         re.compile(
-            r"\b(?:warning[- ]level|warning severity|severity (?:of )?warning|moderate)\b|警告级别?|中等"
+            r"\b(?:warning[- ]level|warning severity|severity (?:of )?warning|moderate"
+            r"|(?:just|only|merely) (?:a )?warning)\b"
+            r"|警告级别?|中等"
         ),
     ),
 )

@@ -24,7 +24,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evigate.rules.rule_catalog import load_rule_catalog  # noqa: E402
 from evigate.rules.sentence_material import build  # noqa: E402
 from evigate.rules.sentence_types import material_to_seed  # noqa: E402
 from evigate.rules.types import InvocationFacts  # noqa: E402
@@ -37,6 +36,7 @@ from evigate.server.sources.kinds import add_live_sources  # noqa: E402
 from evigate.server.sources.signals import load_signal_catalog as load_signals  # noqa: E402
 from evigate.server.sources.sources_config import SourcesConfig, SourceSettings  # noqa: E402
 from evigate.server.tools import build_backend  # noqa: E402
+from evigate.server.tools.registry import default_registry  # noqa: E402
 from evigate.storage import Database  # noqa: E402
 from tests.worlds.judge import DATA_DIRS, Question, questions  # noqa: E402
 
@@ -62,7 +62,12 @@ async def _sessions(world: str, asked: list[Question], db: Database, failing: bo
         tools = add_live_sources(files, SourcesConfig(prometheus=SourceSettings("prometheus", url)), signals)
     agents = build_offline_backend(catalog=files.services, signals=signals)
     pipeline = Pipeline(
-        db.repo, tools, agents, load_skills(), load_rule_catalog(), PipelineSettings(owner="fixtures")
+        db.repo,
+        tools,
+        agents,
+        load_skills(),
+        default_registry().catalog(),
+        PipelineSettings(owner="fixtures"),
     )
     view = await files.services.ensure()
     out: dict[str, Any] = {}

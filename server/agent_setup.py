@@ -40,13 +40,13 @@ def build_agents(
             composer_model=settings.llm_composer_model or None,
             timeout=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
-            json_mode=settings.llm_json_mode,  # type: ignore[arg-type]
-            planner_fallback=settings.llm_planner_fallback,  # type: ignore[arg-type]
-            executor_fallback=settings.llm_executor_fallback,  # type: ignore[arg-type]
-            verifier_fallback=settings.llm_verifier_fallback,  # type: ignore[arg-type]
-            composer_fallback=settings.llm_composer_fallback,  # type: ignore[arg-type]
-            executor_retry=settings.llm_executor_retry,  # type: ignore[arg-type]
-            planner_anchor=settings.llm_planner_anchor,  # type: ignore[arg-type]
+            json_mode=settings.llm_json_mode,
+            planner_fallback=settings.llm_planner_fallback,
+            executor_fallback=settings.llm_executor_fallback,
+            verifier_fallback=settings.llm_verifier_fallback,
+            composer_fallback=settings.llm_composer_fallback,
+            executor_retry=settings.llm_executor_retry,
+            planner_anchor=settings.llm_planner_anchor,
         ),
         offline=offline,
     )

@@ -119,6 +119,7 @@ class Components:
     agents: AgentBackend | None = None
     catalog: RuleCatalog | None = None
     mcp: McpOptions | None = None
+    grpc: bool = True  # False: no gRPC server, no port (`evigate mcp` over stdio has no gRPC clients)
 
 
 class App:
@@ -130,9 +131,8 @@ class App:
         self.health: HealthChecker | None = None
         self.worker: EvaluationWorker | None = None
         self.opinions: EvaluationWorker | None = None  # the LLM opinion's, when configured
-        self.traces: TraceCache[GetTraceResponse] = TraceCache(
-            settings.trace_cache_ttl_s
-        )  # GetTrace replies; the worker invalidates
+        # GetTrace replies; the worker invalidates them
+        self.traces: TraceCache[GetTraceResponse] = TraceCache(settings.trace_cache_ttl_s)
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
         self.tools: SourceSet | None = None
@@ -207,20 +207,18 @@ class App:
         self.health = HealthChecker(
             ServiceHealth(self.database), SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
         )
-        server = self._grpc_server(pipeline, repo, catalog, self.health)
-        try:
-            credentials = server_credentials(s)
-            if credentials is None:
-                self.port = server.add_insecure_port(s.listen)
-            else:
-                self.port = server.add_secure_port(s.listen, credentials)
-        except RuntimeError as error:  # grpc's "Failed to bind"
-            raise OSError(f"cannot listen on {s.listen}: {error}") from None
-        if self.port == 0:
-            raise OSError(f"cannot listen on {s.listen}")
         await self.health.start()
-        await server.start()
-        self.server = server
+        if self._components.grpc:
+            server = self._grpc_server(pipeline, repo, catalog, self.health)
+            try:
+                tls, at = server_credentials(s), s.listen
+                self.port = server.add_insecure_port(at) if tls is None else server.add_secure_port(at, tls)
+            except RuntimeError as error:  # grpc's "Failed to bind"
+                raise OSError(f"cannot listen on {s.listen}: {error}") from None
+            if self.port == 0:
+                raise OSError(f"cannot listen on {s.listen}")
+            await server.start()
+            self.server = server
         self._start_workers(repo)
         if s.metrics_port:
             self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
@@ -232,7 +230,7 @@ class App:
         log.info(
             "serving",
             extra={
-                "address": self.address,
+                "address": self.address if self.server is not None else None,
                 "tls": s.tls_enabled,
                 "auth": s.auth_enabled,
                 "agents": agents.name,

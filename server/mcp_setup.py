@@ -77,19 +77,19 @@ async def start_mcp_http(app: App, options: McpOptions) -> McpHttpServer:
 
 
 def stdio_settings(settings: Settings) -> Settings:
-    """`evigate mcp` runs the service's parts for one local client: no web viewer, no metrics port,
-    its gRPC server on an ephemeral loopback port (unused), and its own owner name so that its
-    start never fails the sessions of an `evigate serve` sharing the database (a restarted
-    `evigate mcp` fails the sessions its crashed predecessor left RUNNING)."""
+    """`evigate mcp` runs the service's parts for one local client (App without gRPC: no port at
+    all), no web viewer, no metrics port, and its own owner name so that its start never fails the
+    sessions of an `evigate serve` sharing the database (a restarted `evigate mcp` fails the
+    sessions its crashed predecessor left RUNNING)."""
     name = settings.instance_name or f"{socket.gethostname()}:mcp-stdio"
-    return dataclasses.replace(settings, listen="127.0.0.1:0", web="", metrics_port=0, instance_name=name)
+    return dataclasses.replace(settings, web="", metrics_port=0, instance_name=name)
 
 
 async def serve_stdio(settings: Settings) -> None:
     """MCP over this process's stdin / stdout until the client closes them."""
-    from evigate.server.app import App
+    from evigate.server.app import App, Components
 
-    app = App(stdio_settings(settings))
+    app = App(stdio_settings(settings), Components(grpc=False))
     try:
         await app.start()
         await build_server(mcp_use_cases(app)).run_stdio_async()

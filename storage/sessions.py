@@ -37,7 +37,18 @@ class SessionStore:
     _runner: Runner
     opinion_jobs = False  # set by the composition root when an evaluation LLM is configured
 
-    async def create_session(self, session_id: str, query: str, language: str, owner: str) -> SessionRecord:
+    async def create_session(
+        self,
+        session_id: str,
+        query: str,
+        language: str,
+        owner: str,
+        *,
+        status: str = RUNNING,
+        extras: JsonDict | None = None,
+    ) -> SessionRecord:
+        """A new session: RUNNING for the pipeline; an agent session is created AGENT, with its
+        extras, in the same INSERT (it never runs, so it is never an orphan to fail at start-up)."""
         if not session_id or len(session_id) > SESSION_ID_CHARS:
             raise ValueError(f"session_id must be 1..{SESSION_ID_CHARS} characters")
         now = utcnow()
@@ -46,7 +57,8 @@ class SessionStore:
             "query": query,
             "language": language,
             "owner": owner,
-            "status": RUNNING,
+            "status": status,
+            "extras": extras,
             "created_at": now,
             "updated_at": now,
         }
@@ -62,7 +74,7 @@ class SessionStore:
             session_id=session_id,
             query=query,
             language=language,
-            status=RUNNING,
+            status=status,
             answer=None,
             feedback=None,
             failure_reason=None,
@@ -72,7 +84,7 @@ class SessionStore:
             planner_plan=None,
             meta=None,
             composer_output=None,
-            extras=None,
+            extras=extras,
             owner=owner,
         )
 

@@ -17,13 +17,32 @@ from pathlib import Path
 
 import pymysql
 import pytest
-from hypothesis import settings
+from hypothesis import is_hypothesis_test, settings
 
 from evigate.storage import Database, migrate
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Folders whose tests are slow by nature: end-to-end runs through a real server, channel or browser,
+# the worlds, the real sources and the databases. `pytest -m "not slow"` leaves them out; CI does not.
+SLOW_FOLDERS = frozenset(
+    {"server", "worlds", "web", "peer", "loop", "reliability", "bench", "sources", "pipeline", "storage"}
+    | {"contract", "fuzz", "mcp"}
+)
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks `slow` the tests of SLOW_FOLDERS and every property test (hypothesis explores many
+    examples); a single slow test elsewhere carries the marker itself."""
+    for item in items:
+        parts = item.path.resolve().relative_to(TESTS).parts
+        test = getattr(item, "obj", None)
+        if (len(parts) > 1 and parts[0] in SLOW_FOLDERS) or (test is not None and is_hypothesis_test(test)):
+            item.add_marker(pytest.mark.slow)
+
 
 MYSQL_SERVER = os.environ.get("EVIGATE_TEST_MYSQL", "mysql+aiomysql://root:@127.0.0.1:3306")
 BACKENDS = ["sqlite", "mariadb"]

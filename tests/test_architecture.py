@@ -102,6 +102,14 @@ RULES: tuple[Rule, ...] = (
     Rule("transport-never-storage", ("server.grpc", "server.cli", "server.web", "server.mcp"), ("storage",)),
     Rule("use-cases-know-no-wire", ("server.usecases",), ("server.codec", *GENERATED, "grpc", "google")),
     Rule("pipeline-below-use-cases", ("server.pipeline",), ("server.usecases",)),
+    # The pipeline runs whatever backend it is handed: it knows the stages by their ports
+    # (server.agents.base), and the Composer that writes by code comes with the backend.
+    Rule(
+        "pipeline-knows-agents-by-ports",
+        ("server.pipeline",),
+        ("server.agents",),
+        allowed=("server.agents.base",),
+    ),
     Rule(
         "agents-below-pipeline",
         ("server.agents", "server.skills"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evigate.rules.errors import EvigateError
 from evigate.rules.sentence_types import SentenceMaterial
@@ -100,14 +100,25 @@ class Verifier(Protocol):
 
 
 class Composer(Protocol):
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
-    ) -> StageOutput:
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
         """composer_input: original_query, language, verdict, allowed_claims, allowed_hypotheses,
-        missing_info, recommended_actions, rationale; `material`: what each sentence may be bound
-        to (rules.sentence_check), the failed calls included. Returns composer_output: its
-        sentences, answer_summary, recommended_actions, user_facing_answer and language."""
+        missing_info, recommended_actions, rationale. Returns composer_output: answer_summary,
+        recommended_actions, user_facing_answer."""
         ...
+
+
+@runtime_checkable
+class SentenceComposer(Protocol):
+    """A Composer that writes its sentences from the sentence check's material (the allowed claims
+    with their verified excerpts, the failed calls as could-not-check items): the offline
+    Composer, which passes the check by construction, and the LLM Composer, which shows the model
+    every id a sentence may be bound to."""
+
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput: ...
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
+    ) -> StageOutput: ...
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,10 @@ class AgentBackend:
     executor: Executor
     verifier: Verifier
     composer: Composer
+    # The Composer that writes the answer by code from the allowed material: the pipeline's answer
+    # when this backend's Composer is refused twice. None: `composer` writes by code itself (the
+    # offline backend), so a refusal is not asked again.
+    fallback_composer: Composer | None = None
     # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.
     closer: Callable[[], Awaitable[None]] | None = None
     # Text of the Composer's prompt that an answer must never repeat: its placeholders and

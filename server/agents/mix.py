@@ -23,6 +23,7 @@ from evigate.server.agents.base import (
     ExecutorOutput,
     ExecutorTask,
     Planner,
+    SentenceComposer,
     Skill,
     StageNote,
     StageOutput,
@@ -132,14 +133,26 @@ class FallbackComposer:
     def __init__(self, llm: Composer, offline: Composer) -> None:
         self._llm, self._offline = llm, offline
 
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        return await self.compose_from(composer_input, deadline, None)
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
     ) -> StageOutput:
         try:
-            return await self._llm.compose(composer_input, deadline, material)
+            return await _written(self._llm, composer_input, deadline, material)
         except LLMUnavailableError as error:
             note = _note("composer", error)
-            return _with(await self._offline.compose(composer_input, deadline, material), note)
+            return _with(await _written(self._offline, composer_input, deadline, material), note)
+
+
+async def _written(
+    composer: Composer, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
+) -> StageOutput:
+    """`composer`'s answer, given the sentence material when it writes from it."""
+    if isinstance(composer, SentenceComposer):
+        return await composer.compose_from(composer_input, deadline, material)
+    return await composer.compose(composer_input, deadline)
 
 
 def build_agents(
@@ -189,6 +202,7 @@ def build_agents(
         executor=executor if chosen["executor"] == "llm" else offline.executor,
         verifier=verifier if chosen["verifier"] == "llm" else offline.verifier,
         composer=composer if chosen["composer"] == "llm" else offline.composer,
+        fallback_composer=offline.composer if chosen["composer"] == "llm" else None,
         closer=llm.closer,
         composer_phrases=llm.composer_phrases if chosen["composer"] == "llm" else (),
         stage_backends=chosen,

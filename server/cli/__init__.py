@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list sessions, newest first")
     sessions.add_argument("--feedback", choices=["useful", "not_useful"])
     sessions.add_argument(
-        "--status", choices=["running", "success", "failed", "RUNNING", "SUCCESS", "FAILED"]
+        "--status",
+        choices=["running", "success", "failed", "agent", "RUNNING", "SUCCESS", "FAILED", "AGENT"],
     )
     sessions.add_argument("--limit", type=int, default=20)
     sessions.add_argument("--page-token", default="")

@@ -111,6 +111,7 @@ def _cmd_sessions(args: argparse.Namespace, channel: grpc.Channel) -> int:
         "running": session_pb2.SESSION_STATUS_RUNNING,
         "success": session_pb2.SESSION_STATUS_SUCCESS,
         "failed": session_pb2.SESSION_STATUS_FAILED,
+        "agent": session_pb2.SESSION_STATUS_AGENT,
     }
     response = stub.ListSessions(
         trace_service_pb2.ListSessionsRequest(

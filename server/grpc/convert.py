@@ -120,6 +120,7 @@ _STATUSES: dict[str, session_pb2.SessionStatus.ValueType] = {
     SessionStatus.RUNNING: session_pb2.SESSION_STATUS_RUNNING,
     SessionStatus.SUCCESS: session_pb2.SESSION_STATUS_SUCCESS,
     SessionStatus.FAILED: session_pb2.SESSION_STATUS_FAILED,
+    SessionStatus.AGENT: session_pb2.SESSION_STATUS_AGENT,
 }
 _VERDICT_LABELS: dict[str, verdict_pb2.VerdictLabel.ValueType] = {
     Verdict.PASS: verdict_pb2.VERDICT_LABEL_PASS,

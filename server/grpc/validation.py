@@ -73,6 +73,7 @@ _STATUS_WORDS: dict[int, str] = {
     session_pb2.SESSION_STATUS_RUNNING: SessionStatus.RUNNING,
     session_pb2.SESSION_STATUS_SUCCESS: SessionStatus.SUCCESS,
     session_pb2.SESSION_STATUS_FAILED: SessionStatus.FAILED,
+    session_pb2.SESSION_STATUS_AGENT: SessionStatus.AGENT,
 }
 
 

@@ -5,7 +5,6 @@ Nothing here writes except `feedback` (and the sessions `diagnose` and the query
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +25,6 @@ from evigate.server.usecases.feedback import FeedbackUseCase
 from evigate.server.usecases.records import SessionNotFound
 from evigate.server.usecases.trace import TraceUseCase
 
-log = logging.getLogger("evigate.mcp")
 JSON = dict[str, Any]
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 INSTRUCTIONS = (
@@ -98,15 +96,13 @@ def _diagnosis_tools(server: MCPServer[Any], use: McpUseCases) -> None:
         session_id: str, value: Literal["useful", "not_useful"], note: str | None = None
     ) -> JSON:
         """Marks an answer useful (it becomes a case of the case library) or not useful. The note
-        is written to the service log with the session id."""
+        is kept with the session: its trace shows it as session.extras.feedback_note."""
         problems = inputs.session_id(session_id)
         if note is not None and len(note) > inputs.MAX_NOTE_CHARS:
             problems.append(f"note: at most {inputs.MAX_NOTE_CHARS} characters")
         inputs.require(problems)
         with as_tool_errors():
-            outcome = await use.feedback.submit(session_id, value)
-        if note:
-            log.info("feedback note", extra={"session_id": session_id, "feedback": value, "note": note})
+            outcome = await use.feedback.submit(session_id, value, note)
         return {"session_id": session_id, "feedback": value, "case_id": outcome.case_id}
 
 
@@ -122,7 +118,7 @@ def _read_tools(server: MCPServer[Any], use: McpUseCases) -> None:
     @server.tool(annotations=READ)
     async def list_sessions(
         feedback: Literal["useful", "not_useful"] | None = None,
-        status: Literal["RUNNING", "SUCCESS", "FAILED"] | None = None,
+        status: Literal["RUNNING", "SUCCESS", "FAILED", "AGENT"] | None = None,
         limit: int = 20,
         page_token: str | None = None,
     ) -> JSON:

@@ -4,22 +4,31 @@ code from the allowed material. Whatever is returned has passed the answer check
 An answer with sentences (every offline answer, and a model's that keeps the contract) is checked
 sentence by sentence against each sentence's own claims (rules.sentence_check); the refused
 sentences, with their rules, are what the retry is told and what the trace keeps. An answer of plain
-text only is held to the token check (rules.answer_check) alone."""
+text only is held to the token check (rules.answer_check) alone.
+
+The Composer that writes by code comes with the agent backend (`AgentBackend.fallback_composer`);
+a backend whose own Composer writes by code has none, and is neither asked again nor noted as
+having fallen back: it would write the same again. A Composer that writes sentences from the
+sentence check's material (`SentenceComposer`) is given it."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evigate.rules import answer_check, sentence_check
+from evigate.rules import answer_check, answer_text, sentence_check
 from evigate.rules.answer_check import AnswerMaterial
 from evigate.rules.sentence_types import Sentence, SentenceCheckResult, SentenceMaterial, SentenceViolation
-from evigate.server.agents import answer_text
 from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
-from evigate.server.agents.base import Composer, StageNote, StageOutput, UnusableOutputError
-from evigate.server.agents.offline.composer import OfflineComposer
+from evigate.server.agents.base import (
+    Composer,
+    SentenceComposer,
+    StageNote,
+    StageOutput,
+    UnusableOutputError,
+)
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
 from evigate.server.pipeline.answer_check_stage import (
@@ -60,7 +69,10 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     deadline: Deadline,
     stage_of: StageOf,
     sentence_material: SentenceMaterial | None = None,
+    *,
+    fallback: Composer | None,
 ) -> ComposedAnswer:
+    by_code = fallback or composer
     language = "en" if composer_input.get("language") == "en" else "zh"
     record = AnswerCheckRecord()
     claim_ids = [c.claim_id for c in sentence_material.claims] if sentence_material is not None else []
@@ -87,24 +99,26 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
                 return checked, result
             return checked, answer_check.check(checked, answer_material)
 
-    def offline() -> OfflineComposer:
-        return OfflineComposer()
+    async def write(writer: Composer, given: JSON) -> StageOutput:
+        if isinstance(writer, SentenceComposer):
+            return await writer.compose_from(given, deadline, sentence_material)
+        return await writer.compose(given, deadline)
 
     notes: list[StageNote] = []
     if not _has_allowed_claim(composer_input):
         # nothing is left to write: what was checked and what is missing, by code, no model call
         record.answer_source = COMPOSED_BY_CODE
         with stage_of("composer"):
-            by_code = (await offline().compose(composer_input, deadline, sentence_material)).data
+            written = (await write(by_code, composer_input)).data
         checked = _checked_by_code(
-            by_code, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
+            written, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
         )
         return ComposedAnswer(checked, findings, lowered, record, None)
 
     version: str | None = None
     try:
         with stage_of("composer"):
-            composed = await composer.compose(composer_input, deadline, sentence_material)
+            composed = await write(composer, composer_input)
             notes.extend(composed.notes)
     except UnusableOutputError as error:  # e.g. an empty answer: refused like any bad output
         output, result = _unusable(error)
@@ -115,9 +129,9 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
             return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
     record.reject(1, output, result)
 
-    if not isinstance(composer, OfflineComposer):  # the offline composer would write the same again
+    if fallback is not None:  # a Composer that writes by code would write the same again
         retry = retry_input(composer_input, output, result)
-        again = await _ask_again(composer, retry, deadline, stage_of, record, sentence_material)
+        again = await _ask_again(write, composer, retry, stage_of, record)
         if again is not None:
             version = again.prompt_version
             notes.extend(again.notes)
@@ -128,33 +142,32 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
             record.reject(2, output, result)
 
     record.answer_source = OFFLINE_FALLBACK
-    if not isinstance(composer, OfflineComposer):
+    if fallback is not None:
         rules = ", ".join(dict.fromkeys(record.rules())) or "unusable output"
         notes.append(
             StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: the answer check refused it ({rules})")
         )
     with stage_of("composer_fallback"):
-        fallback = (await offline().compose(composer_input, deadline, sentence_material)).data
+        written = (await write(by_code, composer_input)).data
     output = _checked_by_code(
-        fallback, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
+        written, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
     )
     return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
 
 
-async def _ask_again(  # noqa: PLR0917 - the retry's input and where it is recorded
+async def _ask_again(
+    write: Callable[[Composer, JSON], Awaitable[StageOutput]],
     composer: Composer,
     retry: JSON,
-    deadline: Deadline,
     stage_of: StageOf,
     record: AnswerCheckRecord,
-    material: SentenceMaterial | None,
 ) -> StageOutput | None:
     """The retry's reply, or None: a retry that fails in any way (endpoint down, bad reply) leaves
     the fallback, and an unusable (e.g. empty) reply is recorded as refused like the first."""
     with contextlib.suppress(Exception):
         try:
             with stage_of("composer"):
-                return await composer.compose(retry, deadline, material)
+                return await write(composer, retry)
         except UnusableOutputError as error:
             record.reject(2, *_unusable(error))
     return None

@@ -105,6 +105,7 @@ class StageSequence:
             deadline,
             progress.stage_of,
             material.sentence_material(grounded, last.gate, last.invocations),
+            fallback=agents.fallback_composer,
         )
         progress.version("composer", composed.prompt_version)
         progress.note("composer", 0, composed.notes)

@@ -3,9 +3,9 @@ recorded as a tool invocation of an *agent session* so that claims the agent bui
 can be judged by the Gatekeeper (server.usecases.check) like the pipeline's own.
 
 An agent session is opened by the first query that names none: a session row whose status is
-FAILED with AGENT_SESSION_REASON from the moment it exists (it never gets a pipeline answer, and a
-RUNNING row would be failed as orphaned at the next start), marked `agent_session` in its extras.
-Later queries name it to add their calls to it. Queries add calls only to agent sessions, never to
+AGENT from the moment it exists (it never gets a pipeline answer, and a RUNNING row would be failed
+as orphaned at the next start), marked `agent_session` in its extras. Later queries name it to add
+their calls to it. Queries add calls only to agent sessions, never to
 a pipeline's session: a diagnosis's trace stays what its pipeline recorded. Every call is committed
 as it ends, so a crash loses no recorded call.
 """
@@ -17,27 +17,30 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from evigate.rules.enums import SessionStatus
 from evigate.server.deadline import Deadline
 from evigate.server.tools import ArgumentError, SessionToolBox, ToolBackend, ToolRegistry, default_registry
 from evigate.server.tools.backend import InvocationRecorder
 from evigate.storage.errors import SessionNotFound
 from evigate.storage.records import SessionRecord
 
-AGENT_SESSION_REASON = "agent session: tool calls made by an outside agent; the pipeline gave no answer"
 AGENT_MARK = "agent_session"
 JSON = dict[str, Any]
 
 
 class AgentSessionStore(InvocationRecorder, Protocol):
     async def create_session(
-        self, session_id: str, query: str, language: str, owner: str
+        self,
+        session_id: str,
+        query: str,
+        language: str,
+        owner: str,
+        *,
+        status: str = ...,
+        extras: JSON | None = None,
     ) -> SessionRecord: ...
 
     async def get_session(self, session_id: str) -> SessionRecord | None: ...
-
-    async def finish_failed(
-        self, session_id: str, reason: str, extras: JSON, *, undelivered: bool = False
-    ) -> bool: ...
 
 
 class BadQuery(Exception):  # noqa: N818 - named after what the caller did
@@ -79,7 +82,8 @@ class QueryOutcome:
 
 
 def is_agent_session(session: SessionRecord) -> bool:
-    return bool((session.extras or {}).get(AGENT_MARK))
+    """AGENT; or, for a session opened before that status existed, FAILED with the mark."""
+    return session.status == SessionStatus.AGENT or bool((session.extras or {}).get(AGENT_MARK))
 
 
 class AgentQueryUseCase:
@@ -155,6 +159,12 @@ class AgentQueryUseCase:
 
     async def _open(self, first_tool: str) -> str:
         session_id = self._new_id()
-        await self._store.create_session(session_id, f"agent session ({first_tool})", "en", self._owner)
-        await self._store.finish_failed(session_id, AGENT_SESSION_REASON, {AGENT_MARK: True})
+        await self._store.create_session(
+            session_id,
+            f"agent session ({first_tool})",
+            "en",
+            self._owner,
+            status=SessionStatus.AGENT,
+            extras={AGENT_MARK: True},
+        )
         return session_id

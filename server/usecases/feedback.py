@@ -31,10 +31,13 @@ class FeedbackUseCase:
         self._invalidate = invalidate  # drops the session's cached trace
         self._cases = cases  # structures a new case; None: it stays GENERAL until the back-fill
 
-    async def submit(self, session_id: str, feedback: str) -> FeedbackResult:
-        """feedback: "useful" | "not_useful" (validated by the front end)."""
+    async def submit(self, session_id: str, feedback: str, note: str | None = None) -> FeedbackResult:
+        """feedback: "useful" | "not_useful" (validated by the front end). A note is kept with the
+        session (its extras' `feedback_note`), after the feedback itself is recorded."""
         try:
             outcome = await self._store.submit_feedback(session_id, feedback)
+            if note:
+                await self._store.record_feedback_note(session_id, feedback, note)
             if outcome.created and outcome.case_id is not None and self._cases is not None:
                 try:
                     await self._cases.structure(session_id, outcome.case_id)

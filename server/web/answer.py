@@ -16,7 +16,7 @@ from typing import Any
 # The stored words of the contract (AnswerSentence), read as data: the web reaches no rules.
 STEP = "step"
 FAILED_CALL_PREFIX = "call-"
-# Fixed lines after which the sentences are a bulleted list (server.agents.answer_text).
+# Fixed lines after which the sentences are a bulleted list (rules.answer_text).
 LIST_HEADERS = frozenset({"missing_header", "could_not_check_header", "hypotheses_header"})
 EXCERPT_CHARS = 240
 JSON = dict[str, Any]

@@ -13,7 +13,7 @@ from evigate.server.web.views import verdict_of
 
 PAGE_SIZE = 50
 SCAN_PAGES = 10
-STATUSES = ("RUNNING", "SUCCESS", "FAILED")
+STATUSES = ("RUNNING", "SUCCESS", "FAILED", "AGENT")
 VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
 FEEDBACKS = ("useful", "not_useful", "none")
 

@@ -64,7 +64,7 @@ def test_the_checks_annotated_sentences_round_trip() -> None:
     ]
     assert message.sentences[1].fixed_line == "missing_header"
     refused = message.sentences[2].violations
-    assert [v.rule_id for v in refused] == ["sentence.state@1"] and refused[0].field == "sentences[2]"
+    assert [v.rule_id for v in refused] == ["sentence.state@2"] and refused[0].field == "sentences[2]"
     assert from_seed(verdict_pb2.ComposerOutput, to_seed(message)) == message
     assert to_seed(message)["sentences"][2]["kind"] == "finding"
 

@@ -1,8 +1,10 @@
 """`evigate serve --mcp`: the banner names the endpoint; a bad address or a port in use stops serve
-with one clear line."""
+with one clear line. `evigate mcp` over stdio listens on no port at all."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.clients import call, stdio_session
 from tests.mcp.conftest import McpServer
 from tests.support.server_proc import ServerProc
 
@@ -45,3 +48,41 @@ def test_an_mcp_port_in_use_stops_serve_naming_it(tmp_path: Path) -> None:
             assert server.proc is not None and server.proc.wait(timeout=30) != 0
         finally:
             server.reap()
+
+
+def _children(word: str) -> list[int]:
+    """This process's children whose command line holds `word`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):  # a process that ended meanwhile
+            continue
+        if parent == os.getpid() and word.encode() in command:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _listening(pid: int) -> set[str]:
+    """The local addresses of the TCP sockets the process listens on."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    listening = set()
+    for table in ("tcp", "tcp6"):
+        for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                listening.add(fields[1])
+    return listening
+
+
+async def test_mcp_over_stdio_listens_on_no_port(tmp_path: Path) -> None:
+    async with stdio_session(tmp_path) as client:
+        assert "sessions" in await call(client, "list_sessions")  # the service has started
+        (pid,) = _children("mcp")
+        assert _listening(pid) == set()

@@ -75,10 +75,14 @@ async def test_query_calls_of_one_agent_session_accumulate_in_its_trace(connect:
         first = await call(client, "query_metrics", service="payment-service")
         second = await call(client, "lookup_knowledge", query="HighCPUUsage", session_id=first["session_id"])
         trace = await call(client, "get_trace", session_id=first["session_id"])
-        listed = await call(client, "list_sessions", status="FAILED", limit=50)
+        listed = await call(client, "list_sessions", status="AGENT", limit=50)
+        failed = await call(client, "list_sessions", status="FAILED", limit=50)
     assert second["session_id"] == first["session_id"]
     assert [i["id"] for i in trace["invocations"]] == [first["invocation_id"], second["invocation_id"]]
-    assert first["session_id"] in {s["session_id"] for s in listed["sessions"]}
+    (agent,) = [s for s in listed["sessions"] if s["session_id"] == first["session_id"]]
+    assert agent["status"] == "AGENT" and agent["failure_reason"] is None
+    assert trace["session"]["status"] == "AGENT"
+    assert first["session_id"] not in {s["session_id"] for s in failed["sessions"]}
 
 
 async def test_bad_arguments_are_clear_tool_errors_not_crashes(connect: Connect) -> None:
@@ -134,12 +138,14 @@ async def test_feedback_makes_a_useful_answer_a_case_once(connect: Connect) -> N
         session = answer["session_id"]
         first = await call(client, "feedback", session_id=session, value="useful", note="spot on")
         again = await call(client, "feedback", session_id=session, value="useful")
+        trace = await call(client, "get_trace", session_id=session)
         cases = await call(client, "list_cases", limit=100)
         listed = await call(client, "list_sessions", feedback="useful", limit=100)
         wrong_word = await refused(client, "feedback", session_id=session, value="great")
         too_long = await refused(client, "feedback", session_id=session, value="useful", note="x" * 2001)
         bad_token = await refused(client, "list_sessions", page_token="t" * 2000)
     assert first["case_id"] and again["case_id"] == first["case_id"]
+    assert trace["session"]["extras"]["feedback_note"] == {"feedback": "useful", "note": "spot on"}
     assert [c["diagnosis_id"] for c in cases["cases"]].count(session) == 1
     assert session in {s["session_id"] for s in listed["sessions"]}
     assert "value" in wrong_word and "note: at most 2000 characters" in too_long

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.tools import build_backend
+from evigate.server.tools.registry import default_registry
 from evigate.storage import Database
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "server" / "demo"
@@ -37,7 +37,7 @@ def build_pipeline(db: Database) -> BuildPipeline:
             tools,
             agents or build_offline_backend(catalog=tools.services),
             load_skills(),
-            load_rule_catalog(),
+            default_registry().catalog(),
             PipelineSettings(max_rounds=max_rounds, owner="tests"),
         )
 

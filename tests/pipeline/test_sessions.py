@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from evigate.rules import guard
-from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.agents.base import AgentBackend, ExecutorOutput, ExecutorTask, StageOutput
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.codec import from_seed
@@ -291,9 +290,7 @@ async def test_rejected_round_retries_with_context(
 
 
 class _BrokenComposer:
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
-    ) -> StageOutput:
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
         raise RuntimeError("composer backend exploded")
 
 
@@ -385,10 +382,8 @@ class _Overstating:
         self._inner = build_offline_backend().composer
         self._sentence = sentence
 
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
-    ) -> StageOutput:
-        output = await self._inner.compose(composer_input, deadline, material)
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        output = await self._inner.compose(composer_input, deadline)
         data = dict(output.data)
         bound = next(x["claim_ids"] for x in data["sentences"] if x["claim_ids"])
         said = {"kind": "absence", "text": self._sentence, "claim_ids": bound, "hypothesis_ids": []}

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.base import ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
@@ -18,6 +17,7 @@ from evigate.server.pipeline import Pipeline, lifecycle
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.tools import build_backend
+from evigate.server.tools.registry import default_registry
 from evigate.storage import Database, DatabaseUnavailable, Repository
 
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -72,7 +72,7 @@ def _pipeline(repo: Any, executor: Any = None) -> Pipeline:
         build_backend("fixture", None, repo),
         agents,
         load_skills(),
-        load_rule_catalog(),
+        default_registry().catalog(),
         PipelineSettings(max_rounds=2, owner="tests"),
     )
 

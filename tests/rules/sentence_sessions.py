@@ -33,8 +33,10 @@ def material(session: str, language: str | None = None) -> SentenceMaterial:
     return built if language is None else dataclasses.replace(built, language=language)
 
 
-def corpus() -> list[dict[str, Any]]:
-    return list(json.loads((GOLDEN / "corpus.json").read_text(encoding="utf-8"))["cases"])
+def corpus(name: str = "corpus") -> list[dict[str, Any]]:
+    """The cases of tests/golden/sentence_check/<name>.json (corpus: the golden corpus; adversarial:
+    the harder false statements and valid paraphrases)."""
+    return list(json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))["cases"])
 
 
 def sentences(case: dict[str, Any]) -> list[Sentence]:

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 
 from evigate.rules import answer_check as ac
 from evigate.rules.answer_check import AnswerMaterial, check
-from evigate.rules.gatekeeper import check as gatekeeper_check
 from evigate.rules.types import EvidenceRef, InvocationFacts
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.offline.composer import compose
 from evigate.server.pipeline import material
 from evigate.server.pipeline.answer_check_stage import grounded_input, material_for
 from evigate.storage.records import InvocationRecord
+from tests.support.tool_table import check as gatekeeper_check
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CORPUS = json.loads((GOLDEN / "answer_check" / "corpus.json").read_text())

@@ -9,8 +9,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from evigate.rules.gatekeeper import check
-from evigate.rules.rule_catalog import DEFAULT_PATH, load_rule_catalog
+from evigate.rules.rule_catalog import DEFAULT_PATH
 from evigate.rules.types import EvidenceRef, InvocationFacts, VerifiedBinding
 from tests.rules.session import (
     ALERT_CPU,
@@ -26,6 +25,7 @@ from tests.rules.session import (
     neg_binding,
     output,
 )
+from tests.support.tool_table import check, rule_catalog
 
 
 def _positive(*bindings: dict[str, Any]) -> dict[str, Any]:
@@ -313,7 +313,7 @@ def test_huge_binding_list_is_capped(tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
     path.write_text(json.dumps(data))
     evidence = _positive(*[cpu_binding(raw_path=f"$.alerts[{i}]") for i in range(10_000)])
-    result = check(evidence, INVOCATIONS, load_rule_catalog(path))
+    result = check(evidence, INVOCATIONS, rule_catalog(path))
     assert len(result.checked_bindings) == 50
     assert "contract.shape" in result.failed_rules
 
@@ -331,7 +331,7 @@ def _catalog_with(tmp_path: Path, rule_id: str, **changes: Any) -> Path:
 def test_disabling_a_rule_in_the_catalog_changes_behaviour(tmp_path: Path) -> None:
     evidence = _positive(cpu_binding(evidence_excerpt=CPU_EXCERPT.replace("92%", "95%")))
     assert check(evidence, INVOCATIONS).failed_rules == ("excerpt.critical_tokens",)
-    catalog = load_rule_catalog(_catalog_with(tmp_path, "excerpt.critical_tokens", enabled=False))
+    catalog = rule_catalog(_catalog_with(tmp_path, "excerpt.critical_tokens", enabled=False))
     result = check(evidence, INVOCATIONS, catalog)
     # The changed number is no longer named as such, but the excerpt is still not the ref's words.
     assert (result.severity, result.failed_rules) == ("reject", ("excerpt.verbatim",))
@@ -340,7 +340,7 @@ def test_disabling_a_rule_in_the_catalog_changes_behaviour(tmp_path: Path) -> No
 
 def test_changing_a_severity_in_the_catalog_changes_behaviour(tmp_path: Path) -> None:
     evidence = _positive(cpu_binding(source_invocation_id=999))
-    catalog = load_rule_catalog(
+    catalog = rule_catalog(
         _catalog_with(tmp_path, "citation.invocation_exists", default_severity="low_confid")
     )
     result = check(evidence, INVOCATIONS, catalog)
@@ -349,7 +349,7 @@ def test_changing_a_severity_in_the_catalog_changes_behaviour(tmp_path: Path) ->
 
 def test_severity_none_reports_a_warning_only(tmp_path: Path) -> None:
     evidence = {**_positive(cpu_binding()), "diagnosis_summary": "x"}
-    catalog = load_rule_catalog(_catalog_with(tmp_path, "contract.forbidden_fields", default_severity="none"))
+    catalog = rule_catalog(_catalog_with(tmp_path, "contract.forbidden_fields", default_severity="none"))
     result = check(evidence, INVOCATIONS, catalog)
     assert (result.status, result.severity) == ("pass", "none")
     assert [w.rule_id for w in result.warnings] == ["contract.forbidden_fields"]
@@ -359,7 +359,7 @@ def test_the_verbatim_rules_severity_comes_from_the_catalog(tmp_path: Path) -> N
     evidence = _positive(cpu_binding(evidence_excerpt=f"{CPU_EXCERPT}, and the service has since recovered"))
     assert check(evidence, INVOCATIONS).failed_rules == ("excerpt.verbatim",)
     lenient = _catalog_with(tmp_path, "excerpt.verbatim", default_severity="low_confid")
-    assert check(evidence, INVOCATIONS, load_rule_catalog(lenient)).severity == "low_confid"
+    assert check(evidence, INVOCATIONS, rule_catalog(lenient)).severity == "low_confid"
 
 
 def test_oversized_names_never_reach_the_result() -> None:

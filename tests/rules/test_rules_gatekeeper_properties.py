@@ -8,7 +8,6 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from evigate.rules.gatekeeper import check
 from evigate.rules.text import tokenize
 from tests.rules.session import (
     ALERT_CPU,
@@ -23,6 +22,7 @@ from tests.rules.session import (
     claim,
     output,
 )
+from tests.support.tool_table import check
 
 # (claim_type, binding, ref text) of every valid citation the session offers.
 VALID: list[tuple[str, dict[str, Any], str]] = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evigate.rules import verbatim
-from evigate.rules.rule_catalog import load_rule_catalog
+from evigate.server.tools.registry import default_registry
 
-CATALOG = load_rule_catalog()
+CATALOG = default_registry().catalog()
 NEGATIONS = verbatim.Negations.of(
     CATALOG.param("excerpt.negation_elided", "words"),
     CATALOG.param("excerpt.negation_elided", "cjk"),

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -129,8 +130,17 @@ class _SlowInsert:
         self.committed = asyncio.Event()
         app.database.repo.create_session = self  # type: ignore[method-assign]
 
-    async def __call__(self, session_id: str, query: str, language: str, owner: str) -> SessionRecord:
-        record = await self._inner(session_id, query, language, owner)
+    async def __call__(
+        self,
+        session_id: str,
+        query: str,
+        language: str,
+        owner: str,
+        *,
+        status: str = "RUNNING",
+        extras: dict[str, Any] | None = None,
+    ) -> SessionRecord:
+        record = await self._inner(session_id, query, language, owner, status=status, extras=extras)
         self.committed.set()
         if self._gate is not None:
             await self._gate.wait()

@@ -45,21 +45,21 @@ HEADLINE = {
 # false sentences that add no number or identifier the session lacks → the rule that refuses each
 FALSE: dict[str, dict[str, tuple[str, str]]] = {
     "zh": {
-        "flipped_state": ("payment-service 的 HighCPUUsage 告警已经恢复。", "sentence.state@1"),
-        "negation": ("payment-service 的 HighCPUUsage 告警没有在触发。", "sentence.state@1"),
-        "invented_cause": ("由于流量激增，payment-service 的 CPU 使用率为 92%。", "sentence.causal@1"),
-        "other_service": ("order-service 的 CPU 使用率为 92%。", "sentence.subject@1"),
-        "invented_action": ("请回滚 payment-service 的最近一次发布。", "sentence.action@1"),
+        "flipped_state": ("payment-service 的 HighCPUUsage 告警已经恢复。", "sentence.state@2"),
+        "negation": ("payment-service 的 HighCPUUsage 告警没有在触发。", "sentence.state@2"),
+        "invented_cause": ("由于流量激增，payment-service 的 CPU 使用率为 92%。", "sentence.causal@2"),
+        "other_service": ("order-service 的 CPU 使用率为 92%。", "sentence.subject@2"),
+        "invented_action": ("请回滚 payment-service 的最近一次发布。", "sentence.action@2"),
     },
     "en": {
-        "flipped_state": ("The HighCPUUsage alert on payment-service has resolved.", "sentence.state@1"),
-        "negation": ("payment-service's HighCPUUsage alert is not firing.", "sentence.state@1"),
+        "flipped_state": ("The HighCPUUsage alert on payment-service has resolved.", "sentence.state@2"),
+        "negation": ("payment-service's HighCPUUsage alert is not firing.", "sentence.state@2"),
         "invented_cause": (
             "payment-service's CPU is at 92% because of a traffic spike.",
-            "sentence.causal@1",
+            "sentence.causal@2",
         ),
-        "other_service": ("order-service's CPU usage is 92%.", "sentence.subject@1"),
-        "invented_action": ("Roll back the last deploy of payment-service.", "sentence.action@1"),
+        "other_service": ("order-service's CPU usage is 92%.", "sentence.subject@2"),
+        "invented_action": ("Roll back the last deploy of payment-service.", "sentence.action@2"),
     },
 }
 
@@ -171,7 +171,7 @@ async def test_a_retry_that_drops_the_refused_sentences_is_shown(
     assert trace.answer_source == "composer_retry"
     assert reply.answer == f"{HEADLINE['en']} [1]"
     (rejection,) = trace.answer_check_rejections
-    assert {v.rule_id for v in rejection.violations} >= {"sentence.state@1"}
+    assert {v.rule_id for v in rejection.violations} >= {"sentence.state@2"}
 
 
 @pytest.mark.parametrize("language", ["zh", "en"])
@@ -196,6 +196,6 @@ async def test_a_faithful_answer_is_shown_as_written(
     assert trace.answer_source == "composer" and not trace.answer_check_rejections
     assert len([r for r in fake.requests if r.model == "composer"]) == 1
     assert (
-        app.metrics.registry.get_sample_value("evigate_refused_sentences_total", {"rule": "sentence.state@1"})
+        app.metrics.registry.get_sample_value("evigate_refused_sentences_total", {"rule": "sentence.state@2"})
         is None
     )

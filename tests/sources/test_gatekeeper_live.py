@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from evigate.rules.gatekeeper import check
-from evigate.rules.rule_catalog import RuleCatalog, load_rule_catalog
+from evigate.rules.rule_catalog import RuleCatalog
 from evigate.rules.types import EvidenceRef, InvocationFacts
 from evigate.server.queries.types import MetricsQuery, TimeWindow
 from evigate.server.sources.alertmanager import Alertmanager
@@ -21,6 +20,7 @@ from evigate.server.sources.signals import SignalResult, resolve
 from evigate.server.sources.signals import load_signal_catalog as load_signals
 from evigate.server.tools.query_metrics import TOOL as QUERY_METRICS
 from evigate.server.tools.tool import Answer
+from tests.support.tool_table import check, rule_catalog
 
 from .conftest import Store, eventually, settings
 from .exporter import Exporter
@@ -41,7 +41,7 @@ def _facts(tool: str, refs: list[dict[str, Any]]) -> list[InvocationFacts]:
 
 @pytest.fixture
 def promql_rules() -> RuleCatalog:
-    return load_rule_catalog()  # the shipped rules know query_promql's $.series[i]
+    return rule_catalog()  # the registry knows query_promql's $.series[i]
 
 
 @pytest.fixture

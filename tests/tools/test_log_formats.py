@@ -143,6 +143,7 @@ async def test_logs_root_field_names_and_patterns_from_settings_and_a_config_fil
         log_config(None, read_section(bad), world)
 
 
+@pytest.mark.slow  # a fresh interpreter per run
 @pytest.mark.parametrize(
     "first", ["evigate.server.sources.logs", "evigate.server.tools", "evigate.server.sources.logs.search"]
 )

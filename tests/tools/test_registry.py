@@ -1,6 +1,8 @@
 """The tool registry: a tool written here, in the test, and registered with one line is offered to
 the LLM, validated, run, recorded, and its evidence refs are citable and checked by the Gatekeeper,
-with no other file touched. The built-in tools' table agrees with the rule catalog's."""
+with no other file touched. Adding a tool is its module, one registry line (and a ToolName member,
+since the contract enumerates tools) and docs/tools.md regenerated: nothing else holds a tool's
+item array."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pytest
 
 from evigate.rules import gatekeeper
 from evigate.rules.enums import ClaimType, ToolName
-from evigate.rules.rule_catalog import load_rule_catalog
+from evigate.rules.rule_catalog import DEFAULT_PATH, load_rule_catalog
 from evigate.rules.types import GatekeeperOutcome, InvocationFacts
 from evigate.server.agents.llm.prompt_loader import render_tools
 from evigate.server.deadline import Deadline
@@ -179,15 +181,19 @@ def test_registry_refuses_a_second_tool_of_the_same_name() -> None:
         ToolRegistry([LIST_DEPLOYMENTS, LIST_DEPLOYMENTS])
 
 
-def test_the_built_in_table_is_the_rule_catalogs_and_the_skill_catalogs() -> None:
-    # Callers of the rules without a registry (benchmarks, other services) see the same table.
-    default = load_rule_catalog()
-    built = default_registry().catalog(default)
-    for param in ("arrays", "claim_types"):
-        assert built.param("citation.raw_path_grammar", param) == default.param(
-            "citation.raw_path_grammar", param
-        )
-    assert KNOWN_TOOLS == default_registry().names() == tuple(ToolName)
+def test_adding_a_tool_is_its_module_one_registry_line_and_the_docs() -> None:
+    """The registry is the one place that holds a tool's item array and citable claim types: the
+    Gatekeeper's table is taken from it, the rule catalog names no tool, the skills' tool names are
+    the registry's, and ToolName (the contract's enumeration) lists the same tools. docs/tools.md is
+    regenerated from the registry (test_docs_are_written_from_the_registry)."""
+    registry = default_registry()
+    grammar = "citation.raw_path_grammar"
+    table = registry.catalog()
+    assert table.param(grammar, "arrays") == {tool.name: tool.item_array for tool in BUILTIN_TOOLS}
+    assert load_rule_catalog().param(grammar, "arrays") == {}
+    shipped = DEFAULT_PATH.read_text(encoding="utf-8")
+    assert not [tool.name for tool in BUILTIN_TOOLS if tool.name in shipped]
+    assert KNOWN_TOOLS == registry.names() == tuple(ToolName)
 
 
 def _tool_docs() -> ModuleType:
@@ -198,6 +204,7 @@ def _tool_docs() -> ModuleType:
     return module
 
 
+@pytest.mark.slow  # a fresh interpreter per run
 def test_docs_are_written_from_the_registry() -> None:
     fresh = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "tool_docs.py"), "--check"],

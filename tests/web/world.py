@@ -18,7 +18,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.agents.base import ExecutorOutput, ExecutorTask, StageOutput
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.app import App, Components
@@ -89,10 +88,8 @@ class ScriptedComposer:
         self.lying: set[str] = set()
         self.lie = "CPU is at 99%, see ticket OPS-4711."
 
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
-    ) -> StageOutput:
-        output = await self._inner.compose(composer_input, deadline, material)
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        output = await self._inner.compose(composer_input, deadline)
         query = composer_input.get("original_query")
         if query not in self.lying:
             return output

@@ -39,7 +39,6 @@ from typing import Any
 
 from evigate.rules import guard
 from evigate.rules.language import detect
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.rules.sentence_types import Sentence
 from evigate.rules.text import critical_tokens
 from evigate.server.deadline import Deadline
@@ -48,6 +47,7 @@ from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
 from evigate.server.tools import build_backend, demo_data_dir
+from evigate.server.tools.registry import default_registry
 from evigate.storage import Database, Repository
 from tests.worlds.live import AgentsFor, LiveSources, live_pipeline, offline_agents
 
@@ -373,7 +373,7 @@ async def run_world(
         tools,
         agents(tools.services, None),
         load_skills(),
-        load_rule_catalog(),
+        default_registry().catalog(),
         PipelineSettings(owner="worlds"),
     )
     try:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import httpx
 
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.base import AgentBackend
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.pipeline import Pipeline
@@ -34,6 +33,7 @@ from evigate.server.sources.signals import load_signal_catalog as load_signals
 from evigate.server.sources.sources_config import SourcesConfig, SourceSettings
 from evigate.server.tool_sources import build_knowledge_search
 from evigate.server.tools import build_backend
+from evigate.server.tools.registry import default_registry
 from evigate.server.tools.service_catalog_setup import open_service_catalog
 from evigate.storage import Database
 from tests.sources.servers import Server, free_port, start_alertmanager, start_victoria_metrics, wait_for
@@ -177,7 +177,7 @@ async def live_pipeline(
         tools,
         agents(services, signals),
         load_skills(),
-        load_rule_catalog(),
+        default_registry().catalog(),
         PipelineSettings(owner="worlds"),
     )
     try:

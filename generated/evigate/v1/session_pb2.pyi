@@ -38,6 +38,10 @@ class _SessionStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Session
     """An answer was produced ("SUCCESS")."""
     SESSION_STATUS_FAILED: _SessionStatus.ValueType  # 3
     """The pipeline failed; failure_reason says why ("FAILED")."""
+    SESSION_STATUS_AGENT: _SessionStatus.ValueType  # 4
+    """An agent session: evidence tool calls an outside agent made through the MCP query tools, for
+    claims it checks itself; the pipeline runs no diagnosis for it and it has no answer ("AGENT").
+    """
 
 class SessionStatus(_SessionStatus, metaclass=_SessionStatusEnumTypeWrapper):
     """Execution state of a session; never changed by feedback."""
@@ -50,6 +54,10 @@ SESSION_STATUS_SUCCESS: SessionStatus.ValueType  # 2
 """An answer was produced ("SUCCESS")."""
 SESSION_STATUS_FAILED: SessionStatus.ValueType  # 3
 """The pipeline failed; failure_reason says why ("FAILED")."""
+SESSION_STATUS_AGENT: SessionStatus.ValueType  # 4
+"""An agent session: evidence tool calls an outside agent made through the MCP query tools, for
+claims it checks itself; the pipeline runs no diagnosis for it and it has no answer ("AGENT").
+"""
 Global___SessionStatus: _TypeAlias = SessionStatus  # noqa: Y015
 
 class _Feedback:

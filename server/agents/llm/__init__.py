@@ -16,8 +16,9 @@ from evigate.server.agents.llm.client import (
     ToolCallRequest,
     extract_json,
 )
-from evigate.server.agents.llm.llm_settings import JsonMode, LLMSettings, Stage
+from evigate.server.agents.llm.llm_settings import LLMSettings, Stage
 from evigate.server.agents.llm.prompt_loader import Prompt, PromptError, load_prompt
+from evigate.server.settings import JsonMode
 
 __all__ = [
     "ChatReply",

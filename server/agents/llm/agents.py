@@ -15,6 +15,7 @@ from evigate.server.agents.llm.composer import LLMComposer, echo_lines
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
 from evigate.server.agents.llm.llm_settings import LLMSettings
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
+from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.tools.registry import default_registry
 
@@ -113,6 +114,7 @@ def build_llm_backend(
         executor=LLMExecutor(client),
         verifier=LLMVerifier(client),
         composer=LLMComposer(client),
+        fallback_composer=OfflineComposer(),
         closer=client.aclose if owned else None,
         composer_phrases=(*echo_phrases(load_prompt("composer")), *echo_lines()),
     )

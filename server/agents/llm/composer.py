@@ -1,5 +1,5 @@
 """The LLM Composer: the model writes the answer as sentences, each naming the claims and
-hypotheses it expresses; code renders them into the text the user reads (server.agents.answer_text).
+hypotheses it expresses; code renders them into the text the user reads (rules.answer_text).
 
 The model sees each id it may bind: the allowed claims, the failed calls and missing items as
 could-not-check claims (`call-<id>`, `missing-<n>`) and the hypotheses (`hypothesis-<n>`). It never
@@ -15,9 +15,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evigate.rules import answer_text
 from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_types import FIXED_LINES, RULES, Sentence, SentenceMaterial
-from evigate.server.agents import answer_text
 from evigate.server.agents.base import JSON, StageNote, StageOutput
 from evigate.server.agents.llm.client import LLMClient, LLMOutputError
 from evigate.server.agents.llm.prompt_loader import load_prompt
@@ -58,9 +58,14 @@ class LLMComposer:
     def __init__(self, client: LLMClient) -> None:
         self._client = client
 
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        return await self.compose_from(composer_input, deadline, None)
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
     ) -> StageOutput:
+        """The answer written with `material` (the sentence check's: every id a sentence may be
+        bound to); without it, from the Composer's input alone."""
         prompt = load_prompt("composer")
         language = "en" if composer_input.get("language") == "en" else "zh"
         if material is None:

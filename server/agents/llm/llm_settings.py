@@ -7,16 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-JsonMode = Literal["auto", "json_object", "json_schema", "off"]
+from evigate.server.settings import Anchor, Fallback, JsonMode, Retry
+
 Stage = Literal["planner", "executor", "verifier", "composer", "evaluator"]
-Fallback = Literal["offline", "fail"]
 
 JSON_MODES: tuple[str, ...] = get_args(JsonMode)
 STAGES: tuple[str, ...] = get_args(Stage)
 FALLBACKS: tuple[str, ...] = get_args(Fallback)
-Retry = Literal["offline", "llm"]
 RETRIES: tuple[str, ...] = get_args(Retry)
-Anchor = Literal["offline", "none"]
 ANCHORS: tuple[str, ...] = get_args(Anchor)
 # The pipeline's stages, which fall back to offline; the evaluator (the opinion job) fails its job.
 FALLBACK_STAGES: tuple[str, ...] = ("planner", "executor", "verifier", "composer")

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evigate.rules import sentence_material
+from evigate.rules import answer_text, sentence_material
 from evigate.rules.enums import CheckStatus
 from evigate.rules.sentence_types import SentenceMaterial
-from evigate.server.agents import answer_text
 from evigate.server.agents.base import JSON, StageOutput
 from evigate.server.agents.offline import answer_writer
 from evigate.server.agents.offline.facts import is_overstatement
@@ -95,8 +94,11 @@ def material_of(composer_input: Mapping[str, Any]) -> SentenceMaterial:
 
 
 class OfflineComposer:
-    async def compose(
-        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None = None
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        return await self.compose_from(composer_input, deadline, None)
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
     ) -> StageOutput:
         deadline.check()
         return StageOutput(compose(composer_input, material), PROMPT_VERSION)

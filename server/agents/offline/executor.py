@@ -12,9 +12,8 @@ import contextlib
 import json
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from evigate.rules.enums import CallStatus, CheckStatus, ClaimType, EvidenceStatus, ToolName
+from evigate.rules.enums import CallStatus, ClaimType, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline import cluster_calls, signal_calls, widening
@@ -97,7 +96,7 @@ class OfflineExecutor:
             data = c.evidence([], [missing], [])
             return ExecutorOutput(json.dumps(data, ensure_ascii=False), PROMPT_VERSION, ())
 
-        recorded = [*self._earlier(task.tools), *_recorded_results(task.retry_context)]
+        recorded = self._earlier(task.tools)
         results: list[tuple[PlannedCall, ToolCallResult]] = []
         fresh: list[ToolCallResult] = []
 
@@ -125,9 +124,8 @@ class OfflineExecutor:
             await run(follow_up_calls(results, available, task.query))
         self._remember(task.tools, fresh)
 
-        invalid = _invalid_citations(task.retry_context)
         unqueried = entities.log_terms[MAX_TERMS:] if "log" in entities.intents else ()
-        data = build_evidence(results, language, invalid, unqueried)
+        data = build_evidence(results, language, unqueried)
         if entities.survey:
             gaps = survey_gaps(entities, available, self._signals is not None, language)
             data["missing_info"].extend(gaps)
@@ -137,7 +135,6 @@ class OfflineExecutor:
 def build_evidence(
     results: Sequence[tuple[PlannedCall, ToolCallResult]],
     language: str,
-    invalid: frozenset[tuple[int, str]] = frozenset(),
     unqueried: Sequence[LogTerm] = (),
 ) -> JSON:
     """executor_evidence_v2 from the calls made: one claim per call, bindings copied from the refs.
@@ -150,7 +147,7 @@ def build_evidence(
     actions: list[JSON] = []
     zh = language == "zh"
     for call, result in results:
-        refs = [ref for ref in c.refs_of(result) if (result.invocation_id, ref.raw_path) not in invalid]
+        refs = c.refs_of(result)
         state = c.outcome(result, refs)
         claim_id = f"claim-{len(claims) + 1}"
         if state == EvidenceStatus.SUPPORTED:
@@ -209,63 +206,9 @@ def cap_claims(claims: list[JSON], language: str) -> list[JSON]:
     return [{**claim, "claim_id": f"claim-{i}"} for i, claim in enumerate(merged.values(), start=1)]
 
 
-def _recorded_results(retry_context: JSON | None) -> list[ToolCallResult]:
-    """Tool results the pipeline passed back for a retry round (optional `tool_results` list)."""
-    if not retry_context:
-        return []
-    items = retry_context.get("tool_results")
-    if not isinstance(items, list):
-        return []
-    out: list[ToolCallResult] = []
-    for item in items:
-        if isinstance(item, ToolCallResult):
-            out.append(item)
-        elif isinstance(item, Mapping):
-            parsed = _result_from_json(item)
-            if parsed is not None:
-                out.append(parsed)
-    return out
-
-
-def _result_from_json(item: Mapping[str, Any]) -> ToolCallResult | None:
-    invocation_id = item.get("invocation_id", item.get("source_invocation_id", item.get("id")))
-    tool_name = item.get("tool_name")
-    arguments = item.get("arguments")
-    details = item.get("retrieval_details")
-    if not isinstance(invocation_id, int) or not isinstance(tool_name, str):
-        return None
-    return ToolCallResult(
-        invocation_id=invocation_id,
-        tool_name=tool_name,
-        arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
-        status=str(item.get("status", CallStatus.SUCCESS)),
-        error=item.get("error") if isinstance(item.get("error"), str) else None,
-        raw_result=None,
-        retrieval_details=dict(details) if isinstance(details, Mapping) else {},
-    )
-
-
 def _find_recorded(recorded: Sequence[ToolCallResult], call: PlannedCall) -> ToolCallResult | None:
     for result in reversed(recorded):
         same = result.tool_name == call.tool_name and dict(result.arguments) == call.arguments
         if same and result.status == CallStatus.SUCCESS:
             return result
     return None
-
-
-def _invalid_citations(retry_context: JSON | None) -> frozenset[tuple[int, str]]:
-    """(invocation id, raw_path) pairs the Gatekeeper failed in the previous round."""
-    if not retry_context:
-        return frozenset()
-    out: set[tuple[int, str]] = set()
-    for key in ("failed_bindings", "checked_bindings", "errors"):
-        items = retry_context.get(key)
-        if not isinstance(items, list):
-            continue
-        for item in items:
-            if not isinstance(item, Mapping) or item.get("status", CheckStatus.FAIL) == CheckStatus.PASS:
-                continue
-            invocation_id, raw_path = item.get("source_invocation_id"), item.get("raw_path")
-            if isinstance(invocation_id, int) and isinstance(raw_path, str):
-                out.add((invocation_id, raw_path))
-    return frozenset(out)

@@ -11,7 +11,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
@@ -43,6 +43,7 @@ class Columns:
     """Events in columns, one per line, in file order."""
 
     offsets: list[int]
+    starts: np.ndarray  # the offsets again, for arithmetic by whole runs
     lines: list[int]
     stamps: list[float]
     levels: list[int]
@@ -51,8 +52,8 @@ class Columns:
 
     def cut(self, start: int, stop: int) -> Columns:
         part = slice(start, stop)
-        return Columns(self.offsets[part], self.lines[part], self.stamps[part], self.levels[part],
-                       self.services[part], self.ends[part])  # fmt: skip
+        return Columns(self.offsets[part], self.starts[part], self.lines[part], self.stamps[part],
+                       self.levels[part], self.services[part], self.ends[part])  # fmt: skip
 
     def event(self, i: int) -> Event:
         return Event(
@@ -132,8 +133,7 @@ class Events:
                 self._start = offset
             room = min(len(offsets), at + self._block_events - (count - first))
             end = max(at + 1, bisect_right(offsets, self._start + MAX_SPAN, at, room))
-            start = self._start
-            index.starts.extend([o - start for o in offsets[at:end]])
+            index.starts.extend((events.starts[at:end] - self._start).tolist())
             index.lines.extend(events.lines[at:end])
             index.stamps.extend(events.stamps[at:end])
             index.levels.extend(events.levels[at:end])
@@ -240,26 +240,29 @@ class Batch:
         # Control characters, DEL and overlong lines: one by one (decode() says what they are).
         read[np.searchsorted(ends, low[~newline], side="right")] = False
         read[ends - starts > MAX_LINE] = False
-        rows = np.flatnonzero(read)
-        stamps = self._stamps.many([reads.times[i] for i in rows.tolist()])
-        kept = [i for i, stamp in zip(rows.tolist(), stamps, strict=True) if stamp is not None]
+        kept, good, times = self._timed(reads, np.flatnonzero(read))
         if not kept:
             return self._lines(body.split(b"\n")[:-1], number, offset)
-        good = np.array(kept)
-        levels, levels_of = [reads.levels[i] for i in kept], self._levels
+        if len(kept) == count:
+            levels, services = reads.levels, reads.services
+        else:
+            levels = list(map(reads.levels.__getitem__, kept))
+            services = list(map(reads.services.__getitem__, kept))
+        levels_of = self._levels
         for raw in set(levels) - levels_of.keys():
             self.level_code(raw)
-        if any(reads.composed[i] for i in kept):
+        if any(reads.composed) and any(map(reads.composed.__getitem__, kept)):
             self.index.composed = True
+        offsets = starts[good] + offset
         columns = Columns(
-            (starts[good] + offset).tolist(),
+            offsets.tolist(),
+            offsets,
             (good + number + 1).tolist(),
-            [stamp for stamp in stamps if stamp is not None],
+            times,
             list(map(levels_of.__getitem__, levels)),
             [],  # per run below: codes are given in the order services first appear
             (ends[good] + offset).tolist(),
         )
-        services = [reads.services[i] for i in kept]
         breaks = (np.flatnonzero(np.diff(good) != 1) + 1).tolist()
         done = 0  # lines indexed so far
         for first, stop in zip((0, *breaks), (*breaks, len(kept)), strict=True):
@@ -276,6 +279,16 @@ class Batch:
         if done < count:
             self._lines(body[starts[done] :].split(b"\n")[:-1], number + done, offset + int(starts[done]))
         return number + count, offset + len(body)
+
+    def _timed(self, reads: Reads, rows: np.ndarray) -> tuple[list[int], np.ndarray, list[float]]:
+        """Of the rows a lane read, those whose time parses: as a list and an array, and their times."""
+        listed = rows.tolist()
+        every = len(listed) == len(reads.times)  # the common chunk: each line read by a lane
+        stamps = self._stamps.many(reads.times if every else list(map(reads.times.__getitem__, listed)))
+        if None not in stamps:
+            return listed, rows, cast("list[float]", stamps)
+        kept = [i for i, stamp in zip(listed, stamps, strict=True) if stamp is not None]
+        return kept, np.array(kept, np.int64), [stamp for stamp in stamps if stamp is not None]
 
     def _read(self, text: str, body: bytes, ends: np.ndarray) -> Reads | None:
         """The lanes' rows for the chunk; a line no lane read and quick() reads teaches a lane."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+
 from .batch import LEVEL_CODES, Batch, Event, Events
 from .events import SkippedLine, SkipReport
 from .finder import Finder
@@ -87,12 +89,14 @@ class FileIndex:
 
     def close_block(self, events: tuple[int, int], span: tuple[int, int]) -> None:
         first, end = events
-        stamps = self.stamps[first:end]
+        stamps = np.frombuffer(self.stamps, np.float64, end - first, first * self.stamps.itemsize)
+        since, until = float(stamps.min()), float(stamps.max())
+        del stamps  # the view holds the array's buffer: it could not grow while the view lives
         mask = 0
         for code in set(self.levels[first:end]):
             mask |= 1 << code
         services = frozenset(self.services[first:end])
-        self.blocks.append(Block(first, end, span[0], span[1], min(stamps), max(stamps), mask, services))
+        self.blocks.append(Block(first, end, span[0], span[1], since, until, mask, services))
 
     def read_block(self, handle: BinaryIO, block: Block) -> BlockBytes:
         """A block's bytes (handles of gzip files must be read in ascending block order)."""

@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 # A JSON string without escapes (its text is its value: group `@`), any, and any non-empty one.
 _PLAIN = r'"(?P<@>[^"\\\x00-\x1f]+)"'
@@ -59,7 +60,24 @@ def pattern_lane(regex: re.Pattern[str]) -> Lane | None:
         return None
     level = ("level",) if "level" in names else ()
     service = ("service",) if "service" in names else ()
-    return Lane(regex.pattern, times, level, service, whole=False)
+    return Lane(_roles_only(regex.pattern, {*times, *level, *service}), times, level, service, whole=False)
+
+
+_NAMED_GROUP = re.compile(r"(?<!\\)\(\?P<(\w+)>")
+
+
+def _roles_only(pattern: str, roles: set[str]) -> str:
+    """The pattern with its other named groups made non-capturing: the same matches, but a chunk's
+    `findall` no longer copies out each line's message, thread, logger... (unchanged when a group
+    is referred back to, or when the result would not compile)."""
+    if "(?P=" in pattern:
+        return pattern
+    stripped = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in roles else "(?:", pattern)
+    try:
+        re.compile(stripped)
+    except re.error:
+        return pattern
+    return stripped
 
 
 # Where a shape's roles are: the keys of the time, level, service and message (None: absent).
@@ -160,17 +178,29 @@ class Lanes:
         regex = self._regex
         if regex is None:
             return None
-        rows = regex.findall(text)
+        rows = regex.findall(text)  # a tuple per line: there is always more than one group
         if len(rows) != count:
             return None
-        columns = list(zip(*rows, strict=True)) if rows else [()] * (regex.groups)
         index = regex.groupindex
+        columns: dict[str, list[str]] = {}
+
+        def column(name: str) -> list[str]:
+            """One group's texts, line by line: only the groups wanted are taken out of the rows,
+            in C (cheaper than transposing every group of every row)."""
+            found = columns.get(name)
+            if found is None:
+                found = columns[name] = list(map(itemgetter(index[name] - 1), rows))
+            return found
 
         def merged(names: list[str]) -> list[str]:
-            found = [columns[index[name] - 1] for name in names]
+            """Groups of which a line fills one at most (alternatives, or other lanes'), merged."""
+            found = [column(name) for name in names]
             if not found:
                 return [""] * count
-            return list(found[0]) if len(found) == 1 else list(map(max, *found))
+            out = list(found[0])
+            for other in found[1:]:
+                out = _either(out, other)
+            return out
 
         times: list[str] = []
         composed: list[str] = []
@@ -179,14 +209,21 @@ class Lanes:
             if lane.whole:  # our own lanes: one time group (two alternatives in logfmt)
                 lane_times = merged(names)
             else:  # a user pattern: the first non-empty of its time groups
-                found = [columns[index[name] - 1] for name in names]
-                lane_times = [next((t for t in row if t), "") for row in zip(*found, strict=True)]
-            times = lane_times if not times else list(map(max, times, lane_times))
+                found = [column(name) for name in names]
+                lane_times = list(found[0])
+                for later in found[1:]:
+                    lane_times = [t or u for t, u in zip(lane_times, later, strict=True)]
+            times = lane_times if not times else _either(times, lane_times)
             if lane.composed:
-                composed = lane_times if not composed else list(map(max, composed, lane_times))
+                composed = lane_times if not composed else _either(composed, lane_times)
         levels = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.level])
         services = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.service])
         return Reads(times, levels, services, composed or [""] * count)
+
+
+def _either(one: list[str], other: list[str]) -> list[str]:
+    """Line by line, the text of whichever of two groups was filled (a line fills one at most)."""
+    return [a or b for a, b in zip(one, other, strict=True)]
 
 
 def _name(lane: Lane, k: int, group: str) -> str:

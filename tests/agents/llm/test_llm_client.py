@@ -125,6 +125,7 @@ async def test_request_timeout_below_the_deadline_is_retried(fake: FakeOpenAI, s
     assert await asyncio.to_thread(first.wait_disconnected, 10.0)
 
 
+@pytest.mark.slow  # waits out every attempt's timeout
 async def test_every_attempt_hangs_until_the_deadline(fake: FakeOpenAI, settings: LLMSettings) -> None:
     llm = LLMClient(dataclasses.replace(settings, timeout=0.2, max_retries=50))
     fake.script([Hang()] * 50)

@@ -49,7 +49,7 @@ async def test_the_models_sentences_are_joined_by_code(client: LLMClient, fake: 
         {"kind": "summary", "text": "All fine.", "claim_ids": ["claim-1"], "hypothesis_ids": []},
     ]
     fake.script([reply("Here you go:\n" + json.dumps({"sentences": said}) + "\nThanks")])
-    out = await LLMComposer(client).compose(INPUT, Deadline.after(5), MATERIAL)
+    out = await LLMComposer(client).compose_from(INPUT, Deadline.after(5), MATERIAL)
 
     assert out.prompt_version == "composer-v5"
     data = out.data
@@ -103,7 +103,7 @@ async def test_a_reply_without_a_sentence_is_unusable(
 ) -> None:
     fake.script([reply(content)])
     with pytest.raises(LLMOutputError):
-        await LLMComposer(client).compose(INPUT, Deadline.after(5), MATERIAL)
+        await LLMComposer(client).compose_from(INPUT, Deadline.after(5), MATERIAL)
 
 
 def test_the_retry_is_told_each_refused_sentence_with_its_rules() -> None:
@@ -116,7 +116,7 @@ def test_the_retry_is_told_each_refused_sentence_with_its_rules() -> None:
     check = {
         "rejected_output": rejected,
         "violations": [
-            {"rule_id": "sentence.state@1", "field": "sentences[1]", "token": "resolved", "message": "m"},
+            {"rule_id": "sentence.state@2", "field": "sentences[1]", "token": "resolved", "message": "m"},
             {
                 "rule_id": "answer.wrong_language",
                 "field": "user_facing_answer",
@@ -130,7 +130,7 @@ def test_the_retry_is_told_each_refused_sentence_with_its_rules() -> None:
     (refused,) = told["refused_sentences"]
     assert refused["index"] == 1 and refused["text"] == "The alert has resolved."
     (rule,) = refused["rules"]
-    assert rule["rule_id"] == "sentence.state@1" and rule["token"] == "resolved"
+    assert rule["rule_id"] == "sentence.state@2" and rule["token"] == "resolved"
     assert rule["meaning"].startswith("firing / resolved")  # the rule's meaning, from the rules' table
     assert [k["text"] for k in told["kept_sentences"]] == ["Yes: HighCPUUsage is firing."]
     assert [v["rule_id"] for v in told["answer_violations"]] == ["answer.wrong_language"]

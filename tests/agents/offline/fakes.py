@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from evigate.rules import gatekeeper
 from evigate.rules.types import InvocationFacts
 from evigate.server.agents.base import JSON, ExecutorTask
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolCallResult
+from tests.support import tool_table
 
 WORLD_NOW = datetime(2026, 7, 8, 23, 30, tzinfo=UTC)
 
@@ -241,4 +241,4 @@ def gatekeeper_result(structured: JSON, tools: FakeToolBox) -> JSON:
     invocations = [
         InvocationFacts.from_seed(r.invocation_id, r.tool_name, r.retrieval_details) for r in tools.results
     ]
-    return gatekeeper.check(structured, invocations).to_seed()
+    return tool_table.check(structured, invocations).to_seed()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from evigate.rules import gatekeeper, guard
+from evigate.rules import guard
 from evigate.rules.types import InvocationFacts
 from evigate.server.agents.base import JSON, ExecutorTask
 from evigate.server.agents.offline import build_offline_backend
@@ -17,6 +17,7 @@ from evigate.server.skills import load_skills
 from evigate.server.tools import SessionToolBox, build_backend
 from evigate.storage.records import CaseRecord
 from tests.agents.offline.demo_catalog import TEST_CATALOG
+from tests.support import tool_table
 
 
 class NoCases:
@@ -55,7 +56,7 @@ async def session(query: str, language: str) -> tuple[JSON, JSON, JSON, MemoryRe
     executed = await agents.executor.execute(ExecutorTask(query, language, plan, 1, None, tools, deadline))
     structured, parse_status = parse_executor_output(executed.raw_text)
     invocations = [InvocationFacts.from_seed(i, name, details) for i, name, _, details in recorder.rows]
-    gate = gatekeeper.check(structured, invocations).to_seed()
+    gate = tool_table.check(structured, invocations).to_seed()
     verifier_input: JSON = {
         "original_query": query,
         "executor_final_answer": executed.raw_text,

@@ -119,46 +119,6 @@ async def test_retry_round_reuses_recorded_results_without_new_queries() -> None
     assert json.loads(second.raw_text) == json.loads(first.raw_text)
 
 
-async def test_retry_round_drops_bindings_named_invalid() -> None:
-    tools = FakeToolBox()
-    executor = OfflineExecutor(catalog=TEST_CATALOG)
-    query = "order-service 有没有 HikariCP 连接池耗尽的日志？"
-    await executor.execute(make_task(tools, query))
-    retry = {"failed_bindings": [{"source_invocation_id": 517, "raw_path": "$.logs[0]", "status": "fail"}]}
-    second = json.loads((await executor.execute(make_task(tools, query, retry=retry, round_=2))).raw_text)
-    assert paths(second) == [["$.logs[1]"]]
-
-
-async def test_retry_round_accepts_tool_results_from_the_retry_context() -> None:
-    recorded = {
-        "invocation_id": 900,
-        "tool_name": "query_metrics",
-        "arguments": {"service": "payment-service", "alert_name": "HighCPUUsage"},
-        "status": "success",
-        "retrieval_details": {
-            "evidence_status": "supported",
-            "evidence_refs": [
-                {
-                    "raw_path": "$.alerts[0]",
-                    "text": "HighCPUUsage, service=payment-service, state=firing, current=92%",
-                }
-            ],
-        },
-    }
-    tools = FakeToolBox()
-    output = await OfflineExecutor(catalog=TEST_CATALOG).execute(
-        make_task(
-            tools,
-            "payment-service 现在有 HighCPUUsage 告警吗？",
-            retry={"tool_results": [recorded]},
-            round_=2,
-        )
-    )
-    data = json.loads(output.raw_text)
-    assert tools.calls == []
-    assert data["claims"][0]["evidence_bindings"][0]["source_invocation_id"] == 900
-
-
 # --- failures -------------------------------------------------------------------------------------------
 
 

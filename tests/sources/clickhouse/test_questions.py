@@ -10,7 +10,6 @@ from dataclasses import replace
 import pytest
 
 from evigate.rules.enums import CallStatus
-from evigate.rules.rule_catalog import load_rule_catalog
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import Pipeline
@@ -19,6 +18,7 @@ from evigate.server.skills import load_skills
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.tools import build_backend
+from evigate.server.tools.registry import default_registry
 from evigate.storage import Database
 from tests.pipeline.test_demo_questions import CASES, Case, answers_the_case
 
@@ -30,7 +30,7 @@ ASKED = ("user-oom-zh", "order-hikari-en", "payment-oom-zh", "gateway-502-en")
 def _pipeline(db: Database, tools: SourceSet) -> Pipeline:
     agents = build_offline_backend(catalog=tools.services)
     settings = PipelineSettings(max_rounds=2, owner="tests")
-    return Pipeline(db.repo, tools, agents, load_skills(), load_rule_catalog(), settings)
+    return Pipeline(db.repo, tools, agents, load_skills(), default_registry().catalog(), settings)
 
 
 @pytest.fixture

@@ -450,6 +450,12 @@ class SessionStatus(betterproto2.Enum):
     The pipeline failed; failure_reason says why ("FAILED").
     """
 
+    AGENT = 4
+    """
+    An agent session: evidence tool calls an outside agent made through the MCP query tools, for
+    claims it checks itself; the pipeline runs no diagnosis for it and it has no answer ("AGENT").
+    """
+
     @classmethod
     def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
         return {
@@ -457,6 +463,7 @@ class SessionStatus(betterproto2.Enum):
             1: "SESSION_STATUS_RUNNING",
             2: "SESSION_STATUS_SUCCESS",
             3: "SESSION_STATUS_FAILED",
+            4: "SESSION_STATUS_AGENT",
         }
 
     @classmethod
@@ -466,6 +473,7 @@ class SessionStatus(betterproto2.Enum):
             "SESSION_STATUS_RUNNING": 1,
             "SESSION_STATUS_SUCCESS": 2,
             "SESSION_STATUS_FAILED": 3,
+            "SESSION_STATUS_AGENT": 4,
         }
 
 
@@ -875,7 +883,8 @@ class ChatRequest(betterproto2.Message):
 
     language: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
-    Answer language: "zh" (default when empty) or "en".
+    Answer language: "zh" or "en"; empty: the question's language, by script (Chinese when it
+    holds Chinese words outside quoted identifiers, else English).
     """
 
 
@@ -2138,7 +2147,8 @@ class StreamChatRequest(betterproto2.Message):
 
     language: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
-    Answer language: "zh" (default when empty) or "en".
+    Answer language: "zh" or "en"; empty: the question's language, by script (Chinese when it
+    holds Chinese words outside quoted identifiers, else English).
     """
 
 
