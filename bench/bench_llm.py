@@ -41,8 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.worlds (the labelled worlds and their judge)
 
 from bench import figures  # noqa: E402
-from evigate.server.agents.base import OFFLINE_FALLBACK, AgentBackend  # noqa: E402
+from evigate.server.agents.base import BY_CODE, OFFLINE_FALLBACK, AgentBackend  # noqa: E402
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
+from evigate.server.agents.llm.routing import VERIFIER_DISAGREEMENT  # noqa: E402
 from evigate.server.agents.mix import build_agents  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
 from evigate.server.sources.services import ServiceCatalog  # noqa: E402
@@ -81,18 +82,20 @@ def parse_mix(text: str) -> dict[str, str]:
 
 
 class TokenCounter(logging.Handler):
-    """Tokens and calls per stage, from the client's `llm.call` log lines (stage, model, attempt,
-    outcome, latency, tokens)."""
+    """Tokens, prompt tokens and calls per stage, from the client's `llm.call` log lines (stage,
+    model, attempt, outcome, latency, tokens, prompt tokens)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.tokens: collections.Counter[str] = collections.Counter()
+        self.prompt: collections.Counter[str] = collections.Counter()
         self.calls: collections.Counter[str] = collections.Counter()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.startswith("llm.call") and isinstance(record.args, tuple) and len(record.args) == 6:
-            stage, tokens = str(record.args[0]), int(str(record.args[5]))
-            self.tokens[stage] += tokens
+        if record.msg.startswith("llm.call") and isinstance(record.args, tuple) and len(record.args) == 7:
+            stage = str(record.args[0])
+            self.tokens[stage] += int(str(record.args[5]))
+            self.prompt[stage] += int(str(record.args[6]))
             self.calls[stage] += 1
 
     @contextmanager
@@ -120,6 +123,8 @@ class Tally:
     unchecked_as_nothing: int = 0
     placeholder: int = 0
     fallbacks: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
+    by_code: collections.Counter[str] = field(default_factory=collections.Counter)  # stages code handled
+    disagreements: int = 0  # a model REJECT of code's verified claims, recorded, code's verdict kept
     seconds: collections.defaultdict[str, float] = field(
         default_factory=lambda: collections.defaultdict(float)
     )
@@ -150,8 +155,18 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
         if n.get("kind") == OFFLINE_FALLBACK
     ]
     tally.fallbacks.update(fell)
+    notes = extras.get("stage_notes") or []
+    handed = sorted({str(n.get("stage")) for n in notes if n.get("kind") == BY_CODE})
+    tally.by_code.update(handed)
+    tally.disagreements += sum(n.get("kind") == VERIFIER_DISAGREEMENT for n in notes)
     source = (extras.get("answer_check") or {}).get("answer_source")
-    authored = not fell and ("composer" not in llm_stages or source in _MODEL_SOURCES)
+    # model-authored: every model stage wrote its own output (no fallback, no hand-over to code)
+    authored = (
+        bool(llm_stages)
+        and not fell
+        and not handed
+        and ("composer" not in llm_stages or source in _MODEL_SOURCES)
+    ) or not llm_stages
     unfilled = placeholders(judged.answer, trace)
     tally.unsupported += bool(judged.unsupported)
     tally.overstated += judged.overstated
@@ -165,6 +180,7 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
     flags += ["OVERSTATED"] if judged.overstated else []
     flags += [f"PLACEHOLDER={unfilled}"] if unfilled else []
     flags += ["offline:" + ",".join(f"{stage}({why})" for stage, why in fell)] if fell else []
+    flags += ["by code:" + ",".join(handed)] if handed else []
     flags += [f"answer by {source}"] if source and source not in _MODEL_SOURCES else []
     return f"{'ok ' if judged.correct else 'BAD'} {trace.session.status:<7} {' '.join(flags)}"
 
@@ -214,6 +230,9 @@ def report(world: str, tallies: dict[str, Tally]) -> list[figures.Figure]:
             f"    FAILED {t.failed}; unsupported {t.unsupported}, over-statements {t.overstated}, "
             f"placeholders {t.placeholder}, could-not-check said as nothing found {t.unchecked_as_nothing}"
         )
+        if t.by_code or t.disagreements:
+            handed = ", ".join(f"{stage} {count}" for stage, count in sorted(t.by_code.items()))
+            print(f"    handed to code: {handed or 'none'}; verifier disagreements {t.disagreements}")
         if t.fallbacks:
             shown = ", ".join(
                 f"{stage} ({why}) {count}" for (stage, why), count in sorted(t.fallbacks.items())
@@ -223,7 +242,8 @@ def report(world: str, tallies: dict[str, Tally]) -> list[figures.Figure]:
             if t.seconds[stage] or t.tokens.calls[stage]:
                 print(
                     f"    {stage:<9} {t.seconds[stage] / n:7.2f} s/session {t.tokens.tokens[stage] / n:8.0f} "
-                    f"tokens/session ({t.tokens.calls[stage]} calls)"
+                    f"tokens/session ({t.tokens.calls[stage]} calls, "
+                    f"{t.tokens.prompt[stage] / max(1, t.tokens.calls[stage]):.0f} prompt tokens/call)"
                 )
         found.append(
             figures.Figure(

@@ -18,8 +18,8 @@ HELP = {
     "output unusable (also llm_executor_, llm_verifier_, llm_composer_fallback)",
     "llm_executor_retry": "offline (default) or llm: who writes the claims of the retry round after "
     "the model's were rejected",
-    "llm_planner_anchor": "offline (default): the LLM plan starts with the calls code reads off the "
-    "question; none: the model's calls alone",
+    "llm_planner_anchor": "offline (default): code first, the model asked where code is weak (no "
+    "call read off the question, an unresolved name, no evidence found); none: every stage asks the model",
     "llm_base_url": "OpenAI-compatible endpoint, e.g. http://host:8000/v1 (key: EVIGATE_LLM_API_KEY)",
     "data_dir": "the fixture tool backend's data (default: the bundled demo world)",
     "service_aliases_file": "JSON of service name → aliases (Chinese names, team names)",

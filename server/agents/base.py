@@ -44,6 +44,18 @@ class StageNote:
 
 
 OFFLINE_FALLBACK = "offline_fallback"
+# An LLM stage that code handled because code is strong there (server.agents.llm.routing).
+BY_CODE = "by_code"
+# The verifier_input key saying who wrote the round's claims: "code" or "model".
+CLAIMS_BY = "claims_by"
+
+
+def claims_by(backend: AgentBackend, executor_notes: Sequence[StageNote]) -> str:
+    """ "code" when the offline Executor wrote the round's claims (its backend, a fallback, or a
+    hand-over by code), else "model"."""
+    if backend.backends()["executor"] != "llm":
+        return "code"
+    return "code" if any(n.kind in (OFFLINE_FALLBACK, BY_CODE) for n in executor_notes) else "model"
 
 
 @dataclass(frozen=True)

@@ -175,8 +175,15 @@ def build_agents(
         return offline
     if llm_settings is None:
         raise ValueError("an llm stage needs LLM settings")
-    anchor = offline.planner if llm_settings.planner_anchor == "offline" else None
-    llm = build_llm_backend(llm_settings, client=client, anchor=anchor)
+    # code first (server.agents.llm.routing): the model is asked where the offline stages are weak
+    code_first = llm_settings.planner_anchor == "offline"
+    llm = build_llm_backend(
+        llm_settings,
+        client=client,
+        anchor=offline.planner if code_first else None,
+        code_executor=offline.executor if code_first else None,
+        code_verifier=offline.verifier if code_first else None,
+    )
 
     def wrapped(stage: str) -> bool:
         return llm_settings.fallback_for(stage) == "offline"

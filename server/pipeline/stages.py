@@ -12,7 +12,7 @@ from typing import Any
 from evigate.rules import gatekeeper
 from evigate.rules.enums import SessionStatus, Verdict
 from evigate.rules.rule_catalog import RuleCatalog
-from evigate.server.agents.base import AgentBackend, ExecutorTask, Skill
+from evigate.server.agents.base import CLAIMS_BY, AgentBackend, ExecutorTask, Skill, claims_by
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_check_stage, fallbacks, material, verdicts
 from evigate.server.pipeline.compose_stage import compose_answer
@@ -177,6 +177,8 @@ class StageSequence:
             "tool_trace_summary": summary,
             "gatekeeper_result": gate,
             "retry_context": task.retry_context,
+            # who wrote the claims: a model Verifier may not sink code's verified claims alone
+            CLAIMS_BY: claims_by(agents, executed.notes),
         }
         with progress.stage_of("verifier", round_number):
             verified = await agents.verifier.verify(verifier_input, task.deadline)

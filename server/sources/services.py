@@ -68,6 +68,7 @@ class Sighting:
 
     name: str
     source: str
+    namespace: str = ""  # the Kubernetes namespace it was seen in, when the source says
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class CatalogView:
     aliases: Mapping[str, str] = field(default_factory=dict)  # alias → canonical name
     alert_names: tuple[str, ...] = ()
     knowledge_keys: tuple[str, ...] = ()
+    namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # namespace → services
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -254,10 +256,11 @@ async def alert_sightings(source: AlertQuerying, now: datetime) -> Sightings:
     found: list[Sighting] = []
     names: list[str] = []
     for item in page.items:
-        if isinstance(item.get("service"), str):
-            found.append(Sighting(item["service"], "alert"))
         raw_labels = item.get("labels")
         labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
+        namespace = str(labels["namespace"]) if isinstance(labels.get("namespace"), str) else ""
+        if isinstance(item.get("service"), str):
+            found.append(Sighting(item["service"], "alert", namespace))
         found.extend(Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str))
         pod = labels.get("pod")
         if isinstance(pod, str) and _POD_SUFFIX.search(pod):
@@ -322,6 +325,7 @@ class ServiceCatalog:
         alerts: list[str] = []
         keys: list[str] = []
         failures: list[str] = []
+        placed: list[tuple[str, str]] = []  # (namespace, service)
         for reader in self._readers:
             try:
                 seen = await reader()
@@ -332,7 +336,10 @@ class ServiceCatalog:
             for sighting in seen.services:
                 name = sighting.name.strip()
                 if name:
-                    services.setdefault(_canonical(services, name), []).append(sighting.source)
+                    canonical = _canonical(services, name)
+                    services.setdefault(canonical, []).append(sighting.source)
+                    if sighting.namespace:
+                        placed.append((sighting.namespace, canonical))
             alerts.extend(seen.alert_names)
             keys.extend(seen.knowledge_keys)
         for name in set(self._aliases.values()) - set(services):
@@ -340,11 +347,17 @@ class ServiceCatalog:
         prefixed = team_prefixed(services)
         for name, bare in prefixed.items():
             services[bare].extend(services.pop(name))
+        namespaces: dict[str, list[str]] = {}
+        for namespace, placed_name in placed:
+            name = prefixed.get(placed_name, placed_name)
+            if name in services:
+                namespaces.setdefault(namespace, []).append(name)
         self._view = CatalogView(
             {name: tuple(dict.fromkeys(sources)) for name, sources in sorted(services.items())},
             {**prefixed, **self._aliases},
             tuple(dict.fromkeys(alerts)),
             tuple(dict.fromkeys(keys)),
+            {ns: tuple(sorted(set(names))) for ns, names in sorted(namespaces.items())},
         )
         self.failures = tuple(failures)
         self._refreshed = True

@@ -17,9 +17,15 @@ from evigate.server.queries.types import JSON, TimeWindow
 
 MAX_TEXT = 500  # characters of any string argument; a regex longer than this is refused too
 _RELATIVE = re.compile(r"^-?(\d+)\s*([smhd])$")
+# A UTC time of day ("06:30"): as `since` or `at`, the latest such moment not after now; as `until`
+# after a `since`, the first one after it ("since 22:00 until 02:00" spans midnight).
+_CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-TIME_DOC = 'ISO-8601 UTC time ("2026-07-08T23:00:00Z"), "now", or a duration before now ("30m", "2h", "1d")'
+TIME_DOC = (
+    'ISO-8601 UTC time ("2026-07-08T23:00:00Z"), "now", a duration before now ("30m", "2h", "1d"), '
+    'or a UTC time of day ("06:30": the latest one before now)'
+)
 STRING: JSON = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}
 WINDOW: JSON = {
     "since": {**STRING, "description": f"start of the time window: {TIME_DOC}"},
@@ -98,6 +104,10 @@ def parse_time(value: str, now: datetime, key: str) -> datetime:
     relative = _RELATIVE.match(value.strip().lower())
     if relative:
         return now - timedelta(seconds=int(relative.group(1)) * _UNIT_SECONDS[relative.group(2)])
+    clock = _CLOCK.match(value.strip())
+    if clock:
+        moment = now.replace(hour=int(clock.group(1)), minute=int(clock.group(2)), second=0, microsecond=0)
+        return moment if moment <= now else moment - timedelta(days=1)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError as exc:
@@ -108,6 +118,10 @@ def parse_time(value: str, now: datetime, key: str) -> datetime:
 def window(args: Mapping[str, Any], now: datetime) -> TimeWindow:
     since = parse_time(args["since"], now, "since") if "since" in args else None
     until = parse_time(args["until"], now, "until") if "until" in args else None
+    clock = _CLOCK.match(str(args.get("until", "")).strip())
+    if since is not None and clock:
+        until = since.replace(hour=int(clock.group(1)), minute=int(clock.group(2)), second=0, microsecond=0)
+        until += timedelta(days=1) if until <= since else timedelta()
     if since is not None and until is not None and since > until:
         raise ArgumentError("since is after until")
     return TimeWindow(since, until)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evigate.server.sources.services import CatalogView, ServiceCatalog, ServiceMatch
+from evigate.server.understanding.clock import clock_window
 from evigate.server.understanding.mentions import alerts_in, paraphrase_alerts, services_in
 from evigate.server.understanding.subjects import _with_subjects
 from evigate.server.understanding.symptoms import Symptom, found_symptoms, trigger_spans
@@ -62,6 +63,9 @@ class Entities:
     paraphrased: bool = False  # alert names found from the question's words, not written out
     wants_steps: bool = False  # asks for a runbook's steps or commands
     asks_log: bool = False  # names logs (日志, logs, errors), not only a symptom
+    clock: tuple[str, str] | None = None  # a time of day's window ("06:00", "07:00"): clock.py
+    namespaces: tuple[str, ...] = ()  # Kubernetes namespaces the question names
+    namespace_services: tuple[str, ...] = ()  # the services the catalog places in them
 
     @property
     def intent(self) -> str:
@@ -70,6 +74,11 @@ class Entities:
     @property
     def wants_guidance(self) -> bool:
         return "knowledge" in self.intents
+
+    @property
+    def names_window(self) -> bool:
+        """The question names its window (relative or by the clock): it is never widened."""
+        return self.window_minutes is not None or self.clock is not None
 
     @property
     def survey(self) -> bool:
@@ -210,6 +219,23 @@ def _catalog(catalog: Catalog) -> CatalogView | None:
     return CatalogView({name: ("config",) for name in catalog})
 
 
+_NAMESPACE_MARK = re.compile(r"namespaces?\b|命名空间|名字空间|\bns\b", re.IGNORECASE)
+
+
+def namespaces_in(question: str, view: CatalogView | None) -> tuple[str, ...]:
+    """The catalog's namespaces the question names: a namespace's name when the question says
+    "namespace" (or the name is no service's), as a whole word."""
+    if view is None or not view.namespaces:
+        return ()
+    marked = _NAMESPACE_MARK.search(question) is not None
+    found = []
+    for namespace in view.namespaces:
+        hit = re.search(r"(?<![\w.-])" + re.escape(namespace) + r"(?![\w-])", question, re.IGNORECASE)
+        if hit is not None and (marked or view.match(namespace) is None):
+            found.append(namespace)
+    return tuple(found)
+
+
 def extract(question: str, catalog: Catalog = None) -> Entities:
     """The entities of `question`, resolved against the service catalog. Pure and deterministic."""
     view = _catalog(catalog)
@@ -217,7 +243,8 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     log_terms = _log_terms(question, lowered)
     literal = [term.name for term in log_terms]
     written = alerts_in(question, view, literal)
-    mentions = services_in(question, view, skip=[name for _, name in written])
+    namespaces = namespaces_in(question, view)
+    mentions = services_in(question, view, skip=[*(name for _, name in written), *namespaces])
     symptoms = [symptom for _, symptom in found_symptoms(lowered)]
     window = _window_minutes(question)
     current = _contains_any(lowered, _CURRENT_MARKERS)
@@ -234,6 +261,9 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     if asks_alert and not asks_log:
         log_terms = tuple(t for t in log_terms if t.name in literal and _is_literal(t))
     services = mentions.services
+    if namespaces and not services and not written:
+        # "what is wrong in the accounts namespace?": a survey of the namespace's services
+        asks_log = asks_log or level is not None
     broad = bool(services or mentions.unknown) and _contains_any(lowered, _BROAD_MARKERS)
 
     intents: list[str] = []
@@ -245,6 +275,8 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         intents.append("log")
     if _contains_any(lowered, _GUIDANCE_MARKERS):
         intents.append("knowledge")
+    if namespaces and not services and not intents:
+        intents.append("survey")
     if not intents and (services or mentions.unknown):
         # A service and nothing this reading knows to ask of it ("is X falling behind?", "X 的 GC
         # 情况"): a survey of the service, never no call at all.
@@ -257,7 +289,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     elif len(lowered) == len(question) and (asks_log or level is not None):
         # Only a question about logs has a subject of its own words ("Full GC", "用户登录失败"): a
         # paraphrase ("is the backlog severe?") is searched by its symptoms' patterns.
-        named = [*(m.mention for m in mentions.matches), *mentions.unknown, *alert_names]
+        named = [*(m.mention for m in mentions.matches), *mentions.unknown, *alert_names, *namespaces]
         log_terms = _with_subjects(question, lowered, named, log_terms)
     return Entities(
         services=services,
@@ -274,6 +306,13 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         paraphrased=paraphrased,
         wants_steps=_contains_any(lowered, _STEPS_MARKERS),
         asks_log=asks_log or level is not None,
+        clock=clock_window(question) if window is None else None,
+        namespaces=namespaces,
+        namespace_services=tuple(
+            dict.fromkeys(name for ns in namespaces for name in view.namespaces.get(ns, ()))
+        )
+        if view is not None
+        else (),
     )
 
 

@@ -146,6 +146,12 @@ def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] 
     )
 
 
+# Kubernetes kinds a question may name its subject by ("the billing-db StatefulSet").
+_KINDS = frozenset(
+    ["statefulset", "daemonset", "replicaset", "cronjob", "configmap", "persistentvolumeclaim"]
+)
+
+
 def alerts_in(question: str, catalog: CatalogView | None, skip: Iterable[str]) -> list[tuple[int, str]]:
     """(position, name) of alert names written out: CamelCase words (the catalog's spelling when it
     knows them) and the catalog's names in any case."""
@@ -156,8 +162,8 @@ def alerts_in(question: str, catalog: CatalogView | None, skip: Iterable[str]) -
         word = m.group(1)
         if word.lower() in skipped or word.endswith(("Exception", "Error")) or word.startswith("Hikari"):
             continue
-        if word.lower() not in known and word.lower() in COMPONENT_WORDS:
-            continue  # "RabbitMQ", "MongoDB": a technology, not an alert
+        if word.lower() not in known and word.lower() in COMPONENT_WORDS | _KINDS:
+            continue  # "RabbitMQ", "MongoDB": a technology; "StatefulSet": a kind of workload
         if word.lower() not in known and not re.search(r"[A-Z][a-z]+.*[A-Z]", word):
             continue
         if word.lower() not in known and _names_service(catalog, word):

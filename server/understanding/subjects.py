@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from evigate.server.sources.logs.layouts import service_of_pod
+from evigate.server.understanding.clock import clock_spans
 from evigate.server.understanding.symptoms import COMPONENT_WORDS, symptoms
 from evigate.server.understanding.vocabulary import (
     _ASCII_LEFT,
@@ -52,8 +54,11 @@ _EN_STOP_WORDS = """
     something thing things kind sort type types
     stuck really very keep keeps kept again constantly frequently often lot lots bad badly severe
     serious high low big huge too
+    pod pods deployment deployments statefulset statefulsets daemonset daemonsets replicaset
+    replicasets workload workloads container containers namespace namespaces ns
 """
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
+_POD_NAME = re.compile(r"(?<![\w.-])[a-z0-9]+(?:-[a-z0-9]+)*-[a-z0-9]+(?![\w-])")
 # Chinese phrases that separate the words of a question (never part of a subject).
 _ZH_SEPARATORS = tuple(
     sorted(
@@ -75,6 +80,9 @@ _ZH_SEPARATORS = tuple(
             "堆栈",
             "级别",
             "相关",
+            "命名空间",
+            "名字空间",
+            "哪些服务",
             "的",
             "吗",
             "呢",
@@ -242,16 +250,16 @@ def _subjects(
     # Breaks: services, alert names, windows, punctuation, function words.
     spans: list[tuple[int, int]] = []
     # `known`: the service mentions and alert names the question was found to hold.
+    known = [*known, *_pods_of(lowered, known)]
     for name in known:
         if name.isascii():
             pattern = _ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT
         else:
             pattern = re.escape(name.lower())
         spans.extend(m.span() for m in re.finditer(pattern, lowered))
-    spans.extend(m.span(1) for m in _SERVICE_RE.finditer(question))
-    spans.extend(m.span(1) for m in _CAMEL_RE.finditer(question))
-    spans.extend(m.span() for m in (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question)))
-    spans.extend(m.span() for m in _PUNCT.finditer(question))
+    named = (*_SERVICE_RE.finditer(question), *_CAMEL_RE.finditer(question))
+    windows = (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question), *_PUNCT.finditer(question))
+    spans.extend([*(m.span(1) for m in named), *(m.span() for m in windows), *clock_spans(question)])
     for start, end in spans:
         _mark(mask, start, end, _BREAK)
     for match in _WORD.finditer(question):
@@ -327,6 +335,13 @@ def _trim_chinese_edges(question: str, mask: list[int]) -> None:
 
 def _inside(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
     return any(start <= span[0] and span[1] <= end for start, end in spans)
+
+
+def _pods_of(lowered: str, known: Iterable[str]) -> list[str]:
+    """Pod names of the services the question names ("transcoder-7f9c6d5b8-x2kqz", "billing-db-0"):
+    the pod stands for its workload, and is no search term."""
+    names = {name.lower() for name in known}
+    return [m.group(0) for m in _POD_NAME.finditer(lowered) if service_of_pod(m.group(0)) in names]
 
 
 def _with_subjects(

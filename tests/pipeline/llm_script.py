@@ -55,17 +55,24 @@ def settings(base_url: str, **overrides: Any) -> LLMSettings:
         "backoff_max": 0.05,
         "max_tool_steps": 4,
         "json_mode": "json_object",
+        # every stage on the model: these scripts test the model's path (code first has its own tests)
+        "planner_anchor": "none",
     }
     values.update(overrides)
     return LLMSettings(**values)
 
 
 def payload(request: RecordedRequest) -> JSON:
-    """The JSON the stage sent as its user message."""
+    """The JSON the stage sent as its input (its first user message that is a JSON object; the
+    question comes before it as text)."""
     for message in request.messages:
         if message.get("role") == "user":
-            data = json.loads(message["content"])
-            return data if isinstance(data, dict) else {}
+            try:
+                data = json.loads(message["content"])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict):
+                return data
     return {}
 
 
@@ -210,6 +217,32 @@ def listing(request: RecordedRequest) -> JSON:
     raise AssertionError("the executor was given no evidence listing")
 
 
-def copy_example(request: RecordedRequest) -> Step:
-    """A weak model: copies the example it was given, which is built from this session's own ref."""
-    return json_reply(listing(request)["example_output"])
+def cite_first_ref(request: RecordedRequest) -> Step:
+    """A weak model: one claim quoting the first ref it was listed, word for word."""
+    ref = listing(request)["citable_refs"][0]
+    negative = ref["raw_path"] == "$.no_evidence"
+    claim = {
+        "claim_id": "claim-1",
+        "claim_type": "negative_observation" if negative else "observation",
+        "claim_text": f"当前查询未检索到匹配证据（{ref['tool_name']}）。" if negative else ref["text"],
+        "support_level": "direct",
+        "evidence_bindings": [
+            {
+                "source_type": "tool_trace",
+                "source_id": "",
+                "tool_name": ref["tool_name"],
+                "source_invocation_id": ref["source_invocation_id"],
+                "raw_path": ref["raw_path"],
+                "evidence_excerpt": ref["text"],
+            }
+        ],
+    }
+    return json_reply(
+        {
+            "answer_version": "executor_evidence_v2",
+            "claims": [claim],
+            "hypotheses": [],
+            "recommended_actions": [],
+            "missing_info": [],
+        }
+    )

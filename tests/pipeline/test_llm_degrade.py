@@ -100,10 +100,10 @@ def _stages(fake: FakeOpenAI) -> list[str]:
     return [r.model or "" for r in fake.requests]
 
 
-async def test_planned_calls_run_before_the_model_and_a_copied_example_is_real_evidence(
+async def test_planned_calls_run_before_the_model_and_a_quoted_ref_is_real_evidence(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
-    script.add("planner", [json_reply(PLANNED)]).add("executor", [s.copy_example])
+    script.add("planner", [json_reply(PLANNED)]).add("executor", [s.cite_first_ref])
     result, trace = await _run(
         build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url, planner_anchor="none")), db
     )
@@ -121,34 +121,35 @@ async def test_planned_calls_run_before_the_model_and_a_copied_example_is_real_e
     assert out.planner_plan.tool_calls[0].tool_name == "query_metrics"
 
 
-async def test_the_plan_starts_with_the_calls_code_reads_off_the_question(
+async def test_where_code_reads_the_plan_and_finds_the_evidence_the_model_only_verifies_and_composes(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
-    """The default anchor: a weak model's plan that dropped the service filter runs no wider query;
-    the code's exact call runs first, and the example the model copies cites it."""
-    widened = {
-        **s.PLAN,
-        "tool_calls": [{"tool_name": "query_metrics", "arguments": {"alert_name": "HighCPUUsage"}}],
-    }
-    script.add("planner", [json_reply(widened)]).add("executor", [s.copy_example])
-    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, s.settings(fake.base_url)), db)
+    """The default, code first: the question names its service and alert, code's exact call finds
+    the alert, so code plans and quotes it (each noted `by_code`, none a fallback), and the model
+    is asked to verify and compose only."""
+    settings = s.settings(fake.base_url, planner_anchor="offline")
+    result, trace = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"
-    [call] = trace.invocations
+    assert sorted(set(_stages(fake))) == ["composer", "verifier"]
+    call = trace.invocations[0]
     assert (call.tool_name, call.arguments) == (
         "query_metrics",
         {"service": "payment-service", "alert_name": "HighCPUUsage"},
     )
     [binding] = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
-    assert binding["source_invocation_id"] == call.id
-    [note] = [n for n in convert.trace(trace).stage_notes if n.kind == "calls_from_code"]
-    assert note.stage == "planner" and "1 call(s) that only loosened a code call left out" in note.detail
+    assert binding["source_invocation_id"] in {i.id for i in trace.invocations}
+    notes = _notes(trace)
+    assert ("planner", "by_code") in notes and ("executor", "by_code") in notes
+    assert not [n for n in notes if n[1] == "offline_fallback"]
+    verifier = next(r for r in fake.requests if r.model == "verifier")
+    assert "claims_by" not in verifier.text()
 
 
 def _placeholder_claim(request: RecordedRequest) -> Step:
     """A weak model: the example's real binding, with the prompt's placeholder as its claim text."""
-    example = s.listing(request)["example_output"]
+    example = json.loads(s.cite_first_ref(request).content or "")  # type: ignore[union-attr]
     example["claims"][0]["claim_text"] = "<what the cited ref text says, in the task's language>"
     return json_reply(example)
 
@@ -161,7 +162,7 @@ async def test_a_placeholder_claim_text_never_reaches_the_answer(
     the placeholder, so no Composer (the model's or the offline fallback) may state it. The retry
     round is the offline Executor's (the default): its claims pass; or the model's again: REJECT."""
     script.add("planner", [json_reply(PLANNED)]).add("executor", [_placeholder_claim] * 2)
-    settings = s.settings(fake.base_url, executor_retry=retry)
+    settings = s.settings(fake.base_url, executor_retry=retry, planner_anchor="none")
     result, trace = await _run(build_pipeline, build_agents(ALL_LLM, settings), db)
 
     assert result.status == "SUCCESS" and result.verdict is not None
@@ -360,3 +361,30 @@ async def test_replies_in_code_fences_and_tool_calls_as_text_are_read_and_record
         m for r in fake.requests for m in r.messages if m.get("role") == "assistant" and m.get("tool_calls")
     ]
     assert turns and all(isinstance(m["content"], str) for m in turns)
+
+
+async def test_where_code_s_call_finds_nothing_the_model_may_resolve_the_name_and_its_claims_count(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
+) -> None:
+    """Code first: code takes a misspelt service as written and its exact call finds nothing, so the
+    model is asked; it resolves the name with list_services, queries the service found, and its own
+    claim (no fallback, no hand-over to code) passes the Gatekeeper and the Verifier."""
+    alert = {"service": "payment-service", "alert_name": "HighCPUUsage"}
+    script.add(
+        "executor",
+        [s.call("list_services", {"name": "payments-svc"}), s.call("query_metrics", alert), s.cite()],
+    )
+    settings = s.settings(fake.base_url, planner_anchor="offline")
+    result, trace = await _run(
+        build_pipeline, build_agents(ALL_LLM, settings), db, "payments-svc 现在有 HighCPUUsage 告警吗？"
+    )
+
+    assert result.status == "SUCCESS" and result.verdict is not None
+    assert result.verdict["verdict"] == "PASS"
+    notes = _notes(trace)
+    assert ("planner", "by_code") in notes and ("executor", "model_asked") in notes
+    assert ("executor", "by_code") not in notes
+    assert not [n for n in notes if n[1] == "offline_fallback"]
+    assert [i.tool_name for i in trace.invocations] == ["query_metrics", "list_services", "query_metrics"]
+    [binding] = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
+    assert binding["source_invocation_id"] == trace.invocations[2].id

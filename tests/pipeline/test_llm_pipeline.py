@@ -83,9 +83,9 @@ async def test_passing_session(
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"
     assert trace.session.extras is not None
     assert trace.session.extras["prompt_versions"] == {
-        "planner": "planner-v3",
-        "executor": "executor-v4",
-        "verifier": "verifier-v2",
+        "planner": "planner-v4",
+        "executor": "executor-v5",
+        "verifier": "verifier-v3",
         "composer": "composer-v5",
     }
     assert [r.model for r in fake.requests] == ["planner", "executor", "executor", "verifier", "composer"]

@@ -31,6 +31,7 @@ def _llm_args(base_url: str, timeout_s: float) -> list[str]:
     args = ["--agent-backend", "llm", "--llm-base-url", base_url]
     args += ["--llm-model", "any", "--llm-planner-model", "planner", "--llm-executor-model", "executor"]
     args += [f"--llm-{stage}-fallback=fail" for stage in ("planner", "executor", "verifier", "composer")]
+    args += ["--llm-planner-anchor", "none"]  # every stage asks the model, so each one's failure shows
     return [*args, "--llm-timeout-s", str(timeout_s), "--llm-max-retries", "1"]
 
 

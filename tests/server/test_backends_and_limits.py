@@ -21,7 +21,15 @@ from evigate.v1 import (
     verdict_pb2,
 )
 from tests.server.conftest import HIGH_CPU_ZH, AppFactory, ServerProcess, slow_agents, wait_until
-from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply, tool_call, tool_calls
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    RecordedRequest,
+    Reply,
+    Responder,
+    json_reply,
+    tool_call,
+    tool_calls,
+)
 
 PLAN = {
     "selected_skill": "diagnose-high-cpu",
@@ -82,20 +90,24 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
 
 
-async def test_llm_backend_answers_through_the_server(app_factory: AppFactory, fake: FakeOpenAI) -> None:
-    fake.script(
-        [
-            json_reply(PLAN),
-            tool_calls(
-                tool_call("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
-            ),
-            _evidence_from,
-            json_reply(VERDICT),
-            json_reply(COMPOSED),
-        ]
-    )
+@pytest.mark.parametrize("anchor", ["none", "offline"])
+async def test_llm_backend_answers_through_the_server(
+    app_factory: AppFactory, fake: FakeOpenAI, anchor: str
+) -> None:
+    """Every stage on the model (`none`), or code first (the default): code plans the question's
+    exact call and quotes the alert it finds, and the model verifies and composes."""
+    model_plans: list[Responder] = [
+        json_reply(PLAN),
+        tool_calls(tool_call("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})),
+        _evidence_from,
+    ]
+    fake.script([*(model_plans if anchor == "none" else []), json_reply(VERDICT), json_reply(COMPOSED)])
     app = await app_factory(
-        agent_backend="llm", llm_base_url=fake.base_url, llm_model="test-model", llm_api_key="sk-test-secret"
+        agent_backend="llm",
+        llm_base_url=fake.base_url,
+        llm_model="test-model",
+        llm_api_key="sk-test-secret",
+        llm_planner_anchor=anchor,
     )
     async with grpc.aio.insecure_channel(app.address) as channel:
         reply = await chat_service_pb2_grpc.ChatServiceStub(channel).Chat(
@@ -112,6 +124,9 @@ async def test_llm_backend_answers_through_the_server(app_factory: AppFactory, f
     assert trace.agent_backend == "llm" and trace.prompt_versions
     assert {r.model for r in fake.requests} == {"test-model"}
     assert "sk-test-secret" not in json.dumps(app.settings.describe())
+    assert fake.pending == 0
+    by_code = sorted(n.stage for n in trace.stage_notes if n.kind == "by_code")
+    assert by_code == ([] if anchor == "none" else ["executor", "planner"])
 
 
 async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -> None:

@@ -176,3 +176,19 @@ async def test_a_team_prefixed_job_is_the_same_service_and_its_alias() -> None:
         ("fare-search", "pricing/fare-search")
     ]
     assert [m.name for m in view.find_in("What is the fare cache hit ratio right now?")] == ["fare-search"]
+
+
+async def test_namespaces_come_from_the_pod_log_layout_and_the_alerts_labels() -> None:
+    backend = build_backend("fixture", WORLDS / "osprey", _NoCases())
+    view = await backend.services.refresh()
+    assert view.namespaces["media"] == ("thumbnailer", "transcoder")
+    assert view.namespaces["accounts"] == ("auth-broker", "profile-store")
+    assert set(view.namespaces) == {"media", "accounts", "billing", "frontdoor"}
+
+
+async def test_a_namespace_from_an_alert_label_alone() -> None:
+    async def alerts() -> Sightings:
+        return Sightings((Sighting("risk-scorer", "alert", "payments"), Sighting("ledger", "log")))
+
+    view = await ServiceCatalog([alerts]).refresh()
+    assert view.namespaces == {"payments": ("risk-scorer",)}

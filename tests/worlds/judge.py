@@ -54,7 +54,12 @@ from tests.worlds.live import AgentsFor, LiveSources, live_pipeline, offline_age
 JSON = dict[str, Any]
 WORLDS = Path(__file__).resolve().parent
 # Each labelled set: its questions (tests/worlds/<name>/questions.json) and its --data-dir.
-DATA_DIRS = {"tidewater": WORLDS / "tidewater", "demo": demo_data_dir(), "kestrel": WORLDS / "kestrel"}
+DATA_DIRS = {
+    "tidewater": WORLDS / "tidewater",
+    "demo": demo_data_dir(),
+    "kestrel": WORLDS / "kestrel",
+    "osprey": WORLDS / "osprey",
+}
 # Worlds whose alerts and metrics are served live (tests/worlds/live.py), and reported apart: written
 # questions-first, before the service learnt anything of them.
 LIVE_WORLDS = frozenset({"kestrel"})

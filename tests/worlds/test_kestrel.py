@@ -39,7 +39,9 @@ FAMILIES_OF_KESTREL = (
 )
 # Correct answers per family: 21 of 101 when the questions were written; these are the figures
 # measured after the service learnt to resolve names, discover metrics, widen windows and pick the
-# runbook section a question asks for (bench/bench_worlds.py --world kestrel: 52 of 101).
+# runbook section a question asks for (bench/bench_worlds.py --world kestrel: 52 of 101), and once it
+# read times of day as windows, followed a dependency the evidence names and took a namespace for
+# one (65 of 101).
 FLOORS = {
     "known_alert": 4,
     "unknown_service": 3,
@@ -47,20 +49,20 @@ FLOORS = {
     "paraphrase": 2,
     "compound": 1,
     "runbook_steps": 8,
-    "survey": 3,
+    "survey": 4,
     "out_of_scope": 4,
     "naming": 3,
-    "namespace": 0,
+    "namespace": 2,
     "search_terms": 3,
     "evidence_facts": 1,
     "summaries": 4,
-    "time_levels": 3,
+    "time_levels": 5,
     "identity_sources": 0,
     "metrics": 5,
     "change": 1,
-    "dependency": 1,
+    "dependency": 4,
 }
-OVERALL_FLOOR = 52
+OVERALL_FLOOR = 65
 # "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
 # anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
 KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()

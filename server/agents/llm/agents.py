@@ -3,13 +3,25 @@ is server.agents.llm.executor; the Composer, sentence by sentence, server.agents
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from evigate.server.agents.base import JSON, AgentBackend, Planner, Skill, StageNote, StageOutput
-from evigate.server.agents.llm import contracts
+from evigate.rules.enums import Severity, Verdict
+from evigate.server.agents.base import (
+    JSON,
+    AgentBackend,
+    Executor,
+    Planner,
+    Skill,
+    StageNote,
+    StageOutput,
+    Verifier,
+)
+from evigate.server.agents.llm import contracts, routing
 from evigate.server.agents.llm.anchor import anchored_calls
+from evigate.server.agents.llm.budget import stage_messages, tool_summary
 from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError
 from evigate.server.agents.llm.composer import LLMComposer, echo_lines
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
@@ -34,8 +46,9 @@ def _notes(reply: ChatReply) -> tuple[StageNote, ...]:
 
 class LLMPlanner:
     """Chooses a skill and names the tool calls (tool, arguments) that code runs first. With an
-    `anchor` (the offline planner), the calls it reads off the question come first and the model
-    adds to them (server.agents.llm.anchor)."""
+    `anchor` (the offline planner), code plans first and the model is asked only where code's plan
+    has a gap (server.agents.llm.routing): then the calls code read come first and the model adds
+    to them (server.agents.llm.anchor)."""
 
     def __init__(self, client: LLMClient, anchor: Planner | None = None) -> None:
         self._client = client
@@ -49,28 +62,25 @@ class LLMPlanner:
         code_calls: list[JSON] = []
         if self._anchor is not None:
             code = await self._anchor.plan(query, language, skills, deadline)
+            gap = routing.plan_gap(contracts.planned_calls(code.data.get("tool_calls"), registry.names()))
+            if gap is None:
+                note = StageNote(
+                    routing.BY_CODE, "code read every call off the question; the model was not asked"
+                )
+                return dataclasses.replace(code, notes=(*code.notes, note))
             code_calls = contracts.planned_calls(code.data.get("tool_calls"), registry.names())
         payload: JSON = {
             "query": query,
             "language": language,
-            "skills": [
-                {
-                    "name": s.name,
-                    "description": s.description,
-                    "keywords": list(s.keywords),
-                    "alert_names": list(s.alert_names),
-                    "steps": list(s.steps),
-                    "tools": list(s.tools),
-                }
-                for s in skills
-            ],
-            "tools": [schema["function"] for schema in registry.openai_schemas()],
+            # names and descriptions only: the skills' steps and keywords are the offline planner's
+            "skills": [{"name": s.name, "description": s.description} for s in skills],
+            "tools": [tool_summary(schema["function"]) for schema in registry.openai_schemas()],
         }
         if self._anchor is not None:
             payload["calls_code_runs"] = code_calls
         data, reply = await self._client.chat_json(
             "planner",
-            _messages(prompt.text, payload),
+            stage_messages(prompt.text, query, payload),
             deadline,
             schema_name="planner_plan",
             schema=contracts.PLANNER_SCHEMA,
@@ -85,34 +95,68 @@ class LLMPlanner:
 
 
 class LLMVerifier:
-    def __init__(self, client: LLMClient) -> None:
+    """The model judges each claim; code caps its verdict (server.pipeline.verdicts). With `code`
+    (the offline verifier), a verdict below code's on claims code wrote and the Gatekeeper passed is
+    a recorded disagreement and code's verdict stands: the model may not sink an answer over
+    claims that quote their evidence word for word."""
+
+    def __init__(self, client: LLMClient, code: Verifier | None = None) -> None:
         self._client = client
+        self._code = code
 
     async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
         prompt = load_prompt("verifier")
+        claims_by = verifier_input.get(routing.CLAIMS_BY)
+        shown = {
+            k: v for k, v in verifier_input.items() if k not in (routing.CLAIMS_BY, "executor_final_answer")
+        }
+        if (verifier_input.get("executor_output_parse_status") or {}).get("status") == "invalid":
+            shown["executor_final_answer"] = verifier_input.get("executor_final_answer")
         data, reply = await self._client.chat_json(
             "verifier",
-            _messages(prompt.text, verifier_input),
+            stage_messages(prompt.text, str(verifier_input.get("original_query", "")), shown),
             deadline,
             schema_name="verdict",
             schema=contracts.VERIFIER_SCHEMA,
         )
-        return StageOutput(data=contracts.verdict(data), prompt_version=prompt.version, notes=_notes(reply))
+        model = StageOutput(data=contracts.verdict(data), prompt_version=prompt.version, notes=_notes(reply))
+        gate = (verifier_input.get("gatekeeper_result") or {}).get("severity")
+        if self._code is None or claims_by != "code" or gate != Severity.NONE:
+            return model
+        code = await self._code.verify(verifier_input, deadline)
+        said, kept = str(model.data["verdict"]), str(code.data.get("verdict"))
+        if _RANK.get(said, 0) >= _RANK.get(kept, 0):
+            return model
+        note = StageNote(
+            routing.VERIFIER_DISAGREEMENT,
+            f"the model said {said} of claims code wrote and verified; code's {kept} stands "
+            f"(the model: {str(model.data.get('rationale', ''))[:200]})",
+        )
+        return dataclasses.replace(code, notes=(*model.notes, *code.notes, note))
+
+
+_RANK: dict[str, int] = {Verdict.REJECT: 0, Verdict.LOW_CONFID: 1, Verdict.PASS: 2}
 
 
 def build_llm_backend(
-    settings: LLMSettings, *, client: LLMClient | None = None, anchor: Planner | None = None
+    settings: LLMSettings,
+    *,
+    client: LLMClient | None = None,
+    anchor: Planner | None = None,
+    code_executor: Executor | None = None,
+    code_verifier: Verifier | None = None,
 ) -> AgentBackend:
-    """The llm backend; `anchor` is the planner whose calls the LLM plan starts with. Its
-    `backend.aclose()` closes the client it created; a `client` passed in stays the caller's to
+    """The llm backend; `anchor` is the planner whose calls the LLM plan starts with, and the
+    `code_*` stages the offline ones that handle what code is strong at (server.agents.llm.routing).
+    Its `backend.aclose()` closes the client it created; a `client` passed in stays the caller's to
     close (`await client.aclose()`)."""
     owned = client is None
     client = client or LLMClient(settings)
     return AgentBackend(
         name="llm",
         planner=LLMPlanner(client, anchor),
-        executor=LLMExecutor(client),
-        verifier=LLMVerifier(client),
+        executor=LLMExecutor(client, code_executor),
+        verifier=LLMVerifier(client, code_verifier),
         composer=LLMComposer(client),
         fallback_composer=OfflineComposer(),
         closer=client.aclose if owned else None,

@@ -293,13 +293,14 @@ def _log_attempt(
     level = logging.INFO if outcome == "ok" else logging.WARNING
     log.log(
         level,
-        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d",
+        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d prompt_tokens=%d",
         stage,
         model,
         attempt,
         outcome,
         latency_ms,
         (tokens or {}).get("total_tokens", 0),
+        (tokens or {}).get("prompt_tokens", 0),
     )
 
 

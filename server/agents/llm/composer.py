@@ -11,7 +11,6 @@ falls back to the offline Composer).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ from evigate.rules import answer_text
 from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_types import FIXED_LINES, RULES, Sentence, SentenceMaterial
 from evigate.server.agents.base import JSON, StageNote, StageOutput
+from evigate.server.agents.llm.budget import stage_messages
 from evigate.server.agents.llm.client import LLMClient, LLMOutputError
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.offline import composer as offline_composer
@@ -70,9 +70,9 @@ class LLMComposer:
         language = "en" if composer_input.get("language") == "en" else "zh"
         if material is None:
             material = offline_composer.material_of(composer_input)
-        messages = [
-            {"role": "system", "content": prompt.text},
-            {"role": "user", "content": json.dumps(payload(composer_input, material), ensure_ascii=False)},
+        query = str(composer_input.get("original_query", ""))
+        messages = [  # the session's shared first messages, then the prompt and the input
+            *stage_messages(prompt.text, query, payload(composer_input, material)),
             {"role": "user", "content": ANSWER_IN_EN if language == "en" else ANSWER_IN_ZH},
         ]
         data, reply = await self._client.chat_json(

@@ -1,8 +1,11 @@
 """The LLM Executor, evidence first (docs/design.md §2.2).
 
-1. Code runs the tool calls the plan names, before the model writes anything.
-2. The model sees those results (every citable ref with its invocation id and raw path, and an
-   example reply citing the first ref of each call), and may call more tools within its budget.
+1. Code runs the tool calls the plan names, before the model writes anything. With `code` (the
+   offline Executor), when one of them came back with supporting evidence, code writes the claims,
+   quoting it (server.agents.llm.routing); the model is asked when none did.
+2. The model sees those results (every citable ref with its invocation id and raw path; the
+   reply's form is in the prompt, with placeholders only: no claim is written for it to copy), and
+   may call more tools within its budget: the plan's tools, `list_services` and `lookup_knowledge`.
 3. Only then may it write claims. A final reply while no tool of this session has run is not
    accepted: the turn is repeated, with `tool_choice` forcing a call where the endpoint allows
    it; a reply holding no JSON object gets one repeat too. A model that still does neither
@@ -11,12 +14,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
-from typing import Any
 
 from evigate.rules.enums import ToolName
-from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask, StageNote
+from evigate.server.agents.base import JSON, Executor, ExecutorOutput, ExecutorTask, StageNote
+from evigate.server.agents.llm import routing
+from evigate.server.agents.llm.budget import compact_schemas, dumps, stage_messages
 from evigate.server.agents.llm.client import (
     ChatReply,
     LLMClient,
@@ -44,15 +49,12 @@ _JSON_ONLY = (
 )
 
 
-def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, default=str)
-
-
 class LLMExecutor:
     """Planned calls first, then a tool-calling loop of at most `max_tool_steps` calls per round."""
 
-    def __init__(self, client: LLMClient) -> None:
+    def __init__(self, client: LLMClient, code: Executor | None = None) -> None:
         self._client = client
+        self._code = code
         self._forcing_refused = False  # the endpoint rejected tool_choice="required" once
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
@@ -63,21 +65,26 @@ class LLMExecutor:
         for planned in _planned(task.plan)[:budget]:
             results.append(await task.tools.call(planned[0], planned[1], task.deadline))
         used = len(results)
+        gap = routing.evidence_gap(results)
+        if self._code is not None and gap is None and task.retry_context is None:
+            # the same ToolBox: the offline Executor's calls are the plan's, deduped, not run again
+            out = await self._code.execute(task)
+            note = StageNote(routing.BY_CODE, "a planned call found supporting evidence; code quoted it")
+            return dataclasses.replace(out, notes=(*out.notes, note))
+        if gap is not None:
+            notes.append(StageNote("model_asked", gap))
         payload: JSON = {
-            "query": task.query,
             "language": task.language,
-            "plan": task.plan,
+            "plan": task.plan.get("plan", []),
+            "planned_calls": task.plan.get("tool_calls", []),
             "round": task.round,
         }
         if task.retry_context is not None:
             payload["retry_context"] = task.retry_context
-        messages: list[JSON] = [
-            {"role": "system", "content": prompt.text},
-            {"role": "user", "content": _dumps({"task": payload})},
-        ]
+        messages = stage_messages(prompt.text, task.query, {"task": payload})
         if results:
-            messages.append({"role": "user", "content": _dumps(evidence_listing(results, task.language))})
-        schemas = task.tools.schemas()
+            messages.append({"role": "user", "content": dumps(evidence_listing(results, task.language))})
+        schemas = compact_schemas(task.tools.schemas(), offered_tools(task.plan))
         forced = nudged = False
         while True:
             choice = "none" if used >= budget else ("required" if forced and not results else None)
@@ -91,7 +98,7 @@ class LLMExecutor:
                     else:
                         used += 1
                         content = await self._run(call, task, results)
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": _dumps(content)})
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": dumps(content)})
                 if used >= budget:
                     messages.append({"role": "user", "content": _BUDGET_EXHAUSTED})
                 continue
@@ -113,7 +120,7 @@ class LLMExecutor:
                 listing = {**evidence_listing(results, task.language), "instruction": _JSON_ONLY}
                 messages += [
                     {"role": "assistant", "content": text},
-                    {"role": "user", "content": _dumps(listing)},
+                    {"role": "user", "content": dumps(listing)},
                 ]
                 continue
             return ExecutorOutput(text, prompt.version, tuple(results), tuple(notes))
@@ -197,17 +204,25 @@ def tool_result_message(result: ToolCallResult, *, with_refs: bool = True) -> JS
     return message
 
 
-EXAMPLE_CLAIMS = 2  # as many claims as a narrow answer has at most (docs/design.md §2.3)
+# Tools the model may call beyond the plan's: resolving a name, and the runbooks.
+_ALWAYS_OFFERED = (ToolName.LIST_SERVICES, ToolName.LOOKUP_KNOWLEDGE)
+_CORE_TOOLS = (ToolName.QUERY_METRICS, ToolName.QUERY_LOGS)
+
+
+def offered_tools(plan: JSON) -> list[str]:
+    """The tools the model is offered: the plan's, or the core ones when it planned none, and the
+    two that resolve a name and read a runbook. Every schema costs prompt tokens on each turn."""
+    planned = [name for name, _ in _planned(plan)]
+    return list(dict.fromkeys([*(planned or _CORE_TOOLS), *_ALWAYS_OFFERED]))
 
 
 def evidence_listing(results: list[ToolCallResult], language: str) -> JSON:
     """The first MAX_LISTED_REFS refs of each call, with id and path (the only things a claim may
-    cite; each text listed once), failed calls, and an example reply made of this session's own
-    evidence: one claim per call, in the order the calls ran (the plan's first, which code read off
-    the question), each citing that call's first ref. The first ref of the session alone would
-    make the example, and the weak model that copies it, about whichever call happened to run
-    first."""
-    refs: list[JSON] = []
+    cite; each text listed once), ranked: the calls that found evidence first, in the order they
+    ran (the plan's first, which code read off the question), then those that found none; and the
+    failed calls. No claim is written for the model: it writes its own from these refs."""
+    found: list[JSON] = []
+    none: list[JSON] = []
     failed: list[JSON] = []
     for result in results:
         if result.status != "success":
@@ -218,72 +233,21 @@ def evidence_listing(results: list[ToolCallResult], language: str) -> JSON:
         invocation = result.retrieval_details.get("deduped_from") or result.invocation_id
         for ref in (result.retrieval_details.get("evidence_refs") or [])[:MAX_LISTED_REFS]:
             if isinstance(ref, dict) and isinstance(ref.get("raw_path"), str):
-                refs.append(
-                    {
-                        "source_invocation_id": invocation,
-                        "tool_name": result.tool_name,
-                        "raw_path": ref["raw_path"],
-                        "text": str(ref.get("text", "")),
-                    }
-                )
+                entry = {
+                    "source_invocation_id": invocation,
+                    "tool_name": result.tool_name,
+                    "raw_path": ref["raw_path"],
+                    "text": str(ref.get("text", "")),
+                }
+                (none if ref["raw_path"] == "$.no_evidence" else found).append(entry)
     listing: JSON = {
         "tool_results_of_this_session": [tool_result_message(r, with_refs=False) for r in results],
-        "citable_refs": refs,
+        "citable_refs": [*found, *none],
+        "language": language,
     }
     if failed:
         listing["failed_calls"] = failed
-    if refs:
-        listing["example_output"] = example_output(_first_ref_per_call(refs), language)
     return listing
-
-
-def _first_ref_per_call(refs: list[JSON]) -> list[JSON]:
-    firsts: dict[Any, JSON] = {}
-    for ref in refs:
-        firsts.setdefault(ref["source_invocation_id"], ref)
-    # A runbook's text copied as an observation states knowledge as a fact about the environment,
-    # which the Verifier rightly refuses: the example quotes knowledge only when nothing else ran.
-    observed = [ref for ref in firsts.values() if ref["tool_name"] != ToolName.LOOKUP_KNOWLEDGE]
-    return (observed or list(firsts.values()))[:EXAMPLE_CLAIMS]
-
-
-def example_output(refs: list[JSON], language: str) -> JSON:
-    """A valid executor_evidence_v2 reply with one claim citing each of `refs` word for word."""
-    return {
-        "answer_version": "executor_evidence_v2",
-        "claims": [_example_claim(i, ref, language) for i, ref in enumerate(refs, start=1)],
-        "hypotheses": [],
-        "recommended_actions": [],
-        "missing_info": [],
-    }
-
-
-def _example_claim(number: int, ref: JSON, language: str) -> JSON:
-    negative = ref["raw_path"] == "$.no_evidence"
-    if negative:
-        text = (
-            f"当前查询未检索到匹配证据（{ref['tool_name']}）。"
-            if language == "zh"
-            else f"This query found no matching evidence ({ref['tool_name']})."
-        )
-    else:
-        text = ref["text"]
-    return {
-        "claim_id": f"claim-{number}",
-        "claim_type": "negative_observation" if negative else "observation",
-        "claim_text": text,
-        "support_level": "direct",
-        "evidence_bindings": [
-            {
-                "source_type": "tool_trace",
-                "source_id": "",
-                "tool_name": ref["tool_name"],
-                "source_invocation_id": ref["source_invocation_id"],
-                "raw_path": ref["raw_path"],
-                "evidence_excerpt": ref["text"],
-            }
-        ],
-    }
 
 
 def _assistant_message(reply: ChatReply) -> JSON:

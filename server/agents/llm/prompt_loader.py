@@ -80,7 +80,7 @@ def echo_phrases(prompt: Prompt) -> tuple[str, ...]:
 def render_tools(text: str, registry: ToolRegistry) -> str:
     """The prompt text with its tool placeholders filled from the registry."""
     names = ", ".join(f"`{tool.name}`" for tool in registry)
-    grammar = ", ".join(f"`$.{tool.item_array}[i]` ({tool.name})" for tool in registry)
+    grammar = ", ".join(dict.fromkeys(f"`$.{tool.item_array}[i]`" for tool in registry))
     return text.replace("{{tool_names}}", names).replace("{{raw_path_grammar}}", grammar)
 
 

@@ -15,6 +15,7 @@ from evigate.server.understanding.vocabulary import LogTerm
 # A narrow question names one or two targets; more services than this is not a narrow question.
 MAX_SERVICES = 2
 MAX_TERMS = 3  # a compound question's log terms, each searched on its own
+MAX_NAMESPACE_SERVICES = 8  # a namespace's services gathered for a question about the namespace
 SURVEY_WINDOW = "1h"  # a broad question looks at the last hour
 # Words that pull a runbook's procedure block (its steps, its commands) ahead of its other sections.
 STEPS_QUERY = "steps procedure resolution remediation mitigation commands 步骤 处理 处置 操作 命令"
@@ -39,7 +40,10 @@ class PlannedCall:
 
 
 def _since(entities: Entities) -> str | None:
-    """A window as the tools' relative form ("30m": thirty minutes before the world's now)."""
+    """A window as the tools' relative form ("30m": thirty minutes before the world's now), or the
+    start of a time of day's window ("06:00")."""
+    if entities.clock is not None:
+        return entities.clock[0]
     if entities.window_minutes is None:
         return None
     minutes = entities.window_minutes
@@ -48,6 +52,15 @@ def _since(entities: Entities) -> str | None:
     if minutes % 60 == 0:
         return f"{minutes // 60}h"
     return f"{minutes}m"
+
+
+def _window(entities: Entities, default: str | None = None) -> dict[str, str]:
+    """`since` (and, for a time of day's window, `until`) of a query, else `default` as `since`."""
+    since = _since(entities) or default
+    out = {"since": since} if since is not None else {}
+    if entities.clock is not None:
+        out["until"] = entities.clock[1]
+    return out
 
 
 def knowledge_query(entities: Entities, question: str) -> str:
@@ -77,6 +90,8 @@ def plan_calls(entities: Entities, question: str, available: Collection[str] = (
     ]
     if entities.unknown_services and not entities.services:
         return calls
+    if entities.namespace_services and not entities.services:
+        return calls + namespace_calls(entities, available)
     if entities.survey:
         return calls + survey_calls(entities, available)
     calls.extend(_narrow_calls(entities, question))
@@ -92,27 +107,56 @@ def survey_calls(entities: Entities, available: Collection[str]) -> list[Planned
     and above (summarize_logs where registered, else its ERROR lines), its log lines for the
     question's symptoms. Key signals (query_promql) and runbooks follow from what these find."""
     calls: list[PlannedCall] = []
-    since = _since(entities) or SURVEY_WINDOW
+    window = _window(entities, SURVEY_WINDOW)
     for service in entities.services[:MAX_SERVICES]:
         calls.append(PlannedCall(ToolName.QUERY_METRICS, {"service": service}, service, purpose="survey"))
         if SUMMARIZE_LOGS in available:
-            arguments = {"service": service, "level": "WARN", "since": since}
+            arguments = {"service": service, "level": "WARN", **window}
             calls.append(PlannedCall(SUMMARIZE_LOGS, arguments, service, level="WARN", purpose="survey"))
         else:
-            arguments = {"service": service, "level": "ERROR", "since": since}
+            arguments = {"service": service, "level": "ERROR", **window}
             calls.append(
                 PlannedCall(ToolName.QUERY_LOGS, arguments, service, level="ERROR", purpose="survey")
             )
         for term in entities.log_terms[:MAX_TERMS]:
-            arguments = {"service": service, **term.arguments(), "since": since}
+            arguments = {"service": service, **term.arguments(), **window}
             calls.append(PlannedCall(ToolName.QUERY_LOGS, arguments, service, term=term, purpose="survey"))
+    return calls
+
+
+def namespace_calls(entities: Entities, available: Collection[str]) -> list[PlannedCall]:
+    """A question about a namespace ("which services in booking log errors?", "payments 命名空间有哪些
+    告警？"): each of its services' alerts (unless only logs are asked) and log patterns (unless only
+    alerts are), over the question's window or the survey's, widened as a survey's."""
+    calls: list[PlannedCall] = []
+    window = _window(entities, SURVEY_WINDOW)
+    only_alerts = "alert" in entities.intents and "log" not in entities.intents
+    # "which services log errors?" names a level: its logs only ("有什么异常" asks for everything)
+    only_logs = entities.level is not None and "alert" not in entities.intents
+    level = entities.level or "WARN"
+    for service in entities.namespace_services[:MAX_NAMESPACE_SERVICES]:
+        if not only_logs:
+            arguments: dict[str, Any] = {"service": service}
+            if entities.alert_state is not None or entities.current:
+                arguments["state"] = "firing"
+            calls.append(PlannedCall(ToolName.QUERY_METRICS, arguments, service, purpose="survey"))
+        if only_alerts:
+            continue
+        if SUMMARIZE_LOGS in available:
+            arguments = {"service": service, "level": level, **window}
+            calls.append(PlannedCall(SUMMARIZE_LOGS, arguments, service, level=level, purpose="survey"))
+        else:
+            arguments = {"service": service, "level": "ERROR", **window}
+            calls.append(
+                PlannedCall(ToolName.QUERY_LOGS, arguments, service, level="ERROR", purpose="survey")
+            )
     return calls
 
 
 def _narrow_calls(entities: Entities, question: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     services: list[str | None] = list(entities.services[:MAX_SERVICES]) or [None]
-    since = _since(entities)
+    span = _window(entities)
     window = entities.window_minutes
 
     if "alert" in entities.intents:
@@ -126,9 +170,8 @@ def _narrow_calls(entities: Entities, question: str) -> list[PlannedCall]:
                     arguments["alert_name"] = alert_name
                 if entities.alert_state is not None:
                     arguments["state"] = entities.alert_state
-                if since is not None:
-                    arguments["since"] = since
                 if arguments:
+                    arguments.update(span)
                     calls.append(
                         PlannedCall(
                             ToolName.QUERY_METRICS, arguments, service, alert_name, window_minutes=window
@@ -146,8 +189,7 @@ def _narrow_calls(entities: Entities, question: str) -> list[PlannedCall]:
                     arguments["level"] = entities.level
                 if term is not None:
                     arguments.update(term.arguments())
-                if since is not None:
-                    arguments["since"] = since
+                arguments.update(span)
                 # A log query with no service and no term is not a narrow question: ask, do not scan.
                 if service is not None or term is not None:
                     calls.append(

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from evigate.rules.enums import CallStatus, ClaimType, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline import cluster_calls, signal_calls, widening
+from evigate.server.agents.offline import cluster_calls, dependency, signal_calls, widening
 from evigate.server.agents.offline.calls import (
     MAX_TERMS,
     PlannedCall,
@@ -74,7 +74,8 @@ class OfflineExecutor:
             return []
 
     async def execute(self, task: ExecutorTask) -> ExecutorOutput:
-        entities = extract(task.query, await catalog_view(self._catalog, task.query))
+        view = await catalog_view(self._catalog, task.query)
+        entities = extract(task.query, view)
         available = tool_names(task.tools)
         planned = plan_calls(entities, task.query, available)
         if entities.survey and self._signals is not None:
@@ -115,11 +116,12 @@ class OfflineExecutor:
         async def run(calls: Sequence[PlannedCall]) -> None:
             for planned_call in calls:
                 call, result = planned_call, await call_once(planned_call)
-                if widening.widenable(call, result, entities.window_minutes, task.query):
+                if widening.widenable(call, result, entities.names_window, task.query):
                     call, result = await widening.widen(call, result, call_once)
                 results.append((call, result))
 
         await run(planned)
+        await run(dependency.follow_up_calls(task.query, entities, results, view, available))
         if entities.survey:
             await run(follow_up_calls(results, available, task.query))
         self._remember(task.tools, fresh)

@@ -44,12 +44,10 @@ def asks_now_only(question: str) -> bool:
     return bool(now) and not later and not any(w in lowered for w in _ZH_LATER)
 
 
-def widenable(
-    call: PlannedCall, result: ToolCallResult, asked_window: int | None, question: str = ""
-) -> bool:
+def widenable(call: PlannedCall, result: ToolCallResult, asked_window: bool, question: str = "") -> bool:
     """A survey's log check over its default window, or an alert query over its source's default
     (an alert resolved hours ago: "did it resolve?"), that ran and found nothing."""
-    if asked_window is not None:
+    if asked_window:
         return False
     if call.tool_name == ToolName.QUERY_METRICS:
         default = "since" not in call.arguments and bool(call.arguments) and not asks_now_only(question)

@@ -121,6 +121,8 @@ class FilesSource:
         keys: tuple[str, ...] = ()
         with contextlib.suppress(ToolError):
             found.extend(Sighting(name, "log") for name in self.logs.services())
+            for namespace, names in sorted(self.logs.namespaces().items()):
+                found.extend(Sighting(name, "log", namespace) for name in sorted(names))
         with contextlib.suppress(ToolError), self._front_lock:
             services, keys = self._front_matter.front_matter()
             found.extend(Sighting(name, "knowledge") for name in services)

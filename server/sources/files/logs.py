@@ -64,6 +64,10 @@ class LogFiles:
         layout gives its files (for the service catalog)."""
         return sorted(self.reader().services())
 
+    def namespaces(self) -> dict[str, set[str]]:
+        """The namespaces the tree's Kubernetes layout names, each with its workloads."""
+        return self.reader().namespaces()
+
     def query(self, q: LogsQuery) -> Page:
         result = self._search(
             service=q.service,

@@ -112,6 +112,16 @@ class LogReader:
             names.update(index.service_names if index is not None else ())
         return {name for name in names if name}
 
+    def namespaces(self) -> dict[str, set[str]]:
+        """The Kubernetes namespaces the tree's layout names, each with the workloads of its pods
+        (read from the paths alone: nothing is indexed for it)."""
+        out: dict[str, set[str]] = {}
+        for entry in self.tree.files():
+            namespace = entry.source.fields.get("namespace")
+            if namespace and entry.source.service:
+                out.setdefault(namespace, set()).add(entry.source.service)
+        return out
+
     def _files(self, service: str | None, keyword: str | None) -> _Files:
         files = _Files()
         tree = self.tree

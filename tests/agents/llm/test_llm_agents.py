@@ -102,7 +102,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
 
-    assert out.prompt_version == "executor-v4"
+    assert out.prompt_version == "executor-v5"
     assert [(name, args) for name, args, _ in toolbox.calls] == [
         ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
     ]
@@ -122,7 +122,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
     assert {t["function"]["name"] for t in first.tools} == {"query_metrics", "query_logs", "lookup_knowledge"}
     assert first.response_format is None  # the executor's text is parsed by the pipeline
     assert QUERY in first.text()
-    assert "retry_context" not in first.messages[1]["content"]
+    assert "retry_context" not in first.messages[3]["content"]
     # the tool call and its result went back to the model
     assistant, tool = second.messages[-2], second.messages[-1]
     assert assistant["role"] == "assistant"
@@ -245,7 +245,7 @@ async def test_executor_retry_round_carries_the_retry_context(
     fake.script([reply("{}")])
     planned = {**PLAN, "tool_calls": [PLANNED_CALL]}
     await LLMExecutor(client).execute(_task(toolbox, round=2, retry_context=retry_context, plan=planned))
-    task = json.loads(fake.requests[0].messages[1]["content"])["task"]
+    task = json.loads(fake.requests[0].messages[3]["content"])["task"]
     assert task["round"] == 2
     assert task["retry_context"] == retry_context
 
@@ -292,7 +292,7 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         ]
     )
     out = await LLMPlanner(client).plan(QUERY, "zh", SKILLS, Deadline.after(5))
-    assert out.prompt_version == "planner-v3"
+    assert out.prompt_version == "planner-v4"
     assert out.data == {
         "selected_skill": "diagnose-high-cpu",
         "selection_reason": "HighCPUUsage",
@@ -301,9 +301,11 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         # only calls of a registered tool with an arguments object are kept
         "tool_calls": [{"tool_name": "query_metrics", "arguments": {"alert_name": "HighCPUUsage"}}],
     }
-    payload = json.loads(fake.requests[0].messages[1]["content"])
-    assert payload["skills"][0]["alert_names"] == ["HighCPUUsage"]
-    assert {tool["name"] for tool in payload["tools"]} >= {"query_metrics", "query_logs"}
+    payload = json.loads(fake.requests[0].messages[3]["content"])
+    # the skills by name and description, the tools by name, first clause and parameter names
+    assert set(payload["skills"][0]) == {"name", "description"}
+    [metrics] = [tool for tool in payload["tools"] if tool["name"] == "query_metrics"]
+    assert "service" in metrics["parameters"] and "limit" not in metrics["parameters"]
     assert fake.requests[0].response_format is not None
 
 
@@ -336,9 +338,9 @@ async def test_verifier(client: LLMClient, fake: FakeOpenAI) -> None:
         "retry_context": None,
     }
     out = await LLMVerifier(client).verify(verifier_input, Deadline.after(5))
-    assert out.prompt_version == "verifier-v2"
+    assert out.prompt_version == "verifier-v3"
     assert out.data == VERDICT
-    assert json.loads(fake.requests[0].messages[1]["content"]) == verifier_input
+    assert json.loads(fake.requests[0].messages[3]["content"]) == verifier_input
 
 
 @pytest.mark.parametrize(
@@ -385,6 +387,6 @@ async def test_build_llm_backend(settings: LLMSettings, fake: FakeOpenAI, toolbo
         executed = await backend.executor.execute(_task(toolbox, plan={**PLAN, "tool_calls": [PLANNED_CALL]}))
     finally:
         await llm.aclose()
-    assert verdict.prompt_version == "verifier-v2"
-    assert executed.prompt_version == "executor-v4"
+    assert verdict.prompt_version == "verifier-v3"
+    assert executed.prompt_version == "executor-v5"
     assert build_llm_backend(settings).planner is not None

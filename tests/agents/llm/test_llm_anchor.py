@@ -1,5 +1,6 @@
-"""The LLM plan anchored on the calls code reads off the question, and the executor's example
-built from one ref of each call (server.agents.llm.anchor, server.agents.llm.executor)."""
+"""Code first: the LLM plan anchored on the calls code reads off the question, the model asked only
+where code's plan or evidence has a gap, and the listing it writes claims from (server.agents.llm
+anchor, routing and executor)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evigate.server.agents.base import ExecutorTask
+from evigate.server.agents.base import BY_CODE, ExecutorTask, StageOutput
 from evigate.server.agents.llm import LLMClient, LLMExecutor, LLMPlanner
 from evigate.server.agents.llm.anchor import CALLS_FROM_CODE, anchored_calls, widens
 from evigate.server.agents.llm.executor import MAX_LISTED_REFS
-from evigate.server.agents.offline import OfflinePlanner
+from evigate.server.agents.offline import OfflineExecutor, OfflinePlanner
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolCallResult
-from tests.agents.llm.conftest import FakeToolBox
-from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Reply, json_reply
+from tests.agents.llm.conftest import ALERT, FakeToolBox
+from tests.support.fake_openai import FakeOpenAI, Reply, json_reply
 
 # a world none of the bundled data holds: what code reads off it is read, not remembered
 QUERY = "ledger-api 现在有 DiskAlmostFull 告警吗？"
@@ -62,21 +63,39 @@ def test_the_limit_cuts_the_model_s_calls_never_the_code_s() -> None:
     assert anchored_calls(code, model, limit=1)[0] == code
 
 
-async def test_the_model_sees_the_code_calls_and_the_plan_starts_with_them(
+async def test_a_plan_code_reads_whole_is_code_s_and_the_model_is_not_asked(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    out = await LLMPlanner(client, OfflinePlanner()).plan(QUERY, "zh", [], Deadline.after(5))
+    assert fake.requests == []
+    assert out.data["tool_calls"] == [CODE_CALL]
+    assert out.prompt_version == "offline-planner-v1"
+    assert [n.kind for n in out.notes] == [BY_CODE]
+
+
+class _Unresolved:
+    """A planner that, like the offline one over a catalog, cannot resolve the question's service."""
+
+    async def plan(self, query: str, language: str, skills: Any, deadline: Deadline) -> StageOutput:
+        calls = [{"tool_name": "list_services", "arguments": {"name": "ledger"}}, CODE_CALL]
+        return StageOutput({"tool_calls": calls}, "offline-planner-v1")
+
+
+async def test_where_code_cannot_resolve_a_name_the_model_sees_its_calls_and_adds_to_them(
     client: LLMClient, fake: FakeOpenAI
 ) -> None:
     fake.script([_plan([WIDENED, EXTRA])])
-    out = await LLMPlanner(client, OfflinePlanner()).plan(QUERY, "zh", [], Deadline.after(5))
-    payload = json.loads(fake.requests[0].messages[1]["content"])
-    assert payload["calls_code_runs"] == [CODE_CALL]
-    assert out.data["tool_calls"] == [CODE_CALL, EXTRA]
+    out = await LLMPlanner(client, _Unresolved()).plan(QUERY, "zh", [], Deadline.after(5))
+    payload = json.loads(fake.requests[0].messages[3]["content"])
+    assert payload["calls_code_runs"][1] == CODE_CALL
+    assert out.data["tool_calls"][1:] == [CODE_CALL, EXTRA]
     assert [n.kind for n in out.notes] == [CALLS_FROM_CODE]
 
 
 async def test_without_anchor_the_model_s_calls_are_the_plan(client: LLMClient, fake: FakeOpenAI) -> None:
     fake.script([_plan([WIDENED])])
     out = await LLMPlanner(client).plan(QUERY, "zh", [], Deadline.after(5))
-    assert "calls_code_runs" not in json.loads(fake.requests[0].messages[1]["content"])
+    assert "calls_code_runs" not in json.loads(fake.requests[0].messages[3]["content"])
     assert out.data["tool_calls"] == [WIDENED]
     assert not out.notes
 
@@ -90,35 +109,48 @@ async def test_a_question_code_reads_nothing_off_keeps_the_model_s_calls(
     assert out.notes[0].detail.startswith("0 call(s) read off the question by code; the model added 1")
 
 
-async def test_the_example_holds_one_claim_per_call_in_the_order_they_ran(
-    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
-) -> None:
-    examples: list[JSON] = []
-
-    def copy(request: RecordedRequest) -> Reply:
-        listing = json.loads(request.messages[-1]["content"])
-        examples.append(listing["example_output"])
-        return json_reply(listing["example_output"])
-
-    fake.script([copy])
-    plan = {"tool_calls": [EXTRA, CODE_CALL, CODE_CALL]}
-    task = ExecutorTask(
+def _task(toolbox: Any, calls: list[JSON]) -> ExecutorTask:
+    return ExecutorTask(
         query=QUERY,
         language="zh",
-        plan=plan,
+        plan={"tool_calls": calls},
         round=1,
         retry_context=None,
         tools=toolbox,
         deadline=Deadline.after(5),
     )
-    await LLMExecutor(client).execute(task)
-    [example] = examples
-    claims = example["claims"]
-    assert isinstance(claims, list)
-    # the log call's no-evidence ref first, then the alert call's (one claim per invocation, at most 2)
-    assert [c["claim_type"] for c in claims] == ["negative_observation", "observation"]
-    ids = [c["evidence_bindings"][0]["source_invocation_id"] for c in claims]
-    assert ids == [517, 518]
+
+
+async def test_evidence_every_planned_call_found_is_quoted_by_code_without_the_model(
+    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
+) -> None:
+    out = await LLMExecutor(client, OfflineExecutor()).execute(_task(toolbox, [CODE_CALL]))
+    assert fake.requests == []
+    assert [n.kind for n in out.notes][-1] == BY_CODE
+    [claim] = json.loads(out.raw_text)["claims"]
+    assert claim["evidence_bindings"][0]["tool_name"] == "query_metrics"
+
+
+async def test_where_no_planned_call_found_evidence_the_model_writes_the_claims(
+    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
+) -> None:
+    fake.script([json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
+    out = await LLMExecutor(client, OfflineExecutor()).execute(_task(toolbox, [EXTRA]))
+    assert out.notes[0].kind == "model_asked" and "query_logs" in out.notes[0].detail
+    # the tools offered: the plan's, then lookup_knowledge (this box has no list_services), not
+    # query_metrics
+    offered = [tool["function"]["name"] for tool in fake.requests[0].tools]
+    assert offered == ["query_logs", "lookup_knowledge"]
+
+
+async def test_the_listing_ranks_the_refs_with_evidence_first_and_holds_no_claim_to_copy(
+    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
+) -> None:
+    fake.script([json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
+    await LLMExecutor(client).execute(_task(toolbox, [EXTRA, CODE_CALL]))
+    listing = json.loads(fake.requests[0].messages[-1]["content"])
+    assert [r["raw_path"] for r in listing["citable_refs"]] == ["$.alerts[0]", "$.no_evidence"]
+    assert "example_output" not in listing and fake.requests[0].text().count(ALERT) == 1
 
 
 class _ManyLines(FakeToolBox):
@@ -134,48 +166,12 @@ class _ManyLines(FakeToolBox):
 async def test_the_listing_holds_each_ref_text_once_and_a_few_refs_per_call(
     client: LLMClient, fake: FakeOpenAI
 ) -> None:
-    fake.script([lambda request: json_reply(json.loads(request.messages[-1]["content"])["example_output"])])
-    task = ExecutorTask(
-        query=QUERY,
-        language="zh",
-        plan={"tool_calls": [EXTRA]},
-        round=1,
-        retry_context=None,
-        tools=_ManyLines(),
-        deadline=Deadline.after(5),
-    )
-    await LLMExecutor(client).execute(task)
+    fake.script([json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
+    await LLMExecutor(client).execute(_task(_ManyLines(), [EXTRA]))
     listing = json.loads(fake.requests[0].messages[-1]["content"])
     [summary] = listing["tool_results_of_this_session"]
     assert summary["ref_count"] == 12 and "evidence_refs" not in summary
     assert [r["raw_path"] for r in listing["citable_refs"]] == [
         f"$.logs[{i}]" for i in range(MAX_LISTED_REFS)
     ]
-    # the ref once; the example claim quotes it in its text and its excerpt
-    assert fake.requests[0].text().count("line 0 of <log>") == 3
-
-
-async def test_the_example_quotes_knowledge_only_when_nothing_else_ran(
-    client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
-) -> None:
-    examples: list[JSON] = []
-
-    def copy(request: RecordedRequest) -> Reply:
-        examples.append(json.loads(request.messages[-1]["content"])["example_output"])
-        return json_reply(examples[-1])
-
-    knowledge = {"tool_name": "lookup_knowledge", "arguments": {"query": "<topic>"}}
-    for calls in ([knowledge, CODE_CALL], [knowledge]):
-        fake.script([copy])
-        task = ExecutorTask(
-            query=QUERY,
-            language="zh",
-            plan={"tool_calls": calls},
-            round=1,
-            retry_context=None,
-            tools=toolbox,
-            deadline=Deadline.after(5),
-        )
-        await LLMExecutor(client).execute(task)
-    tools = [[c["evidence_bindings"][0]["tool_name"] for c in e["claims"]] for e in examples]
-    assert tools == [["query_metrics"], ["lookup_knowledge"]]
+    assert fake.requests[0].text().count("line 0 of <log>") == 1

@@ -65,7 +65,7 @@ async def test_the_models_sentences_are_joined_by_code(client: LLMClient, fake: 
     assert data["recommended_actions"] == [INPUT["recommended_actions"][0]]  # no remediation
     # what the model was shown: the ids it may bind, and the language said last
     request = fake.requests[0]
-    shown = json.loads(request.messages[1]["content"])
+    shown = json.loads(request.messages[3]["content"])  # after the preamble, question and prompt
     assert shown["could_not_check"] == [{"claim_id": "call-7", "text": MATERIAL.claims[1].text}]
     assert shown["allowed_hypotheses"][0]["hypothesis_id"] == "hypothesis-1"
     assert request.messages[-1]["content"].startswith("Write every sentence's text in English only")

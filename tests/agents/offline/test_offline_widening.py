@@ -24,7 +24,7 @@ async def test_an_hours_old_error_is_found_in_the_first_wider_window_and_the_cal
     tools = FakeToolBox()
     call = _survey("api-gateway")  # its ERROR line is 70 minutes old
     first = await _run(tools, call)
-    assert widenable(call, first, asked_window=None)
+    assert widenable(call, first, asked_window=False)
     kept, result = await widen(call, first, lambda wider: _run(tools, wider))
     assert kept.arguments["since"] == "6h" and kept.window_minutes == 360
     assert c.outcome(result, c.refs_of(result)) == EvidenceStatus.SUPPORTED
@@ -44,15 +44,15 @@ async def test_a_window_the_question_names_or_a_narrow_question_is_never_widened
     tools = FakeToolBox()
     call = _survey("payment-service")
     result = await _run(tools, call)
-    assert not widenable(call, result, asked_window=60)
+    assert not widenable(call, result, asked_window=True)
     narrow = PlannedCall(ToolName.QUERY_LOGS, dict(call.arguments), "payment-service")
-    assert not widenable(narrow, result, asked_window=None)
+    assert not widenable(narrow, result, asked_window=False)
 
 
 async def test_a_failed_check_is_not_widened() -> None:
     tools = FakeToolBox(fail_tools={"query_logs"})
     call = _survey("api-gateway")
-    assert not widenable(call, await _run(tools, call), asked_window=None)
+    assert not widenable(call, await _run(tools, call), asked_window=False)
 
 
 def test_an_alert_query_about_this_moment_is_not_widened_one_about_an_ending_is() -> None:

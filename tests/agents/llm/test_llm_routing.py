@@ -1,0 +1,61 @@
+"""The model's Verifier verdict over claims code wrote (server.agents.llm.routing): a REJECT of
+claims code wrote and the Gatekeeper passed is a recorded disagreement, and code's verdict stands;
+over the model's own claims, the model's REJECT is the verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evigate.server.agents.base import CLAIMS_BY, JSON, StageOutput
+from evigate.server.agents.llm import LLMClient, LLMVerifier
+from evigate.server.agents.llm.routing import VERIFIER_DISAGREEMENT, evidence_gap, plan_gap
+from evigate.server.deadline import Deadline
+from tests.support.fake_openai import FakeOpenAI, json_reply
+
+REJECT = {
+    "verdict": "REJECT",
+    "groundedness_score": 0.0,
+    "critical_fact_count": 1,
+    "claim_checks": [],
+    "facts_checked": [],
+    "rationale": "not sure",
+}
+
+
+class _CodePasses:
+    async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
+        return StageOutput({"verdict": "PASS", "rationale": "derivable"}, "offline-verifier-v2")
+
+
+def _input(claims_by: str, severity: str = "none") -> JSON:
+    return {"original_query": "q", "gatekeeper_result": {"severity": severity}, CLAIMS_BY: claims_by}
+
+
+async def test_a_reject_of_code_s_verified_claims_is_a_disagreement(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    fake.script([json_reply(REJECT)])
+    out = await LLMVerifier(client, _CodePasses()).verify(_input("code"), Deadline.after(5))
+    assert out.data["verdict"] == "PASS"
+    [note] = [n for n in out.notes if n.kind == VERIFIER_DISAGREEMENT]
+    assert "the model said REJECT" in note.detail and "not sure" in note.detail
+    assert CLAIMS_BY not in json.loads(fake.requests[0].messages[3]["content"])
+
+
+@pytest.mark.parametrize(("claims_by", "severity"), [("model", "none"), ("code", "low_confid")])
+async def test_otherwise_the_model_s_verdict_stands(
+    client: LLMClient, fake: FakeOpenAI, claims_by: str, severity: str
+) -> None:
+    fake.script([json_reply(REJECT)])
+    out = await LLMVerifier(client, _CodePasses()).verify(_input(claims_by, severity), Deadline.after(5))
+    assert out.data["verdict"] == "REJECT"
+    assert not [n for n in out.notes if n.kind == VERIFIER_DISAGREEMENT]
+
+
+def test_the_gaps_that_ask_the_model() -> None:
+    assert plan_gap([]) == "code read no call off the question"
+    assert plan_gap([{"tool_name": "list_services", "arguments": {"name": "x"}}]) is not None
+    assert plan_gap([{"tool_name": "query_logs", "arguments": {"service": "x"}}]) is None
+    assert evidence_gap([]) == "no planned call ran"
