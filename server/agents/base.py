@@ -122,7 +122,9 @@ class Composer(Protocol):
 @runtime_checkable
 class SentenceComposer(Protocol):
     """A Composer that writes its sentences from the sentence check's material (the allowed claims
-    with their verified excerpts): the offline Composer, which passes the check by construction."""
+    with their verified excerpts, the failed calls as could-not-check items): the offline
+    Composer, which passes the check by construction, and the LLM Composer, which shows the model
+    every id a sentence may be bound to."""
 
     async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput: ...
 

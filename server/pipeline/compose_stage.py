@@ -14,13 +14,13 @@ sentence check's material (`SentenceComposer`) is given it."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules import answer_check, answer_text, sentence_check
 from evigate.rules.answer_check import AnswerMaterial
-from evigate.rules.sentence_types import SentenceCheckResult, SentenceMaterial
+from evigate.rules.sentence_types import Sentence, SentenceCheckResult, SentenceMaterial, SentenceViolation
 from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
 from evigate.server.agents.base import (
     Composer,
@@ -75,6 +75,7 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     by_code = fallback or composer
     language = "en" if composer_input.get("language") == "en" else "zh"
     record = AnswerCheckRecord()
+    claim_ids = [c.claim_id for c in sentence_material.claims] if sentence_material is not None else []
     findings: list[JSON] = []
     lowered = False
 
@@ -88,7 +89,12 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         with stage_of("answer_check"):
             sentences = answer_text.sentences_of(checked)
             if sentences and sentence_material is not None:
-                result = sentence_check.check(sentences, sentence_material)
+                result = _with_echoes(
+                    sentence_check.check(sentences, sentence_material), sentences, answer_material.forbidden
+                )
+                # the text shown is the checked sentences joined, whatever text came with them
+                actions = checked.get("recommended_actions") or []
+                checked.update(answer_text.output(sentences, claim_ids, language, actions))
                 checked["sentences"] = result.annotated(sentences)
                 return checked, result
             return checked, answer_check.check(checked, answer_material)
@@ -97,8 +103,6 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         if isinstance(writer, SentenceComposer):
             return await writer.compose_from(given, deadline, sentence_material)
         return await writer.compose(given, deadline)
-
-    claim_ids = [c.claim_id for c in sentence_material.claims] if sentence_material is not None else []
 
     notes: list[StageNote] = []
     if not _has_allowed_claim(composer_input):
@@ -126,9 +130,8 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     record.reject(1, output, result)
 
     if fallback is not None:  # a Composer that writes by code would write the same again
-        again = await _ask_again(
-            composer, retry_input(composer_input, output, result), deadline, stage_of, record
-        )
+        retry = retry_input(composer_input, output, result)
+        again = await _ask_again(write, composer, retry, stage_of, record)
         if again is not None:
             version = again.prompt_version
             notes.extend(again.notes)
@@ -153,17 +156,40 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
 
 
 async def _ask_again(
-    composer: Composer, retry: JSON, deadline: Deadline, stage_of: StageOf, record: AnswerCheckRecord
+    write: Callable[[Composer, JSON], Awaitable[StageOutput]],
+    composer: Composer,
+    retry: JSON,
+    stage_of: StageOf,
+    record: AnswerCheckRecord,
 ) -> StageOutput | None:
     """The retry's reply, or None: a retry that fails in any way (endpoint down, bad reply) leaves
     the fallback, and an unusable (e.g. empty) reply is recorded as refused like the first."""
     with contextlib.suppress(Exception):
         try:
             with stage_of("composer"):
-                return await composer.compose(retry, deadline)
+                return await write(composer, retry)
         except UnusableOutputError as error:
             record.reject(2, *_unusable(error))
     return None
+
+
+def _with_echoes(
+    result: SentenceCheckResult, sentences: Sequence[Sentence], forbidden: Sequence[str]
+) -> SentenceCheckResult:
+    """The check's result with each sentence's repeats of the Composer's prompt (a model copying
+    its instructions or placeholders), which the sentence check does not know."""
+    rule, meaning = answer_check.PROMPT_ECHO, answer_check.RULES[answer_check.PROMPT_ECHO]
+    per_sentence = tuple(
+        (
+            *found,
+            *(
+                SentenceViolation(rule, i, phrase, meaning)
+                for phrase in answer_check.prompt_echoes(s.text, forbidden)
+            ),
+        )
+        for i, (s, found) in enumerate(zip(sentences, result.sentences, strict=True))
+    )
+    return SentenceCheckResult(per_sentence, result.answer)
 
 
 def _unusable(error: UnusableOutputError) -> tuple[JSON, CheckResult]:

@@ -153,19 +153,29 @@ async def test_the_retry_is_told_the_violations_and_may_correct_itself(
 ) -> None:
     _executor(script, "zh")
     fixed = "是的，payment-service 有正在触发的 HighCPUUsage 告警，CPU 使用率为 92%。"
-    script.add("composer", [_composed(LIES["zh"]["ticket"][0]), _composed(fixed)])
+    script.add("composer", [_said(LIES["zh"]["ticket"][0]), _said(fixed)])
     reply, trace, _app = await _chat(app_factory, agents, ZH_QUESTION, "zh")
 
-    assert reply.answer == fixed
+    assert reply.answer == f"{fixed} [1]"
     assert trace.answer_source == "composer_retry"
     (rejection,) = trace.answer_check_rejections
     assert {(v.rule_id, v.token) for v in rejection.violations} == {
-        ("answer.unsupported_identifier", "ops-4711")
+        ("answer.unsupported_identifier", "ops-4711"),
+        ("sentence.subject@2", "ops-4711"),
     }
     retry_request = [r for r in fake.requests if r.model == "composer"][1]
     told = s.payload(retry_request)["answer_check"]
-    assert told["violations"][0]["token"] == "ops-4711"
-    assert told["rejected_output"]["user_facing_answer"] == LIES["zh"]["ticket"][0]
+    (refused,) = told["refused_sentences"]
+    assert refused["text"] == LIES["zh"]["ticket"][0] and refused["index"] == 0
+    assert {(r["rule_id"], r["token"]) for r in refused["rules"]} == {
+        ("answer.unsupported_identifier", "ops-4711"),
+        ("sentence.subject@2", "ops-4711"),
+    }
+
+
+def _said(text: str) -> Responder:
+    """A Composer reply of one headline bound to the session's claim."""
+    return json_reply({"sentences": [s.sentence("headline", text, "claim-1")]})
 
 
 PARAPHRASES = {
@@ -185,12 +195,14 @@ async def test_a_valid_paraphrase_passes_unchanged(
     app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI, language: str
 ) -> None:
     _executor(script, language)
-    paraphrase, summary = PARAPHRASES[language]
-    script.add("composer", [_composed(paraphrase, summary)])
+    headline, finding = PARAPHRASES[language]
+    said = [s.sentence("headline", headline, "claim-1"), s.sentence("finding", finding, "claim-1")]
+    script.add("composer", [json_reply({"sentences": said})])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, _app = await _chat(app_factory, agents, question, language)
 
-    assert reply.answer == paraphrase
+    assert reply.answer == f"{headline} [1]\n{finding} [1]"  # as written, each with its marker
+    assert reply.composer_output.answer_summary == headline
     assert trace.answer_source == "composer" and not trace.answer_check_rejections
     assert len([r for r in fake.requests if r.model == "composer"]) == 1
 
@@ -202,7 +214,7 @@ async def test_a_valid_paraphrase_passes_unchanged(
         ("<the answer, in the user's language>", "answer.placeholder"),
         ("payment-service: <one-sentence summary>", "answer.placeholder"),
         (
-            "You add no facts, no root causes, no numbers that are not in the allowed material.",
+            "Never move a value to another service or swap a threshold and a current value.",
             "answer.prompt_echo",
         ),
         (

@@ -61,13 +61,18 @@ def compose(composer_input: Mapping[str, Any], material: SentenceMaterial | None
     language = "en" if composer_input.get("language") == "en" else "zh"
     if material is None:
         material = material_of(composer_input)
-    actions = [
+    sentences = answer_writer.write(composer_input, material)
+    actions = collection_actions(composer_input)
+    return answer_text.output(sentences, answer_writer.claim_ids(material), language, actions)
+
+
+def collection_actions(composer_input: Mapping[str, Any]) -> list[JSON]:
+    """The input's recommended actions that collect evidence (no remediation, no over-statement)."""
+    return [
         {"action_text": str(a["action_text"]), "reason": str(a.get("reason", ""))}
         for a in _maps(composer_input.get("recommended_actions"))
         if _is_collection_action(a)
     ]
-    sentences = answer_writer.write(composer_input, material)
-    return answer_text.output(sentences, answer_writer.claim_ids(material), language, actions)
 
 
 def material_of(composer_input: Mapping[str, Any]) -> SentenceMaterial:
