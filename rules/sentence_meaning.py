@@ -205,10 +205,15 @@ class SentenceRules:
         question = normalize(self.prepared.material.question)
         if answer is None or not question or not self.units:
             return
+        word = "yes" if answer else "no"
+        if w.asks_healthy(question):
+            agree = w.HEALTHY_YES if answer else w.HEALTHY_NO
+            if not any(u.state in agree for u in self.units):
+                self.fail(t.YES_NO, word, "the question asks whether all is well")
+            return
         asked = w.question_state(question)
         state = asked if answer else (w.ABSENT if asked == w.FOUND else w.NEGATED[asked])
         if not any(u.state in w.AGREES[state] for u in self.units):
-            word = "yes" if answer else "no"
             self.fail(t.YES_NO, word, f"the question asks whether it is {asked}")
 
     # --- values -------------------------------------------------------------------------------

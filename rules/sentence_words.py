@@ -345,6 +345,20 @@ _Q_FIRING = re.compile(
 )
 
 
+_Q_HEALTHY = re.compile(
+    r"\b(?:ok|okay|fine|healthy|normal|alright|all right|all good)\b|正常|健康|没问题|没事|还好"
+)
+# "is it healthy?" ("一切正常吗？"): the excerpt states that make a yes, and a no, true
+HEALTHY_YES = frozenset({ABSENT, RESOLVED})
+HEALTHY_NO = frozenset({FIRING, FOUND})
+
+
+def asks_healthy(question: str) -> bool:
+    """Whether a yes / no question asks if all is well (a yes says nothing is wrong); "has it
+    recovered to normal?" asks whether it resolved."""
+    return bool(_Q_HEALTHY.search(question)) and not _Q_RESOLVED.search(question)
+
+
 def question_state(question: str) -> str:
     """The state a yes / no question asks about: resolved, firing, or found (any presence)."""
     if _Q_RESOLVED.search(question):

@@ -271,3 +271,20 @@ async def test_the_bench_judge_accepts_each_answer_and_refuses_another_question_
     for i, case in enumerate(chosen):
         for j, (result, invocations) in enumerate(sessions):
             assert answers_the_case(case, result, invocations) == (i == j), (case.id, j)
+
+
+@pytest.mark.parametrize(
+    ("query", "language", "no"),
+    [
+        ("inventory-service 一切正常吗？", "zh", "不是，"),
+        ("Is everything OK with order-service?", "en", "No. "),
+    ],
+)
+async def test_is_it_healthy_over_a_problem_is_answered_no(
+    query: str, language: str, no: str, db: Database, build_pipeline: BuildPipeline
+) -> None:
+    """'Is it healthy?' asks whether all is well: over the errors and alerts the demo holds, the
+    first line says no, never the yes that answers 'is there …?'."""
+    result = await build_pipeline().run(query, None, language, Deadline.after(30))
+    answer = result.answer or ""
+    assert answer.startswith(no), answer

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evigate.rules import answer_check as ac
+from evigate.rules import answer_text, sentence_check
 from evigate.rules.answer_check import AnswerMaterial, check
 from evigate.rules.types import EvidenceRef, InvocationFacts
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
@@ -405,9 +406,15 @@ def test_offline_composer_passes_on_every_golden_session(path: Path, verdict: st
         gate,
         {"verdict": verdict, "claim_checks": checks},
     )
-    allowed = material_for(composer_input, gate, _records(case["invocations"]))
-    output = compose(grounded_input(composer_input, allowed))
-    assert check(output, allowed).ok, check(output, allowed).to_seed()
+    records = _records(case["invocations"])
+    grounded = grounded_input(composer_input, material_for(composer_input, gate, records))
+    # as the Composer stage checks it: the structured answer sentence by sentence
+    said = material.sentence_material(grounded, gate, records)
+    output = compose(grounded, said)
+    sentences = answer_text.sentences_of(output)
+    assert sentences
+    result = sentence_check.check(sentences, said)
+    assert result.ok, result.to_seed()
 
 
 def test_an_argument_the_model_chose_is_no_allowed_material() -> None:

@@ -29,7 +29,7 @@ WORDS: dict[type[StrEnum], set[str]] = {
     Severity: {"none", "low_confid", "reject"},
     CheckStatus: {"pass", "fail"},
     Verdict: {"PASS", "LOW_CONFID", "REJECT"},
-    SessionStatus: {"RUNNING", "SUCCESS", "FAILED"},
+    SessionStatus: {"RUNNING", "SUCCESS", "FAILED", "AGENT"},
     ClaimType: {"observation", "negative_observation", "symptom", "root_cause"},
     ToolName: {
         "query_metrics",

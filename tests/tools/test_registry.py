@@ -92,7 +92,7 @@ def test_the_new_tool_is_offered_with_its_schema_and_in_the_prompts(
     assert set(offered["parameters"]["properties"]) == {"service", "limit"}
     assert offered["parameters"]["additionalProperties"] is False
     rendered = render_tools("tools: {{tool_names}}; paths: {{raw_path_grammar}}", REGISTRY)
-    assert "`list_deployments`" in rendered and "`$.deployments[i]` (list_deployments)" in rendered
+    assert "`list_deployments`" in rendered and "`$.deployments[i]`" in rendered
 
 
 @pytest.mark.parametrize(

@@ -21,12 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules import answer_check, sentence_check
-from evigate.rules.answer_facts import normalize
 from evigate.rules.enums import SentenceKind, ToolName, Verdict
 from evigate.rules.sentence_types import FIXED_LINES, ClaimFacts, Sentence, SentenceMaterial
-from evigate.rules.sentence_words import question_state
 from evigate.server.agents.offline import readable
-from evigate.server.agents.offline.asked import asked_terms, asks_for
+from evigate.server.agents.offline.asked import asked_terms, asks_for, asks_healthy, is_yes_no, yes_or_no
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
 from evigate.server.agents.offline.readable_fields import hedge, step_text
 
@@ -42,10 +40,9 @@ MAX_LOG_LINES = 5  # quoted log records per claim
 ASKED_BONUS = 15
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b")  # an alert's CamelCase name
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T][\d:.,]+Z?\s*")
-_YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|has|have|had|can|could|any|will)\b", re.I)
-_YES_NO_ZH = re.compile(r"吗[？?]?\s*$|是否|有没有|有无|还在不在")
 _SERVICE_OF = re.compile(r"^For ([\w.-]+),|^([\w.-]+) 的|\bof ([\w.-]+): ")
 _YES = {"zh": ("是的，", "没有，"), "en": ("Yes. ", "No. ")}
+_NOT_WELL = {"zh": "不是，", "en": "No. "}  # the no to "is it healthy?" ("一切正常吗？")
 _VERDICT_LINES: dict[str, str] = {Verdict.LOW_CONFID: "low_confidence", Verdict.REJECT: "rejected"}
 _NEGATIVE_GENERIC = {"zh": "当前查询未检索到匹配证据。", "en": "This query found no matching evidence."}
 
@@ -284,7 +281,7 @@ def _headline(
 ) -> list[Sentence]:
     """The first line, in the variants to try (the first the check accepts is kept)."""
     language, zh = material.language, material.language == "zh"
-    yes_no = _is_yes_no(material.question)
+    yes_no = is_yes_no(material.question)
     if top:
         claims = tuple(dict.fromkeys(f.claim.claim_id for f in top))
         if len(top) == 1:
@@ -297,8 +294,11 @@ def _headline(
             body = (
                 f"{owner}： {joined}。" if zh and owner else f"{owner}: {joined}." if owner else f"{joined}."
             )
-        answer = _yes_no(top, material.question) if yes_no else None
-        variants = [body] if answer is None else [_YES[language][0 if answer else 1] + body, body]
+        problem = any(f.phrase.weight >= readable.LOG_WARN for f in top)
+        answer = yes_or_no({f.state for f in top}, problem, material.question) if yes_no else None
+        # "is it healthy?" ("一切正常吗？") over a problem: not well
+        no = _NOT_WELL[language] if asks_healthy(material.question) else _YES[language][1]
+        variants = [body] if answer is None else [(_YES[language][0] if answer else no) + body, body]
         out = [Sentence(SentenceKind.HEADLINE, v, claims) for v in variants]
         first = top[0]
         out.extend(
@@ -309,7 +309,9 @@ def _headline(
         return out
     if absences:
         text = _absence_text(absences[0], language)
-        variants = [_YES[language][1] + text, text] if yes_no else [text]
+        # an absence answers "is there …?" with no; "is it healthy?" it leaves unanswered
+        healthy = asks_healthy(material.question)
+        variants = [_YES[language][1] + text, text] if yes_no and not healthy else [text]
         return [Sentence(SentenceKind.ABSENCE, v, (absences[0].claim_id,)) for v in variants]
     if plain:
         texts = [plain[0].text.strip()]
@@ -321,23 +323,6 @@ def _headline(
         text = _unchecked_text(unchecked[0], zh)
         return [Sentence(SentenceKind.COULD_NOT_CHECK, text, (unchecked[0].claim_id,))]
     return []
-
-
-def _yes_no(top: list[_Finding], question: str) -> bool | None:
-    """Yes when a headline finding is in the state the question asks about, no when none is and
-    one is in the opposite state, else None (no yes / no is said)."""
-    asked = question_state(normalize(question))
-    states = {f.state for f in top}
-    if asked == "found":  # "is anything wrong?": yes only over a problem found
-        return True if any(f.phrase.weight >= readable.LOG_WARN for f in top) else None
-    if asked in states:
-        return True
-    opposite = {"firing": "resolved", "resolved": "firing"}.get(asked)
-    return False if opposite in states else None
-
-
-def _is_yes_no(question: str) -> bool:
-    return bool(_YES_NO_EN.match(question) or _YES_NO_ZH.search(question))
 
 
 def _passes(sentence: Sentence, material: SentenceMaterial) -> bool:
