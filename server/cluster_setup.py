@@ -19,20 +19,20 @@ from evigate.server.sources.source_set import SourceSet
 def build_cluster(settings: Settings) -> ClusterSource | None:
     """The configured cluster, or None; ConfigError for settings that cannot name one."""
     s = settings
-    live = s.kubeconfig is not None or s.kube_in_cluster
-    if s.kube_dump is not None and live:
+    live = s.cluster.kubeconfig is not None or s.cluster.in_cluster
+    if s.cluster.dump is not None and live:
         raise ConfigError("kube_dump: a cluster is read from a dump or from an API server, not both")
-    if s.kube_context and s.kubeconfig is None:
+    if s.cluster.context and s.cluster.kubeconfig is None:
         raise ConfigError("kube_context: names a context of --kubeconfig, which is not set")
-    if s.kube_dump is not None:
-        if not s.kube_dump.is_dir():
-            raise ConfigError(f"kube_dump: {s.kube_dump} is not a directory")
-        return DumpCluster(s.kube_dump)
+    if s.cluster.dump is not None:
+        if not s.cluster.dump.is_dir():
+            raise ConfigError(f"kube_dump: {s.cluster.dump} is not a directory")
+        return DumpCluster(s.cluster.dump)
     if not live:
         return None
-    config = str(s.kubeconfig) if s.kubeconfig is not None else None
+    config = str(s.cluster.kubeconfig) if s.cluster.kubeconfig is not None else None
     try:
-        return ApiCluster(LiveSettings(config, s.kube_context or None, s.kube_namespaces))
+        return ApiCluster(LiveSettings(config, s.cluster.context or None, s.cluster.namespaces))
     except Exception as error:  # the client's config loaders raise their own kinds
         raise ConfigError(f"kubeconfig: {error}") from None
 
@@ -52,7 +52,11 @@ def first(clusters: Sequence[ClusterSource]) -> ClusterSource | None:
 
 def cluster_configured(settings: Settings) -> bool:
     """Whether the settings name a cluster (a dump, a kubeconfig or the in-cluster account)."""
-    return settings.kube_dump is not None or settings.kubeconfig is not None or settings.kube_in_cluster
+    return (
+        settings.cluster.dump is not None
+        or settings.cluster.kubeconfig is not None
+        or settings.cluster.in_cluster
+    )
 
 
 async def cluster_health(settings: Settings) -> SourceHealth | None:

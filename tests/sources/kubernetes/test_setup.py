@@ -15,11 +15,11 @@ from tests.sources.kubernetes.apiserver import FakeApiServer
 
 def test_a_dump_a_kubeconfig_context_or_none(dump: Path, tmp_path: Path) -> None:
     assert build_cluster(Settings()) is None
-    assert isinstance(build_cluster(Settings(kube_dump=dump)), DumpCluster)
+    assert isinstance(build_cluster(Settings.of(kube_dump=dump)), DumpCluster)
     fake = FakeApiServer("https://127.0.0.1:6443", tmp_path / "ca.pem", {})
     (tmp_path / "ca.pem").write_text("", encoding="utf-8")
     config = fake.kubeconfig(tmp_path / "kubeconfig")
-    live = build_cluster(Settings(kubeconfig=config, kube_context="test", kube_namespaces=("payments",)))
+    live = build_cluster(Settings.of(kubeconfig=config, kube_context="test", kube_namespaces=("payments",)))
     assert isinstance(live, ApiCluster) and live.where == "https://127.0.0.1:6443"
     assert live.settings.namespaces == ("payments",)
 
@@ -34,4 +34,4 @@ def test_a_dump_a_kubeconfig_context_or_none(dump: Path, tmp_path: Path) -> None
 )
 def test_settings_that_name_no_one_cluster_are_refused(settings: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        build_cluster(Settings(**settings))  # type: ignore[arg-type]
+        build_cluster(Settings.of(**settings))
