@@ -98,7 +98,7 @@ QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 async def child(dump: Path, world: Path, runs: int) -> dict[str, Any]:
-    backend = build_backend("fixture", world, MemoryCases())
+    backend = build_backend(world, MemoryCases())
     backend.cluster = (DumpCluster(dump),)
     recorder = MemoryRecorder()
     out: dict[str, Any] = {}

@@ -244,7 +244,6 @@ class App:
         s = self.settings
         try:
             files = build_backend(
-                "fixture",
                 s.sources.data_dir,
                 repo,
                 logs=logs_settings(s),

@@ -29,7 +29,7 @@ from .exporter import Exporter
 from .recorder import EMPTY_VECTOR, recording_server
 from .servers import Server, free_port, start_prometheus
 
-FILES = build_backend("fixture", None, MemoryCases())
+FILES = build_backend(None, MemoryCases())
 
 
 class Tools:

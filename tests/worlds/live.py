@@ -163,7 +163,7 @@ async def live_pipeline(
         data_dir=world, vector_cache=workdir / "vectors.sqlite3", state_dir=workdir / "state"
     )
     knowledge, cache = build_knowledge_search(settings, db)
-    files = build_backend("fixture", world, db.repo, knowledge=knowledge)
+    files = build_backend(world, db.repo, knowledge=knowledge)
     await knowledge.refresh_files()
     urls = {"alertmanager": sources.alertmanager.url, "prometheus": sources.victoria.url}
     urls.update({name: closed_url() for name in down})
