@@ -25,7 +25,6 @@ from evigate.rules.enums import SessionStatus
 from evigate.rules.rule_catalog import RuleCatalog
 from evigate.server.agent_setup import build_agents
 from evigate.server.agents.base import AgentBackend
-from evigate.server.cluster_setup import build_cluster, first, with_cluster
 from evigate.server.grpc.health import HealthChecker, SourceProbe
 from evigate.server.grpc.interceptors import AuthInterceptor, CallWrapper
 from evigate.server.grpc.memory import RequestBytes
@@ -173,7 +172,7 @@ class App:
         repo = self.database.repo
         self.catalog = catalog = self._components.catalog or default_registry().catalog()  # + tools' table
         self.knowledge, self._vector_cache = build_knowledge_search(s, self.database)
-        self.tools = tools = with_cluster(self._tools(repo, self.knowledge), build_cluster(s))
+        self.tools = tools = self._tools(repo, self.knowledge)
         self.log_index = start_log_index(tools, on_ready=self._logs_indexed)
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
@@ -181,7 +180,9 @@ class App:
         self.services = await open_service_catalog(
             tools, s.sources.service_aliases_file, s.sources.service_catalog_refresh_s
         )
-        agents = self._components.agents or build_agents(s, self.services, signals, first(tools.cluster))
+        agents = self._components.agents or build_agents(
+            s, self.services, signals, next(iter(tools.cluster), None)
+        )
         from evigate.server.skills import load_skills
 
         self.pipeline = pipeline = Pipeline(
@@ -257,7 +258,7 @@ class App:
         sources = build_sources(s)
         if sources.configured():
             log.info("live sources", extra={c.name: c.describe() for c in sources.configured()})
-        return build_tools(s, files, sources)
+        return build_tools(s, files, sources, knowledge.index.embedder)
 
     async def _logs_indexed(self) -> None:
         if self.services is not None:  # services named only inside log records are known now

@@ -1,11 +1,12 @@
-"""The live sources from the settings: which are configured, and the SourceSet that serves alerts
-and metrics from them (docs/design.md §6.6). Used by the composition root
+"""The configured sources from the settings (Prometheus, Alertmanager, ClickHouse, the cluster), and
+the SourceSet that serves the capabilities they fill (docs/design.md §6.5-6.6). Used by the composition root
 (`server/app.py`) and `evigate sources`."""
 
 from __future__ import annotations
 
 from evigate.server.settings import ConfigError, Settings
 from evigate.server.sources.kinds import add_live_sources
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.signals import SignalCatalogError, load_signal_catalog
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.sources.sources_config import (
@@ -29,22 +30,36 @@ def build_sources(settings: Settings) -> SourcesConfig:
             )
             if value
         }
+        cluster = {
+            "dump": settings.cluster.dump,
+            "kubeconfig": settings.cluster.kubeconfig,
+            "context": settings.cluster.context,
+            "in_cluster": settings.cluster.in_cluster,
+            "namespaces": settings.cluster.namespaces,
+        }
         return sources_config(
             prometheus_url=settings.sources.prometheus_url or None,
             alertmanager_url=settings.sources.alertmanager_url or None,
             env=env,
             file_sections=sections,
+            cluster_flags=cluster,
         )
     except SourceConfigError as error:
         raise ConfigError(f"sources: {error}") from None
 
 
-def build_tools(settings: Settings, files: SourceSet, sources: SourcesConfig) -> SourceSet:
-    """The files' sources, with alerts and metrics served by the live sources when configured."""
+def build_tools(
+    settings: Settings, files: SourceSet, sources: SourcesConfig, embedder: Embedder | None = None
+) -> SourceSet:
+    """The files' sources, with the configured sources added in the capabilities they fill (their
+    logs' relevance mode ranking with `embedder` too, as the files' does)."""
     if not sources.configured():
         return files
     try:
         catalog = load_signal_catalog(settings.sources.signals_file)
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
-    return add_live_sources(files, sources, catalog)
+    try:
+        return add_live_sources(files, sources, catalog, embedder=embedder)
+    except SourceConfigError as error:
+        raise ConfigError(f"sources: {error}") from None

@@ -149,13 +149,13 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_sources(args: argparse.Namespace) -> int:
     """Each source with its state: the log tree (and its index) and the configured live sources;
     exit 1 when one is not ready (usable in scripts)."""
-    from evigate.server.cluster_setup import cluster_configured, cluster_health
     from evigate.server.live_sources import build_sources
     from evigate.server.settings import ConfigError, load_settings
     from evigate.server.sources.health import check_sources
     from evigate.server.sources.logs import LogReader
     from evigate.server.sources.logs.building import stored_state
     from evigate.server.sources.logs.log_config_file import LogConfigError
+    from evigate.server.sources.sources_config import SourceConfigError
     from evigate.server.tool_sources import logs_settings
 
     try:
@@ -167,12 +167,11 @@ def cmd_sources(args: argparse.Namespace) -> int:
     index, progress = stored_state(LogReader(logs))
     logs_row = {"name": "logs", "url": str(logs.root), "state": "ready" if index.ready else "unreachable",
                 "detail": index.detail, "index": progress}  # fmt: skip
-    states = asyncio.run(check_sources(config)) if config.configured() else []
     try:
-        # no event loop for a command without a cluster (it may be called from one, as in tests)
-        cluster = asyncio.run(cluster_health(settings)) if cluster_configured(settings) else None
-    except ConfigError as error:
-        raise CliError(f"configuration: {error}") from None
+        # no event loop for a command without a source (it may be called from one, as in tests)
+        states = asyncio.run(check_sources(config)) if config.configured() else []
+    except SourceConfigError as error:
+        raise CliError(f"configuration: sources: {error}") from None
     if args.json:
         rows = [
             {
@@ -186,20 +185,17 @@ def cmd_sources(args: argparse.Namespace) -> int:
             }
             for h, c in zip(states, config.configured(), strict=True)
         ]
-        if cluster is not None:
-            state = "ready" if cluster.ready else "not_ready" if cluster.reachable else "unreachable"
-            rows.append({"name": cluster.name, "url": cluster.url, "state": state, "detail": cluster.detail})
         print(json.dumps([logs_row, *rows], ensure_ascii=False))
     else:
         print(f"logs {logs.root}: {'ready' if index.ready else 'UNREADABLE'}; {index.detail}")
-        for health in [*states, *([cluster] if cluster is not None else [])]:
+        for health in states:
             print(health.line())
         if not config.configured():
             where = settings.sources.data_dir or "the bundled demo world"
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
-    return 0 if index.ready and all(h.ready for h in states) and (cluster is None or cluster.ready) else 1
+    return 0 if index.ready and all(h.ready for h in states) else 1
 
 
 def cmd_cases_backfill(args: argparse.Namespace) -> int:

@@ -93,9 +93,12 @@ class KnowledgeSource(Protocol):
     async def lookup_knowledge(self, query: KnowledgeQuery) -> KnowledgeHits: ...
 
 
+@runtime_checkable
 class ClusterSource(Source, Protocol):
     """query_k8s, query_k8s_events, k8s_rollout_history: the cluster's objects and events as one
-    state (kubernetes/state.py), and a pod's log (the previous container's after a restart)."""
+    state (kubernetes/state.py), and a pod's log (the previous container's after a restart; with
+    the API's timestamps when asked). A cluster source is also a LogSource: its pods' logs are
+    searched like any log tree (kubernetes/podlogs.py)."""
 
     @property
     def where(self) -> str:
@@ -104,4 +107,6 @@ class ClusterSource(Source, Protocol):
 
     async def state(self) -> ClusterState: ...
 
-    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str: ...
+    async def pod_log(
+        self, namespace: str, pod: str, container: str | None, previous: bool, timestamps: bool = False
+    ) -> str: ...

@@ -16,8 +16,9 @@ from evigate.rules.errors import EvigateError
 from evigate.server.config_document import ConfigDocumentError, read_document, section
 
 from .clickhouse.clickhouse_config import ClickHouseConfig, ClickHouseConfigError, from_sources
+from .kubernetes.cluster_config import ClusterConfig, ClusterConfigError, cluster_config
 
-SOURCE_NAMES = ("prometheus", "alertmanager", "clickhouse")
+SOURCE_NAMES = ("prometheus", "alertmanager", "clickhouse", "kubernetes")
 
 
 class SourceConfigError(EvigateError, ValueError):
@@ -96,9 +97,17 @@ class SourcesConfig:
     clickhouse: SourceSettings | None = None
     # Where the logs sit in that ClickHouse: table, columns (server/sources/clickhouse/clickhouse_config.py).
     clickhouse_logs: ClickHouseConfig | None = None
+    # The cluster: a dump or an API server (server/sources/kubernetes/cluster_config.py).
+    kubernetes: ClusterConfig | None = None
 
-    def configured(self) -> list[SourceSettings]:
-        return [s for s in (self.prometheus, self.alertmanager, self.clickhouse) if s is not None]
+    def configured(self) -> list[SourceSettings | ClusterConfig]:
+        """Each configured source's settings (a `name` and `describe()`), in the registry's order."""
+        listed = (self.prometheus, self.alertmanager, self.clickhouse, self.kubernetes)
+        return [s for s in listed if s is not None]
+
+    def live(self) -> bool:
+        """Whether a configured source speaks of now (a server), not only of a dump's moment."""
+        return any(not isinstance(s, ClusterConfig) or s.live for s in self.configured())
 
 
 def _float(name: str, key: str, value: Any) -> float:
@@ -186,9 +195,11 @@ def sources_config(
     alertmanager_url: str | None = None,
     env: Mapping[str, str] | None = None,
     file_sections: Mapping[str, Any] | None = None,
+    cluster_flags: Mapping[str, Any] | None = None,
 ) -> SourcesConfig:
-    """All sources from `--prometheus-url` / `--alertmanager-url`, the environment and the config file's
-    `sources` mapping (`{"prometheus": {...}, "alertmanager": {...}}`)."""
+    """All sources from `--prometheus-url` / `--alertmanager-url`, the cluster's flags (`dump`,
+    `kubeconfig`, `context`, `in_cluster`, `namespaces`: kubernetes/cluster_config.py), the environment and
+    the config file's `sources` mapping (`{"prometheus": {...}, "kubernetes": {...}}`)."""
     sections = dict(file_sections or {})
     unknown = sorted(set(sections) - set(SOURCE_NAMES))
     if unknown:
@@ -207,7 +218,15 @@ def sources_config(
         ),
         clickhouse=clickhouse,
         clickhouse_logs=_clickhouse_logs(clickhouse, sections.get("clickhouse") or {}),
+        kubernetes=_cluster(cluster_flags or {}, sections.get("kubernetes") or {}),
     )
+
+
+def _cluster(flags: Mapping[str, Any], section: Mapping[str, Any]) -> ClusterConfig | None:
+    try:
+        return cluster_config(**flags, section=section)
+    except ClusterConfigError as error:
+        raise SourceConfigError(str(error)) from None
 
 
 def _clickhouse_logs(settings: SourceSettings | None, section: Mapping[str, Any]) -> ClickHouseConfig | None:

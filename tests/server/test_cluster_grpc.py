@@ -121,3 +121,14 @@ def test_evigate_sources_lists_the_cluster(
     assert main(["sources", "--data-dir", str(data), "--kube-dump", str(dump)]) == 0
     line = capsys.readouterr().out.splitlines()[1]
     assert line == f"kubernetes {dump}: ready; version unknown; 13 pods, 2 nodes, 10 namespaces, 46 objects"
+
+
+async def test_a_pods_log_lines_are_evidence_like_any_log(
+    app_factory: AppFactory, world: tuple[Path, Path]
+) -> None:
+    """No log file holds payments: its lines come from the dump's logs.txt through the log reader."""
+    questions = ["payments 的日志里有什么错误？", "What errors are in the payments logs?"]
+    for question, verdict, answer in await _ask(app_factory, world, questions):
+        assert verdict == verdict_pb2.VERDICT_LABEL_PASS, answer
+        # the line as query_logs cites it (time, level, service), not the pod's log tail in query_k8s
+        assert "2026-07-08 11:58:02 ERROR payments cannot connect to ledger-db:5432" in answer, question

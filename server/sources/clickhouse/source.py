@@ -23,10 +23,12 @@ from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
 from evigate.server.sources.logs.events import LEVELS, normalize_level
 from evigate.server.sources.logs.items import pattern_item
+from evigate.server.sources.logs.patterns import Pattern
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.services import Sighting, Sightings
 from evigate.server.sources.times import display_time
 
-from . import sql
+from . import buckets, sql
 from .clickhouse_config import ClickHouseConfig
 from .client import ClickHouseClient, Row
 from .relaxed import needs_relaxing, relaxed
@@ -135,9 +137,15 @@ class ClickHouseLogs:
     name = "clickhouse"
     watched = True  # a remote server: the service's health loop checks it
 
-    def __init__(self, config: ClickHouseConfig, client: ClickHouseClient | None = None) -> None:
+    def __init__(
+        self,
+        config: ClickHouseConfig,
+        client: ClickHouseClient | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.config = config
         self.client = client or ClickHouseClient(config)
+        self.embedder = embedder  # relevance mode fuses it with BM25, as the files' source does
 
     def _where(self, service: str | None, levels: tuple[str, ...] | None, window: TimeWindow) -> sql.Where:
         where = sql.Where(self.config.columns)
@@ -191,11 +199,12 @@ class ClickHouseLogs:
         levels = tuple(LEVELS[LEVELS.index(q.level) :]) if q.level in LEVELS else None
         where = self._where(q.service, levels, q.window)
         table, columns = self.config.table_ref, self.config.columns
-        rows, counted = await asyncio.gather(
+        rows, spanned = await asyncio.gather(
             self.client.rows(sql.select_rows(columns, table, where, MAX_MINED), where.params),
-            self.client.rows(sql.select_count(table, where), where.params),
+            self.client.rows(sql.select_span(columns, table, where), where.params),
         )
-        await self._held(q.service, int(counted[0]["total"]))
+        total = int(spanned[0]["total"])
+        await self._held(q.service, total)
         rank = {level: number for number, level in enumerate(LEVELS)}
         events = sorted(
             map(RowEvent.of, rows),
@@ -206,8 +215,28 @@ class ClickHouseLogs:
             events.extend(await self._severe_below(q, below))
         span = (q.window.since, q.window.until)
         summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)
-        extra = {**_facts(q.window, where), "events": int(counted[0]["total"]), "mined": len(events)}
-        return Page([pattern_item(p) for p in summary.patterns], summary.total, extra)
+        messages = [str(row["message"]) for row in rows] if len(rows) < total else []
+        patterns, counts = await self._counted(q, where, summary.patterns, spanned[0], messages)
+        extra = {**_facts(q.window, where), "events": total, "mined": len(events), **counts}
+        return Page([pattern_item(p) for p in patterns], summary.total, extra)
+
+    async def _counted(
+        self, q: PatternsQuery, where: sql.Where, patterns: list[Pattern], span: Row, mined: list[str]
+    ) -> tuple[list[Pattern], JSON]:
+        """The window's counts per bucket, and (when only its newest rows were mined: `mined`
+        their messages) each template's, computed by the server (buckets.py)."""
+        if not int(span["total"]):
+            return patterns, {}
+        width, fine = buckets.widths(q.window, int(span["first"]), int(span["last"]))
+        regexes = buckets.calibrated(patterns, mined) if mined else []
+        asked = {n: key for key, n in enumerate(n for n, regex in enumerate(regexes) if regex)}
+        params = {**where.params, **{f"t{key}": regexes[n] for n, key in asked.items()}}
+        query = sql.select_buckets(
+            self.config.columns, self.config.table_ref, where, fine if asked else width, len(asked)
+        )
+        rows = await self.client.rows(query, params)
+        where.pushed.append("bucket and template counts" if asked else "bucket counts")
+        return buckets.apply(rows, patterns, q.window, width, fine, asked=asked)
 
     async def _severe_below(self, q: PatternsQuery, levels: tuple[str, ...]) -> list[RowEvent]:
         where = self._where(q.service, levels, q.window)
@@ -220,7 +249,8 @@ class ClickHouseLogs:
 
     async def _ranked(self, q: LogsQuery, question: str) -> Page:
         """Relevance mode: the newest MAX_RANKED rows the exact filters keep, grouped into templates
-        here and ranked against the question (BM25; the embedder stays with the file source)."""
+        here and ranked against the question as the file source ranks them: BM25, fused with the
+        service's embedder when one is configured."""
         where = self._where(q.service, (q.level,) if q.level else None, q.window)
         where.keyword(q.keyword)
         where.pattern(q.pattern)
@@ -239,7 +269,8 @@ class ClickHouseLogs:
             counts[group] = counts.get(group, 0) + 1
         groups = sorted(newest)
         documents = [newest[g].document(grouping.templates[g]) for g in groups]
-        ranked = log_relevance.rank(question, documents)
+        dense = await log_relevance.dense_scores(self.embedder, question, documents)
+        ranked = log_relevance.rank(question, documents, dense)
         items = [
             {**newest[groups[at]].item, "lines_like_this": str(counts[groups[at]])}
             for at in ranked.order[: q.limit]

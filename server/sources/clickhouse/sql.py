@@ -10,7 +10,9 @@ a column of the parameter table `p` (client.py) read as `(SELECT name FROM p)`.
   OpenTelemetry severity number's ranges when the table has no severity text;
 - keyword: `positionCaseInsensitiveUTF8` over the body and the log attributes as text;
 - pattern: `match` (RE2) over the same;
-- LIMIT and the total by `count()`.
+- LIMIT and the total by `count()`;
+- counts per time bucket (`intDiv(toUInt32(ts), width)`: 18.16 has no `toStartOfInterval` with
+  an arbitrary width), overall and per template (`countIf(match(body, <the template's regex>))`).
 """
 
 from __future__ import annotations
@@ -144,3 +146,28 @@ def select_count(table: str, where: Where) -> str:
 def select_services(columns: Columns, table: str) -> str:
     service = quoted(columns.service)
     return f"SELECT DISTINCT toString({service}) AS service FROM {table} ORDER BY service LIMIT 10000"
+
+
+def select_span(columns: Columns, table: str, where: Where) -> str:
+    """How many rows the question keeps, and the first and last second they fall in."""
+    ts = quoted(columns.timestamp)
+    return (
+        f"SELECT count() AS total, toUInt32(min({ts})) AS first, toUInt32(max({ts})) AS last "
+        f"FROM {table} {where.sql()}"
+    )
+
+
+def select_buckets(columns: Columns, table: str, where: Where, width: int, templates: int) -> str:
+    """Per bucket of `width` seconds (its start, epoch seconds): the rows, and for each template
+    `n` (its regex the parameter `t<n>`) how many rows it matches and the first one's second."""
+    ts, body = quoted(columns.timestamp), quoted(columns.body)
+    per = "".join(
+        f", countIf(match({body}, (SELECT t{n} FROM p))) AS t{n}"
+        f", toUInt32(minIf({ts}, match({body}, (SELECT t{n} FROM p)))) AS f{n}"
+        for n in range(templates)
+    )
+    bucket = f"intDiv(toUInt32({ts}), {int(width)}) * {int(width)}"
+    return (
+        f"SELECT {bucket} AS bucket, count() AS total{per} FROM {table} {where.sql()} "
+        "GROUP BY bucket ORDER BY bucket"
+    )

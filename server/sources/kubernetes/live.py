@@ -23,6 +23,7 @@ from evigate.server.sources.kubernetes.dump import add_document
 from evigate.server.sources.kubernetes.state import ClusterState, Unread
 
 PAGE = 500
+TAIL_LINES = 5000  # lines of one container's log read for the log tools
 # kind → (API class, list across namespaces, list in one namespace or None for cluster-scoped)
 _LISTS: dict[str, tuple[type[Any], str, str | None]] = {
     "Pod": (k8s.CoreV1Api, "list_pod_for_all_namespaces", "list_namespaced_pod"),
@@ -140,11 +141,16 @@ class LiveCluster:
                 if not token:
                     break
 
-    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str:
-        """A container's log, or the previous container's after a restart."""
+    async def pod_log(
+        self, namespace: str, pod: str, container: str | None, previous: bool, timestamps: bool = False
+    ) -> str:
+        """A container's log, or the previous container's after a restart; with `timestamps`, each
+        line led by the time the runtime took it, and only the last TAIL_LINES lines."""
 
         def read() -> str:
             kwargs: dict[str, Any] = {"previous": previous, "_request_timeout": self.settings.timeout_s}
+            if timestamps:
+                kwargs |= {"timestamps": True, "tail_lines": TAIL_LINES}
             if container:
                 kwargs["container"] = container
             text = k8s.CoreV1Api(self._client).read_namespaced_pod_log(pod, namespace, **kwargs)

@@ -1,5 +1,6 @@
 """The cluster source as the service holds it: a dump read once, or a live API server read in
-snapshots; either answers `state()` and `health()` the same way."""
+snapshots; either answers `state()` and `health()` the same way, and is a log source over its pods'
+logs (podlogs.py)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
+from evigate.server.queries.types import LogsQuery, Page, PatternsQuery
 from evigate.server.sources.http import SourceHealth
+from evigate.server.sources.kubernetes.cluster_config import NAME, ClusterConfig, ClusterConfigError
 from evigate.server.sources.kubernetes.dump import read_dump
 from evigate.server.sources.kubernetes.live import LiveCluster, LiveSettings
+from evigate.server.sources.kubernetes.podlogs import PodLogs
 from evigate.server.sources.kubernetes.sightings import workload_sightings
-from evigate.server.sources.kubernetes.state import ClusterState
+from evigate.server.sources.kubernetes.state import ClusterState, meta
 from evigate.server.sources.ports import ClusterSource
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.services import Sightings
-
-NAME = "kubernetes"
 
 
 class DumpCluster:
@@ -25,26 +28,40 @@ class DumpCluster:
     name = NAME
     watched = True  # its health entry: read once, then the state's counts
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, namespaces: tuple[str, ...] = (), embedder: Embedder | None = None
+    ) -> None:
         self.root = root
+        self.namespaces = namespaces  # empty: every namespace the dump holds
         self.where = str(root)
         self._state: ClusterState | None = None
         self._lock = asyncio.Lock()
+        self.logs = PodLogs(self, live=False, embedder=embedder)
 
     async def state(self) -> ClusterState:
         async with self._lock:
             if self._state is None:
-                self._state = await asyncio.to_thread(read_dump, self.root)
+                state = await asyncio.to_thread(read_dump, self.root)
+                self._state = only(state, self.namespaces) if self.namespaces else state
             return self._state
 
-    async def pod_log(self, namespace: str, pod: str, container: str | None, previous: bool) -> str:
+    async def pod_log(
+        self, namespace: str, pod: str, container: str | None, previous: bool, timestamps: bool = False
+    ) -> str:
+        """The pod's logs.txt (kubectl's dump holds the current containers' logs, without times)."""
         path = (await self.state()).pod_logs.get((namespace, pod))
         if path is None:
             raise FileNotFoundError(f"the dump holds no logs of {namespace}/{pod}")
         return await asyncio.to_thread(path.read_text, "utf-8", "replace")
 
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await self.logs.query_logs(query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await self.logs.summarize_logs(query)
+
     async def aclose(self) -> None:
-        return None
+        await self.logs.aclose()
 
     async def health(self) -> SourceHealth:
         return await cluster_health(self)
@@ -59,15 +76,53 @@ class ApiCluster(LiveCluster):
     name = NAME
     watched = True
 
-    def __init__(self, settings: LiveSettings) -> None:
+    def __init__(self, settings: LiveSettings, embedder: Embedder | None = None) -> None:
         super().__init__(settings)
         self.where = self.host
+        self.logs = PodLogs(
+            self, live=True, refresh_s=settings.refresh_s, timeout_s=settings.timeout_s, embedder=embedder
+        )
+
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await self.logs.query_logs(query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await self.logs.summarize_logs(query)
+
+    async def aclose(self) -> None:
+        await self.logs.aclose()
+        await super().aclose()
 
     async def health(self) -> SourceHealth:
         return await cluster_health(self)
 
     async def sightings(self) -> Sightings:
         return await workload_sightings(self)
+
+
+def only(state: ClusterState, namespaces: tuple[str, ...]) -> ClusterState:
+    """The state's objects and pod logs in `namespaces` (and the cluster-scoped ones: nodes)."""
+    kept = ClusterState(unread=state.unread, unavailable=state.unavailable)
+    for kind, items in state.objects.items():
+        for item in items:
+            namespace = meta(item).get("namespace")
+            if not namespace or namespace in namespaces:
+                kept.add(kind, item)
+    kept.pod_logs = {key: path for key, path in state.pod_logs.items() if key[0] in namespaces}
+    return kept
+
+
+def cluster_source(config: ClusterConfig, embedder: Embedder | None = None) -> DumpCluster | ApiCluster:
+    """The configured cluster (the registry's line, kinds.py); ClusterConfigError for a kubeconfig
+    the client cannot load."""
+    if config.dump is not None:
+        return DumpCluster(config.dump, config.namespaces, embedder)
+    kubeconfig = str(config.kubeconfig) if config.kubeconfig is not None else None
+    settings = LiveSettings(kubeconfig, config.context, config.namespaces, config.timeout_s, config.refresh_s)
+    try:
+        return ApiCluster(settings, embedder)
+    except Exception as error:  # the client's config loaders raise their own kinds
+        raise ClusterConfigError(f"kubeconfig: {error}") from None
 
 
 async def cluster_health(cluster: ClusterSource) -> SourceHealth:

@@ -24,6 +24,7 @@ _POD_SUFFIX = re.compile(rf"-{_SAFE}{{5}}$")
 _TEMPLATE_HASH = re.compile(rf"-(?:{_SAFE}{{6,10}}|\d{{8,10}})$")  # ReplicaSet hash, CronJob time
 _ORDINAL = re.compile(r"-\d+$")  # StatefulSet pods
 _BARE_NAMES = ("syslog", "messages")
+PREVIOUS = "previous.log"
 
 
 def service_of_pod(pod: str) -> str:
@@ -72,6 +73,8 @@ def _layout(base_path: Path, root: Path, config: LogConfig) -> tuple[str, dict[s
     if len(parts) >= 3 and (pod_dir := _POD_DIR.match(parts[-3])):
         pod = pod_dir.group("pod")
         meta = {"namespace": pod_dir.group("ns"), "pod": pod, "container": parts[-2]}
+        if base_path.name == PREVIOUS:  # the cluster source's copy of the container before its restart
+            meta["instance"] = "previous"
         return service_of_pod(pod), meta
     if link := _CONTAINER_LINK.match(base_path.name):
         pod = link.group("pod")

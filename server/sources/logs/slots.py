@@ -129,14 +129,23 @@ def buckets(
     else the events' own) in at most MAX_BUCKETS."""
     if not moments:
         return Buckets(_WIDTHS[0], ())
-    start = since or min(moments)
-    end = until or max(moments)
-    span = max((end - start).total_seconds(), 1.0)
-    width = next((w for w in _WIDTHS if span / w <= MAX_BUCKETS), _WIDTHS[-1])
+    width = bucket_width(since or min(moments), until or max(moments))
     counts = Counter(int(m.timestamp()) // width * width for m in moments)
+    return counted(width, counts)
+
+
+def bucket_width(start: datetime, end: datetime) -> int:
+    """The smallest named width (seconds) that cuts [start, end] in at most MAX_BUCKETS; a bucket
+    starts at a multiple of it since the epoch (as a store that counts by `intDiv(t, width)` does)."""
+    span = max((end - start).total_seconds(), 1.0)
+    return next((w for w in _WIDTHS if span / w <= MAX_BUCKETS), _WIDTHS[-1])
+
+
+def counted(width: int, counts: dict[int, int]) -> Buckets:
+    """Buckets from counts by bucket start (epoch seconds); empty buckets left out."""
     return Buckets(
         width,
-        tuple((datetime.fromtimestamp(at, UTC), counts[at]) for at in sorted(counts)),
+        tuple((datetime.fromtimestamp(at, UTC), counts[at]) for at in sorted(counts) if counts[at]),
     )
 
 

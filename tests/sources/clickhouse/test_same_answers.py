@@ -4,15 +4,20 @@ so times are compared to the second and lines within one second in any order."""
 
 from __future__ import annotations
 
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow, ToolError
+from evigate.server.sources.clickhouse.clickhouse_config import ClickHouseConfig
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
+from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.tools import demo_data_dir
 
@@ -104,7 +109,33 @@ async def test_demo_summaries_have_the_same_templates(
     assert got.items == expected.items  # templates, counts, values, buckets, severe ones alike
     assert (got.total, got.extra["events"]) == (expected.total, expected.extra["events"])
     asked = (("window", question.window.since), ("service", question.service), ("level", question.level))
-    assert got.extra["pushed_down"] == [name for name, value in asked if value]
+    assert got.extra["pushed_down"] == [*(name for name, value in asked if value), "bucket counts"]
+    assert got.extra["template_counts"] == {"mined_here": len(got.items), "by_server": 0}  # all mined
+    assert got.extra["per_bucket"].startswith("per ")
+
+
+async def test_a_window_larger_than_the_mined_rows_is_counted_by_the_server(
+    demo_logs: ClickHouseLogs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the newest rows are mined; the templates' counts, first times and buckets over the
+    whole window come from the server's GROUP BY, as the files count them mining everything."""
+    question = PatternsQuery("order-service", "INFO", ALL, 50)
+    expected = {item["template"]: item for item in _files(demo_data_dir() / "logs").summarize(question).items}
+    monkeypatch.setattr("evigate.server.sources.clickhouse.source.MAX_MINED", 40)
+    got = await demo_logs.summarize(question)
+    assert (
+        got.extra["mined"] < got.extra["events"] and "bucket and template counts" in got.extra["pushed_down"]
+    )
+    counted = got.extra["template_counts"]["by_server"]
+    assert counted >= len(got.items) - 1  # a template no regex of it fits (GET <*>) stays mined
+    same = [item for item in got.items if item["template"] in expected]
+    by_server = [
+        item for item in same if item["count"] > 0 and item["count"] == expected[item["template"]]["count"]
+    ]
+    assert len(by_server) >= counted
+    for item in by_server:
+        want = expected[item["template"]]
+        assert (item["first"], item.get("per_bucket")) == (want["first"], want.get("per_bucket"))
 
 
 async def test_the_answer_says_its_window_and_what_the_server_did(demo_logs: ClickHouseLogs) -> None:
@@ -151,3 +182,36 @@ async def test_relevance_mode_ranks_the_same_templates(
     assert got.total == expected.total > 0
     assert [_line(i) for i in got.items] == [_line(i) for i in expected.items]
     assert got.extra["ranked_templates"] == expected.extra["ranked_templates"]
+
+
+class TrigramEmbedder:
+    """A deterministic embedder for the test: character trigrams hashed into 64 dimensions."""
+
+    model_id = "trigram-64"
+    dimension = 64
+
+    async def embed(self, texts: list[str], kind: str) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for at in range(len(text) - 2):
+                out[row, zlib.crc32(text[at : at + 3].lower().encode()) % self.dimension] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return (out / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+async def test_relevance_mode_fuses_the_embedder_as_the_files_do(clickhouse: Loaded) -> None:
+    embedder = TrigramEmbedder()
+    question = LogsQuery(None, "WARN", None, None, ALL, 8, query="payment gateway timed out")
+    files = _files(demo_data_dir() / "logs")
+    found = files.candidates(question)
+    dense = await log_relevance.dense_scores(embedder, question.query or "", found.documents)
+    assert dense is not None
+    expected = files.ranked(found, question.query or "", dense, question.limit)
+    logs = ClickHouseLogs(ClickHouseConfig(url=clickhouse.server.url), embedder=embedder)
+    try:
+        got = await logs.query(question)
+    finally:
+        await logs.aclose()
+    assert [_line(i) for i in got.items] == [_line(i) for i in expected.items]
+    bm25_only = files.ranked(found, question.query or "", None, question.limit)
+    assert [_line(i) for i in expected.items] != [_line(i) for i in bm25_only.items]  # the embedder counted

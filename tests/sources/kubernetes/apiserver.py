@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from evigate.server.sources.kubernetes.podlogs import split_containers
 from tests.server.certs import Certs
 
 TOKEN = "evigate-test-token"
@@ -80,11 +81,20 @@ def objects_of(dump: Path) -> tuple[dict[str, list[dict[str, Any]]], dict[tuple[
             out[path.stem] += [
                 {k: v for k, v in item.items() if k not in {"kind", "apiVersion"}} for item in listed["items"]
             ]
-    logs = {
-        (p.parent.parent.name, p.parent.name, False): p.read_text(encoding="utf-8")
+    logs = {  # the API serves one container's lines, without kubectl's dump markers
+        (p.parent.parent.name, p.parent.name, False): next(
+            iter(split_containers(p.read_text(encoding="utf-8"), "main").values()), ""
+        )
         for p in dump.glob("*/*/logs.txt")
     }
     return out, logs
+
+
+def stamped(text: str) -> str:
+    """`timestamps=true`: each line led by the runtime's time (RFC 3339 with nanoseconds)."""
+    return "".join(
+        f"2026-07-08T11:59:{n:02d}.123456789Z {line}\n" for n, line in enumerate(text.splitlines())
+    )
 
 
 def _status(code: int, reason: str, message: str) -> dict[str, Any]:
@@ -116,6 +126,13 @@ def api_server(dump: Path, certs: Certs) -> Iterator[FakeApiServer]:
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             parts = url.path.strip("/").split("/")
             if parts[-1] == "log":  # .../namespaces/<ns>/pods/<pod>/log
+                if "pods/log" in fake.hanging:
+                    fake.release.wait()
+                    return
+                if "pods/log" in fake.forbidden:
+                    message = f'pods "{parts[-2]}" is forbidden: User "system:serviceaccount:evigate:reader" '
+                    self._send(403, _status(403, "Forbidden", message + 'cannot get resource "pods/log"'))
+                    return
                 key = (parts[-4], parts[-2], query.get("previous") == "true")
                 text = fake.logs.get(key)
                 if text is None:
@@ -126,6 +143,7 @@ def api_server(dump: Path, certs: Certs) -> Iterator[FakeApiServer]:
                         ),
                     )
                     return
+                text = stamped(text) if query.get("timestamps") == "true" else text
                 self._send_bytes(200, text.encode(), "text/plain")
                 return
             plural = parts[-1]

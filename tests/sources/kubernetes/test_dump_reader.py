@@ -3,6 +3,7 @@ the API's own words, a healthy workload shows no problem, and a broken file is s
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,25 @@ def test_the_peer_dumps_are_read_whole() -> None:
     for dump in sorted(Path("tests/peer/holmes").glob("*/kube-dump")):
         state = read_dump(dump)
         assert not state.unread and state.of("Pod") and state.of("Node"), dump
+
+
+def test_a_secret_in_a_dump_is_never_read(dump: Path, tmp_path: Path) -> None:
+    """`kubectl get secrets -o json` beside the dump, and a Secret inside a mixed List: passed over,
+    their data held nowhere in the state."""
+    tree = tmp_path / "dump"
+    shutil.copytree(dump, tree)
+    secret = {
+        "kind": "Secret",
+        "apiVersion": "v1",
+        "metadata": {"name": "catalog-db", "namespace": "catalog"},
+        "data": {"password": "aHVudGVyMg=="},
+    }
+    write = json.dumps
+    (tree / "catalog" / "secrets.json").write_text(
+        write({"kind": "SecretList", "apiVersion": "v1", "items": [secret]}), encoding="utf-8"
+    )
+    (tree / "mixed.json").write_text(write({"kind": "List", "items": [secret]}), encoding="utf-8")
+    state = read_dump(tree)
+    assert "Secret" not in state.objects
+    assert "aHVudGVyMg==" not in json.dumps(state.objects, default=str)
+    assert state.count() == read_dump(dump).count()
