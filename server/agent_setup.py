@@ -30,23 +30,6 @@ def build_agents(
 
     return build_stage_agents(
         backends,
-        LLMSettings(
-            base_url=settings.llm.base_url,
-            api_key=settings.llm.api_key,
-            model=settings.llm.model,
-            planner_model=settings.llm.planner_model or None,
-            executor_model=settings.llm.executor_model or None,
-            verifier_model=settings.llm.verifier_model or None,
-            composer_model=settings.llm.composer_model or None,
-            timeout=settings.llm.timeout_s,
-            max_retries=settings.llm.max_retries,
-            json_mode=settings.llm.json_mode,
-            planner_fallback=settings.llm.planner_fallback,
-            executor_fallback=settings.llm.executor_fallback,
-            verifier_fallback=settings.llm.verifier_fallback,
-            composer_fallback=settings.llm.composer_fallback,
-            executor_retry=settings.llm.executor_retry,
-            planner_anchor=settings.llm.planner_anchor,
-        ),
+        LLMSettings.from_settings(settings.llm),
         offline=offline,
     )
