@@ -26,7 +26,7 @@ BEGIN, END = "<!-- bench-report:begin -->", "<!-- bench-report:end -->"
 ORDER = (
     "bench_gatekeeper", "bench_storage", "bench_tools", "bench_knowledge", "eval_retrieval", "bench_logs",
     "bench_clickhouse", "bench_patterns", "bench_discovery", "bench_k8s", "bench_pipeline", "bench_grpc",
-    "bench_web", "bench_mcp", "bench_mixed", "bench_memory", "bench_sentence_check",
+    "bench_web", "bench_mcp", "bench_mixed", "bench_memory", "bench_sentence_check", "bench_answers",
 )  # fmt: skip
 
 

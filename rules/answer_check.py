@@ -140,6 +140,13 @@ def check_texts(
     ]
 
 
+def prompt_echoes(text: str, forbidden: Sequence[str]) -> list[str]:
+    """The phrases of `forbidden` (a prompt's instructions and placeholders, normalised, 8+
+    characters) that `text` repeats: the echo rule alone, for a text checked by other rules."""
+    flat = normalize(text)
+    return [p for p in dict.fromkeys(normalize(f).strip() for f in forbidden) if len(p) >= 8 and p in flat]
+
+
 def is_hedged(text: str) -> bool:
     """Whether a text marks what it says as unconfirmed ("可能", "待验证", "may", "unconfirmed")."""
     return _HEDGE.search(text) is not None

@@ -18,6 +18,7 @@ from evigate.rules.sentence_types import (
 from evigate.rules.types import InvocationFacts
 
 FAILED_CALL_PREFIX = "call-"
+MISSING_PREFIX = "missing-"
 
 
 def build(
@@ -32,7 +33,9 @@ def build(
     """`failed_calls`: invocation id → what failed, for each call that failed (the call with its
     arguments and its error, e.g. "query_metrics(service=x) failed (timeout)"). A claim citing one is a
     could-not-check claim; a failed call no claim cites becomes one of its own, `call-<id>`, whose
-    text and excerpt are that description."""
+    text and excerpt are that description. Each item of the input's missing information is a
+    could-not-check claim of its own too, `missing-<n>` (from 1), whose text and excerpt are the
+    item (the pipeline keeps only items whose every fact the session holds)."""
     failed = dict(failed_calls or {})
     tools = {inv.id: inv.tool_name for inv in invocations}
     refs = {(inv.id, ref.raw_path): ref.text for inv in invocations for ref in inv.evidence_refs or ()}
@@ -80,6 +83,10 @@ def build(
         if inv_id not in cited:
             excerpt = Excerpt(text, text, tools.get(inv_id, ""))
             claims.append(ClaimFacts(f"{FAILED_CALL_PREFIX}{inv_id}", "", text, (excerpt,), True))
+    for index, item in enumerate(composer_input.get("missing_info") or []):
+        if isinstance(item, str) and item.strip():
+            excerpt = Excerpt(item, item)
+            claims.append(ClaimFacts(f"{MISSING_PREFIX}{index + 1}", "", item, (excerpt,), True))
     hypotheses = [
         HypothesisFacts(hypothesis_id(i), str(h.get("hypothesis_text", "")))
         for i, h in enumerate(composer_input.get("allowed_hypotheses") or [])

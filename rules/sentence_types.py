@@ -84,6 +84,10 @@ FIXED_LINES: dict[str, dict[str, str]] = {
         "zh": "建议的下一步（仅限继续收集证据）：",
         "en": "Suggested next steps (evidence collection only):",
     },
+    "rejected": {
+        "zh": "没有通过校验的证据，无法给出可靠结论。",
+        "en": "The evidence did not pass verification; no reliable conclusion can be given.",
+    },
     "low_confidence": {
         "zh": "证据不足，以下结论置信度较低。",
         "en": "The evidence is insufficient; the following has low confidence.",

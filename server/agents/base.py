@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evigate.rules.errors import EvigateError
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolBox, ToolCallResult
 
@@ -116,6 +117,20 @@ class Composer(Protocol):
         missing_info, recommended_actions, rationale. Returns composer_output: answer_summary,
         recommended_actions, user_facing_answer."""
         ...
+
+
+@runtime_checkable
+class SentenceComposer(Protocol):
+    """A Composer that writes its sentences from the sentence check's material (the allowed claims
+    with their verified excerpts, the failed calls as could-not-check items): the offline
+    Composer, which passes the check by construction, and the LLM Composer, which shows the model
+    every id a sentence may be bound to."""
+
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput: ...
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
+    ) -> StageOutput: ...
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.server.agents.base import (
     JSON,
     OFFLINE_FALLBACK,
@@ -22,6 +23,7 @@ from evigate.server.agents.base import (
     ExecutorOutput,
     ExecutorTask,
     Planner,
+    SentenceComposer,
     Skill,
     StageNote,
     StageOutput,
@@ -132,11 +134,25 @@ class FallbackComposer:
         self._llm, self._offline = llm, offline
 
     async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
+        return await self.compose_from(composer_input, deadline, None)
+
+    async def compose_from(
+        self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
+    ) -> StageOutput:
         try:
-            return await self._llm.compose(composer_input, deadline)
+            return await _written(self._llm, composer_input, deadline, material)
         except LLMUnavailableError as error:
             note = _note("composer", error)
-            return _with(await self._offline.compose(composer_input, deadline), note)
+            return _with(await _written(self._offline, composer_input, deadline, material), note)
+
+
+async def _written(
+    composer: Composer, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
+) -> StageOutput:
+    """`composer`'s answer, given the sentence material when it writes from it."""
+    if isinstance(composer, SentenceComposer):
+        return await composer.compose_from(composer_input, deadline, material)
+    return await composer.compose(composer_input, deadline)
 
 
 def build_agents(

@@ -54,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     chat = commands.add_parser("chat", help="ask a question")
     chat.add_argument("query")
-    chat.add_argument("--lang", default="", choices=["zh", "en"], help="answer language (default zh)")
+    chat.add_argument(
+        "--lang", default="", choices=["zh", "en"], help="answer language (default: the question's)"
+    )
     chat.add_argument("--stream", action="store_true", help="show each stage as it happens")
     chat.add_argument("--session-id", default="", help="choose the session id (repeating returns the result)")
     trace = commands.add_parser("trace", help="replay a session stage by stage")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import grpc
@@ -80,7 +81,8 @@ def chat_response(r: chat_service_pb2.ChatResponse) -> str:
         lines.append(r.answer)
         if r.HasField("verdict"):
             lines.append("")
-            lines.append(f"verdict: {_enum(r.verdict, 'verdict')}")
+            language = f"   language: {r.language}" if r.language else ""
+            lines.append(f"verdict: {_enum(r.verdict, 'verdict')}{language}")
     else:
         lines.append(f"session failed: {r.failure_reason or 'unknown reason'}")
     lines.append(f"session: {r.session_id}   (replay: evigate trace {r.session_id})")
@@ -161,9 +163,7 @@ def trace(t: session_pb2.Trace) -> str:
         lines.append(f"guard: {finding.action} “{finding.phrase}” → {finding.safe_phrasing}")
     for rejection in t.answer_check_rejections:
         lines += ["", f"answer check refused composer output {rejection.attempt} (never shown):"]
-        lines.append(f"{INDENT}{rejection.composer_output.user_facing_answer}")
-        for v in rejection.violations:
-            lines.append(f"{INDENT}{v.rule_id} in {v.field}: “{v.token}”")
+        lines += refused_output(rejection, INDENT)
     if t.answer_check_rejections:
         lines.append(f"answer source: {t.answer_source}")
     if t.HasField("evidence_score"):
@@ -176,8 +176,35 @@ def trace(t: session_pb2.Trace) -> str:
         lines += ["", *case_lines(t.library_case)]
     if s.failure_reason:
         lines += ["", f"failed: {s.failure_reason}"]
+    if t.composer_output.sentences:
+        lines += ["", "answer sentences:", *answer_sentences(t.composer_output.sentences, INDENT)]
     lines += ["", "answer:", s.answer or "(none)"]
     return "\n".join(lines)
+
+
+def answer_sentences(sentences: Iterable[verdict_pb2.AnswerSentence], indent: str = "") -> list[str]:
+    """One line per sentence: its place, kind, the claims it is bound to (a sentence bound to none
+    that is no fixed line says so) and its text, then each rule that refused it."""
+    lines = []
+    for index, sentence in enumerate(sentences):
+        bound = [*sentence.claim_ids, *sentence.hypothesis_ids]
+        ids = ", ".join(bound) or (f"fixed line {sentence.fixed_line}" if sentence.fixed_line else "NO CLAIM")
+        refused = "; ".join(f"{v.rule_id} “{v.token}”" for v in sentence.violations)
+        line = f"{indent}[{index}] {_enum(sentence, 'kind')} ({ids}): {sentence.text}"
+        lines.append(f"{line}   ✗ refused: {refused}" if refused else line)
+    return lines
+
+
+def refused_output(rejection: verdict_pb2.AnswerCheckRejection, indent: str = "") -> list[str]:
+    """A refused Composer output: its sentences, each with the rules that refused it, then the
+    refusals of the answer as a whole (or, for an output of plain text, its text and every refusal)."""
+    output = rejection.composer_output
+    if not output.sentences:
+        lines = [f"{indent}{output.user_facing_answer}"]
+        return lines + [f"{indent}{v.rule_id} in {v.field}: “{v.token}”" for v in rejection.violations]
+    lines = answer_sentences(output.sentences, indent)
+    whole = [v for v in rejection.violations if not v.field.startswith("sentences[")]
+    return lines + [f"{indent}answer: {v.rule_id} in {v.field}: “{v.token}”" for v in whole]
 
 
 def llm_opinion(score: verdict_pb2.EvidenceScore) -> list[str]:

@@ -83,6 +83,12 @@ class Metrics:
             ["rule"],
             registry=r,
         )
+        self.refused_sentences = Counter(
+            "evigate_refused_sentences",
+            "Sentences of Composer outputs the sentence check refused, by rule",
+            ["rule"],
+            registry=r,
+        )
         self.sessions = Counter(
             "evigate_sessions", "Sessions ended, by status and reason", ["status", "reason"], registry=r
         )
@@ -121,7 +127,8 @@ class Metrics:
             self.verdicts.labels(str(data.get("verdict", "?"))).inc()
 
     def observe_answer_check(self, record: Any) -> None:
-        """Each refused Composer output counts once per rule it broke."""
+        """Each refused Composer output counts once per rule it broke; each refused sentence once
+        per rule it broke."""
         if not isinstance(record, dict):
             return
         for rejection in record.get("rejections") or []:
@@ -131,6 +138,13 @@ class Metrics:
                 }
                 for rule in sorted(rules):
                     self.answer_check_rejections.labels(rule).inc()
+                refused = {
+                    (str(v.get("rule_id")), str(v.get("field")))
+                    for v in rejection.get("violations") or []
+                    if isinstance(v, dict) and str(v.get("field", "")).startswith("sentences[")
+                }
+                for rule, _ in sorted(refused):
+                    self.refused_sentences.labels(rule).inc()
 
     def set_job_stats(self, pending: int, running: int, failed: int, done: int, oldest: float) -> None:
         for state, value in (("pending", pending), ("running", running), ("failed", failed), ("done", done)):

@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 
 from evigate.rules.enums import SessionStatus
+from evigate.rules.language import answer_language
 from evigate.server.codec import from_seed
 from evigate.server.deadline import Deadline
 from evigate.server.grpc import convert, validation
@@ -65,7 +66,8 @@ class ChatServicer(chat_service_pb2_grpc.ChatServiceServicer):
         self, query: str, session_id: str, language: str, context: grpc.aio.ServicerContext
     ) -> ChatInput:
         validation.chat(query, session_id, language, self._limits)
-        return ChatInput(query, session_id or None, language or "zh", deadline_of(context))
+        # no language asked for: the question's, by script (rules.language)
+        return ChatInput(query, session_id or None, answer_language(language, query), deadline_of(context))
 
     async def Chat(  # noqa: N802 - generated method name
         self, request: chat_service_pb2.ChatRequest, context: grpc.aio.ServicerContext

@@ -75,7 +75,8 @@ def _diagnosis_tools(server: MCPServer[Any], use: McpUseCases) -> None:
         finished returns its stored answer."""
         inputs.require(inputs.question(question, use.limits) + inputs.session_id(session_id, required=False))
         with as_tool_errors():
-            request = ChatInput(question, session_id or None, language or "zh", Deadline.none())
+            # no language asked for: the use case answers in the question's
+            request = ChatInput(question, session_id or None, language or "", Deadline.none())
             outcome = await use.chat.run(request)
             await use.chat.deliver(outcome, None)
         return present.diagnosis(outcome, use.viewer_url)

@@ -16,6 +16,7 @@ from typing import Any
 from evigate.rules import answer_check
 from evigate.rules.answer_check import AnswerMaterial
 from evigate.rules.enums import ClaimType
+from evigate.rules.sentence_types import SentenceCheckResult
 from evigate.server.pipeline import derivation
 from evigate.storage.records import InvocationRecord
 
@@ -85,8 +86,11 @@ def grounded_input(composer_input: JSON, answer_material: AnswerMaterial) -> JSO
     return {**composer_input, "missing_info": missing, "recommended_actions": actions}
 
 
-def retry_input(composer_input: JSON, rejected: JSON, result: answer_check.AnswerCheckResult) -> JSON:
-    """What the Composer's retry is told: its rejected output and each violation."""
+def retry_input(
+    composer_input: JSON, rejected: JSON, result: answer_check.AnswerCheckResult | SentenceCheckResult
+) -> JSON:
+    """What the Composer's retry is told: its rejected output and each violation (a refused
+    sentence's as `sentences[i]`, with the sentence's text)."""
     return {
         **composer_input,
         "answer_check": {"rejected_output": rejected, "violations": result.to_seed()},
@@ -100,7 +104,9 @@ class AnswerCheckRecord:
     rejections: list[JSON] = field(default_factory=list)
     answer_source: str = COMPOSER
 
-    def reject(self, attempt: int, output: JSON, result: answer_check.AnswerCheckResult) -> None:
+    def reject(
+        self, attempt: int, output: JSON, result: answer_check.AnswerCheckResult | SentenceCheckResult
+    ) -> None:
         self.rejections.append(
             {"attempt": attempt, "composer_output": output, "violations": result.to_seed()}
         )

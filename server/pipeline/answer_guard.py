@@ -1,6 +1,7 @@
 """The answer guard after the Composer (docs/design.md §5.3): over-statements of negative evidence in any text
 the user sees are rewritten into the safe phrasing; if the rewritten text still over-states, the
-verdict is lowered. Either way every finding is recorded with the action taken."""
+verdict is lowered. Either way every finding is recorded with the action taken. A structured
+answer's sentences are guarded one by one (its text is joined from them afterwards)."""
 
 from __future__ import annotations
 
@@ -41,10 +42,20 @@ def apply(output: JSON, negative_claims: Sequence[JSON], language: str) -> Guard
         findings.extend({**f.to_seed(), "field": where, "action": action} for f in found)
         return rewritten
 
-    for field in _TEXT_FIELDS:
-        value = guarded.get(field)
-        if isinstance(value, str):
-            guarded[field] = check(value, field)
+    sentences = guarded.get("sentences")
+    if isinstance(sentences, list) and sentences:
+        # a structured answer's text is joined from its sentences: they are what is guarded
+        guarded["sentences"] = [
+            {**sentence, "text": check(sentence["text"], f"sentences[{index}]")}
+            if isinstance(sentence, dict) and isinstance(sentence.get("text"), str)
+            else sentence
+            for index, sentence in enumerate(sentences)
+        ]
+    else:
+        for field in _TEXT_FIELDS:
+            value = guarded.get(field)
+            if isinstance(value, str):
+                guarded[field] = check(value, field)
     actions = guarded.get("recommended_actions")
     if isinstance(actions, list):
         checked = []

@@ -1,21 +1,34 @@
 """The Composer stage: compose, guard, check; retry once naming the violations; else compose by
 code from the allowed material. Whatever is returned has passed the answer check.
 
+An answer with sentences (every offline answer, and a model's that keeps the contract) is checked
+sentence by sentence against each sentence's own claims (rules.sentence_check); the refused
+sentences, with their rules, are what the retry is told and what the trace keeps. An answer of plain
+text only is held to the token check (rules.answer_check) alone.
+
 The Composer that writes by code comes with the agent backend (`AgentBackend.fallback_composer`);
 a backend whose own Composer writes by code has none, and is neither asked again nor noted as
-having fallen back: it would write the same again."""
+having fallen back: it would write the same again. A Composer that writes sentences from the
+sentence check's material (`SentenceComposer`) is given it."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evigate.rules import answer_check
+from evigate.rules import answer_check, answer_text, sentence_check
 from evigate.rules.answer_check import AnswerMaterial
+from evigate.rules.sentence_types import Sentence, SentenceCheckResult, SentenceMaterial, SentenceViolation
 from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
-from evigate.server.agents.base import Composer, StageNote, StageOutput, UnusableOutputError
+from evigate.server.agents.base import (
+    Composer,
+    SentenceComposer,
+    StageNote,
+    StageOutput,
+    UnusableOutputError,
+)
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
 from evigate.server.pipeline.answer_check_stage import (
@@ -45,44 +58,67 @@ class ComposedAnswer:
     notes: tuple[StageNote, ...] = ()  # what the Composer's replies needed (fallbacks, parsing)
 
 
-async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
+CheckResult = answer_check.AnswerCheckResult | SentenceCheckResult
+
+
+async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, one sequence of attempts
     composer: Composer,
     composer_input: JSON,
     answer_material: AnswerMaterial,
     negative_claims: Sequence[JSON],
     deadline: Deadline,
     stage_of: StageOf,
+    sentence_material: SentenceMaterial | None = None,
     *,
     fallback: Composer | None,
 ) -> ComposedAnswer:
     by_code = fallback or composer
     language = "en" if composer_input.get("language") == "en" else "zh"
     record = AnswerCheckRecord()
+    claim_ids = [c.claim_id for c in sentence_material.claims] if sentence_material is not None else []
     findings: list[JSON] = []
     lowered = False
 
-    def guarded_and_checked(output: JSON) -> tuple[JSON, answer_check.AnswerCheckResult]:
+    def guarded_and_checked(output: JSON) -> tuple[JSON, CheckResult]:
         nonlocal lowered
         with stage_of("guard"):
             guarded = answer_guard.apply(output, negative_claims, language)
         findings.extend(guarded.findings)
         lowered = lowered or guarded.lower_verdict
+        checked = {**guarded.composer_output, "language": language}
         with stage_of("answer_check"):
-            return guarded.composer_output, answer_check.check(guarded.composer_output, answer_material)
+            sentences = answer_text.sentences_of(checked)
+            if sentences and sentence_material is not None:
+                result = _with_echoes(
+                    sentence_check.check(sentences, sentence_material), sentences, answer_material.forbidden
+                )
+                # the text shown is the checked sentences joined, whatever text came with them
+                actions = checked.get("recommended_actions") or []
+                checked.update(answer_text.output(sentences, claim_ids, language, actions))
+                checked["sentences"] = result.annotated(sentences)
+                return checked, result
+            return checked, answer_check.check(checked, answer_material)
+
+    async def write(writer: Composer, given: JSON) -> StageOutput:
+        if isinstance(writer, SentenceComposer):
+            return await writer.compose_from(given, deadline, sentence_material)
+        return await writer.compose(given, deadline)
 
     notes: list[StageNote] = []
     if not _has_allowed_claim(composer_input):
         # nothing is left to write: what was checked and what is missing, by code, no model call
         record.answer_source = COMPOSED_BY_CODE
         with stage_of("composer"):
-            written = (await by_code.compose(composer_input, deadline)).data
-        checked = _checked_by_code(written, guarded_and_checked, answer_material, record, language)
+            written = (await write(by_code, composer_input)).data
+        checked = _checked_by_code(
+            written, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
+        )
         return ComposedAnswer(checked, findings, lowered, record, None)
 
     version: str | None = None
     try:
         with stage_of("composer"):
-            composed = await composer.compose(composer_input, deadline)
+            composed = await write(composer, composer_input)
             notes.extend(composed.notes)
     except UnusableOutputError as error:  # e.g. an empty answer: refused like any bad output
         output, result = _unusable(error)
@@ -93,10 +129,9 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
             return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
     record.reject(1, output, result)
 
-    if fallback is not None:
-        again = await _ask_again(
-            composer, retry_input(composer_input, output, result), deadline, stage_of, record
-        )
+    if fallback is not None:  # a Composer that writes by code would write the same again
+        retry = retry_input(composer_input, output, result)
+        again = await _ask_again(write, composer, retry, stage_of, record)
         if again is not None:
             version = again.prompt_version
             notes.extend(again.notes)
@@ -113,26 +148,51 @@ async def compose_answer(  # noqa: PLR0917 - one argument per input of the stage
             StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: the answer check refused it ({rules})")
         )
     with stage_of("composer_fallback"):
-        written = (await by_code.compose(composer_input, deadline)).data
-    output = _checked_by_code(written, guarded_and_checked, answer_material, record, language)
+        written = (await write(by_code, composer_input)).data
+    output = _checked_by_code(
+        written, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
+    )
     return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
 
 
 async def _ask_again(
-    composer: Composer, retry: JSON, deadline: Deadline, stage_of: StageOf, record: AnswerCheckRecord
+    write: Callable[[Composer, JSON], Awaitable[StageOutput]],
+    composer: Composer,
+    retry: JSON,
+    stage_of: StageOf,
+    record: AnswerCheckRecord,
 ) -> StageOutput | None:
     """The retry's reply, or None: a retry that fails in any way (endpoint down, bad reply) leaves
     the fallback, and an unusable (e.g. empty) reply is recorded as refused like the first."""
     with contextlib.suppress(Exception):
         try:
             with stage_of("composer"):
-                return await composer.compose(retry, deadline)
+                return await write(composer, retry)
         except UnusableOutputError as error:
             record.reject(2, *_unusable(error))
     return None
 
 
-def _unusable(error: UnusableOutputError) -> tuple[JSON, answer_check.AnswerCheckResult]:
+def _with_echoes(
+    result: SentenceCheckResult, sentences: Sequence[Sentence], forbidden: Sequence[str]
+) -> SentenceCheckResult:
+    """The check's result with each sentence's repeats of the Composer's prompt (a model copying
+    its instructions or placeholders), which the sentence check does not know."""
+    rule, meaning = answer_check.PROMPT_ECHO, answer_check.RULES[answer_check.PROMPT_ECHO]
+    per_sentence = tuple(
+        (
+            *found,
+            *(
+                SentenceViolation(rule, i, phrase, meaning)
+                for phrase in answer_check.prompt_echoes(s.text, forbidden)
+            ),
+        )
+        for i, (s, found) in enumerate(zip(sentences, result.sentences, strict=True))
+    )
+    return SentenceCheckResult(per_sentence, result.answer)
+
+
+def _unusable(error: UnusableOutputError) -> tuple[JSON, CheckResult]:
     """An output the Composer's parser could not use (empty answer), as a refused empty answer."""
     output: JSON = {"answer_summary": "", "recommended_actions": [], "user_facing_answer": ""}
     violation = answer_check.Violation(answer_check.EMPTY, "user_facing_answer", "", str(error))
@@ -141,18 +201,33 @@ def _unusable(error: UnusableOutputError) -> tuple[JSON, answer_check.AnswerChec
 
 def _checked_by_code(
     output: JSON,
-    guarded_and_checked: Callable[[JSON], tuple[JSON, answer_check.AnswerCheckResult]],
+    guarded_and_checked: Callable[[JSON], tuple[JSON, CheckResult]],
     answer_material: AnswerMaterial,
     record: AnswerCheckRecord,
     language: str,
+    *,
+    claim_ids: Sequence[str] = (),
 ) -> JSON:
     """An answer composed by code, guarded and checked (recorded in the guard's and the check's
     records through `guarded_and_checked`)."""
     checked, result = guarded_and_checked(output)
     if not result.ok:  # the offline composer passes by construction; never show unchecked text
         record.reject(len(record.rejections) + 1, checked, result)
+        if isinstance(result, SentenceCheckResult) and not result.answer:
+            return _without_refused(checked, result, claim_ids)
         checked = strip_unsupported(checked, answer_material, _NOTHING[language])
     return checked
+
+
+def _without_refused(output: JSON, result: SentenceCheckResult, claim_ids: Sequence[str]) -> JSON:
+    """A structured answer without the sentences the check refused."""
+    kept = [
+        s
+        for s, refused in zip(answer_text.sentences_of(output), result.sentences, strict=True)
+        if not refused
+    ]
+    rebuilt = answer_text.output(kept, claim_ids, str(output.get("language", "zh")))
+    return {**output, **rebuilt, "sentences": [{**s.to_seed(), "violations": []} for s in kept]}
 
 
 def _has_allowed_claim(composer_input: JSON) -> bool:

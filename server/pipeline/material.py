@@ -3,10 +3,12 @@ Composer's allowed material, the retry context and the persisted verifier evalua
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evigate.rules.enums import CheckStatus, ClaimType, EvidenceStatus, Severity, Verdict
+from evigate.rules.sentence_material import build as sentence_material_of
+from evigate.rules.sentence_types import SentenceMaterial
 from evigate.rules.types import InvocationFacts, parse_evidence_refs
 from evigate.storage.records import InvocationRecord
 
@@ -17,6 +19,26 @@ TRACEABILITY_VERSION = "v1"
 def invocation_facts(invocations: Sequence[InvocationRecord]) -> list[InvocationFacts]:
     """What the Gatekeeper needs of each recorded call; refs are None when none were stored."""
     return [InvocationFacts.from_seed(inv.id, inv.tool_name, inv.retrieval_details) for inv in invocations]
+
+
+def sentence_material(
+    composer_input: JSON, gatekeeper_result: JSON, invocations: Sequence[InvocationRecord]
+) -> SentenceMaterial:
+    """What each sentence of the answer may say (rules.sentence_check): the allowed claims with
+    their verified excerpts and the refs they cite, every failed call of the session, and the
+    missing information."""
+    failed = {
+        inv.id: f"{inv.tool_name}({_arguments(inv.arguments)}) failed ({inv.error})"
+        for inv in invocations
+        if inv.status != "success"
+    }
+    return sentence_material_of(
+        composer_input, gatekeeper_result, invocation_facts(invocations), failed_calls=failed
+    )
+
+
+def _arguments(arguments: Mapping[str, Any] | None) -> str:
+    return ", ".join(f"{key}={value}" for key, value in (arguments or {}).items())
 
 
 def tool_trace_summary(invocations: Sequence[InvocationRecord]) -> list[JSON]:

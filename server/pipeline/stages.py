@@ -96,13 +96,15 @@ class StageSequence:
         allowed = answer_check_stage.material_for(
             composer_input, last.gate, last.invocations, agents.composer_phrases
         )
+        grounded = answer_check_stage.grounded_input(composer_input, allowed)
         composed = await compose_answer(
             agents.composer,
-            answer_check_stage.grounded_input(composer_input, allowed),
+            grounded,
             allowed,
             material.negative_claims(material.claims_of(last.structured)),
             deadline,
             progress.stage_of,
+            material.sentence_material(grounded, last.gate, last.invocations),
             fallback=agents.fallback_composer,
         )
         progress.version("composer", composed.prompt_version)

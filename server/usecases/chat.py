@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from evigate.rules.enums import SessionStatus
+from evigate.rules.language import answer_language
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from evigate.server.pipeline import ChatResult, Pipeline, StageEvent
 from evigate.server.usecases.ports import ChatObserver
@@ -26,7 +27,7 @@ REPLY_BUDGET_S = 0.01
 class ChatInput:
     query: str
     session_id: str | None  # None: the pipeline picks one
-    language: str  # "zh" | "en"
+    language: str  # "zh" | "en"; empty: the question's, by script (rules.language)
     deadline: Deadline
 
 
@@ -50,7 +51,8 @@ class ChatUseCase:
     async def events(self, request: ChatInput) -> AsyncGenerator[ChatEvent, None]:
         """Each stage event as it happens, ending with the `result` event (StreamChat)."""
         ran = False
-        stream = self._pipeline.stream(request.query, request.session_id, request.language, request.deadline)
+        language = answer_language(request.language, request.query)
+        stream = self._pipeline.stream(request.query, request.session_id, language, request.deadline)
         async for event in stream:
             if event.kind != "result":
                 ran = True

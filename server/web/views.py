@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evigate.server.usecases.records import InvocationRecord, RoundRecord, TraceRecord
+from evigate.server.web import answer as answer_view
 from evigate.server.web import highlight, timeline
 
 PREVIEW_CHARS = 4000
@@ -99,13 +100,6 @@ class RoundView:
 
 
 @dataclass(frozen=True, slots=True)
-class SentenceView:
-    text: str
-    claims: list[tuple[str, str]]  # (claim id, anchor)
-    citations: list[tuple[str, str]]  # (label, href of the cited ref) of those claims
-
-
-@dataclass(frozen=True, slots=True)
 class SessionPage:
     session_id: str
     query: str
@@ -118,7 +112,8 @@ class SessionPage:
     skill: str
     selection_reason: str
     plan: list[str]
-    sentences: list[SentenceView]
+    answer: list[answer_view.AnswerBlock]  # the structured answer; empty for an answer stored as text
+    answer_text: str
     timeline: timeline.Timeline
     stages: list[str]
     calls: list[CallView]
@@ -315,16 +310,16 @@ def session_page(record: TraceRecord) -> SessionPage:
     ref_anchors = {(c.id, r.raw_path): r.anchor for c in calls for r in c.refs}
     rounds = [_round(r, ref_anchors) for r in record.rounds]
     final_claims = rounds[-1].claims if rounds else []
-    sentences = []
-    for sentence in highlight.sentences(s.answer or ""):
-        ids = set(highlight.stated_claims(sentence, [(c.anchor, c.text) for c in final_claims]))
-        stated = [c for c in final_claims if c.anchor in ids]
-        citations = [
-            (f"#{b.invocation_id} {b.raw_path}", b.href) for c in stated for b in c.bindings if b.href
-        ]
-        sentences.append(
-            SentenceView(sentence, [(c.claim_id, c.anchor) for c in stated], list(dict.fromkeys(citations)))
+    links = {
+        c.claim_id: answer_view.claim_link(
+            c.claim_id,
+            c.anchor,
+            [(f"#{b.invocation_id} {b.raw_path}", b.href, b.excerpt) for b in c.bindings],
         )
+        for c in final_claims
+    }
+    final_round = rounds[-1].anchor if rounds else ""
+    sentences = answer_view.sentence_views(_dict(s.composer_output).get("sentences"), links, final_round)
     extras = _dict(s.extras)
     evaluation = _dict(s.self_evaluation)
     plan = _dict(s.planner_plan)
@@ -343,7 +338,8 @@ def session_page(record: TraceRecord) -> SessionPage:
         skill=_text(plan.get("selected_skill")),
         selection_reason=_text(plan.get("selection_reason")),
         plan=[_text(step) for step in _list(plan.get("plan"))],
-        sentences=sentences,
+        answer=answer_view.blocks(sentences),
+        answer_text=s.answer or "",
         timeline=timeline.build(latencies, record.invocations, s.created_at),
         stages=list(dict.fromkeys(_text(_dict(e).get("stage")) for e in latencies)),
         calls=calls,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -90,3 +91,21 @@ def test_bench_sentence_check_prints_the_cost_per_answer() -> None:
     assert result.returncode == 0, result.stderr
     assert "answers: " in result.stdout and "sentence check per answer" in result.stdout
     assert "ms CPU per answer" in result.stdout
+
+
+def test_bench_answers_reports_binding_tokens_and_language_per_world(tmp_path: Path) -> None:
+    out = tmp_path / "answers.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_answers.py"), "--world", "demo", "--repeat", "1",
+         "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "sentences bound        100.0%" in result.stdout
+    assert "internal tokens        0" in result.stdout and "language mismatches    0" in result.stdout
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["bench"] == "bench_answers" and document["figures"]

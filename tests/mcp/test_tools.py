@@ -42,6 +42,7 @@ async def test_diagnose_returns_a_checked_pass_answer_and_its_trace(connect: Con
     for claim in answer["claims"]:
         assert claim["evidence_bindings"], claim
         assert all(b["source_invocation_id"] for b in claim["evidence_bindings"])
+    assert answer["sentences"] and any(s["claim_ids"] for s in answer["sentences"]), answer["sentences"]
     for sentence in answer["sentences"]:  # the Composer's sentences name only claims returned here
         assert set(sentence["claim_ids"]) <= claim_ids
     stored = json.loads(trace.contents[0].text)  # type: ignore[union-attr]

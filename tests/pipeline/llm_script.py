@@ -3,8 +3,9 @@
 Every stage gets its own model name, so one FakeOpenAI default responder (`StageScript`) can answer
 each request by stage: scripted steps first, then the stage's default. The defaults are a plan, a
 *credulous* Verifier (PASS for every claim: what the code constraints must catch is left to them)
-and a Composer that states the allowed claims. Executor steps are scripted by each test; `cite()`
-answers from the tool results the model really received, so the invocation ids are real.
+and a Composer that states each allowed claim in a sentence bound to it. Executor steps are
+scripted by each test; `cite()` answers from the tool results the model really received, so the
+invocation ids are real.
 """
 
 from __future__ import annotations
@@ -94,12 +95,26 @@ def credulous_verifier(request: RecordedRequest) -> Step:
 
 
 def stating_composer(request: RecordedRequest) -> Step:
-    data = payload(request)
-    texts = [str(c.get("claim_text", "")) for c in data.get("allowed_claims", [])]
-    answer = "\n".join(texts) if texts else "没有通过校验的证据，无法给出可靠结论。"
-    # The summary is the first claim whole: a summary cut mid-number would state a number no claim holds.
-    summary = texts[0] if texts else answer
-    return json_reply({"answer_summary": summary, "recommended_actions": [], "user_facing_answer": answer})
+    """One sentence per allowed claim, its text as written, bound to it; with none allowed, the
+    fixed line saying nothing passed."""
+    claims = [c for c in payload(request).get("allowed_claims", []) if isinstance(c, dict)]
+    return json_reply({"sentences": [stated(c) for c in claims] or [fixed("rejected")]})
+
+
+def stated(claim: JSON) -> JSON:
+    """A sentence stating `claim` as its text says."""
+    kind = "absence" if claim.get("claim_type") == "negative_observation" else "finding"
+    return sentence(kind, str(claim.get("claim_text", "")), str(claim.get("claim_id", "")))
+
+
+def sentence(kind: str, text: str, *claim_ids: str, hypotheses: tuple[str, ...] = ()) -> JSON:
+    """One sentence of a Composer's reply."""
+    return {"kind": kind, "text": text, "claim_ids": list(claim_ids), "hypothesis_ids": list(hypotheses)}
+
+
+def fixed(line: str) -> JSON:
+    """A fixed line of a Composer's reply (code writes its text)."""
+    return {"kind": "note", "text": "", "claim_ids": [], "hypothesis_ids": [], "fixed_line": line}
 
 
 DEFAULTS: dict[str, Responder] = {

@@ -77,7 +77,7 @@ async def test_passing_session(
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"
-    assert result.answer == s.CPU_CLAIM
+    assert result.answer == f"{s.CPU_CLAIM} [1]"  # the claim as written, its citation marker added
     (binding,) = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
     assert binding["source_invocation_id"] == trace.invocations[0].id
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"
@@ -86,7 +86,7 @@ async def test_passing_session(
         "planner": "planner-v4",
         "executor": "executor-v5",
         "verifier": "verifier-v3",
-        "composer": "composer-v4",
+        "composer": "composer-v5",
     }
     assert [r.model for r in fake.requests] == ["planner", "executor", "executor", "verifier", "composer"]
 
@@ -213,9 +213,9 @@ async def test_composer_overstatement_is_rewritten(
         [
             json_reply(
                 {
-                    "answer_summary": "连接池没有问题",
-                    "recommended_actions": [],
-                    "user_facing_answer": "inventory-service 的 HikariCP 连接池问题不存在。",
+                    "sentences": [
+                        s.sentence("absence", "inventory-service 的 HikariCP 连接池问题不存在。", "claim-1")
+                    ]
                 }
             )
         ],
@@ -339,11 +339,7 @@ async def test_guard_lowers_the_verdict_when_the_rewrite_cannot_help(
             ),
         ],
     )
-    answer = {
-        "answer_summary": "",
-        "recommended_actions": [],
-        "user_facing_answer": "inventory-service 一切正常。",
-    }
+    answer = {"sentences": [s.sentence("absence", "inventory-service 一切正常。", "claim-1")]}
     script.add("composer", [json_reply(answer)])
     result, trace = await _run(build_pipeline, agents, db, "inventory-service 一切正常吗？")
 
@@ -356,4 +352,7 @@ async def test_guard_lowers_the_verdict_when_the_rewrite_cannot_help(
     assert trace.session.extras is not None
     (finding,) = trace.session.extras["answer_guard_findings"]
     assert finding["action"] == "verdict_lowered"
-    assert result.answer.startswith("当前查询未检索到与 inventory-service")
+    # the rewritten sentence still over-states ("一切正常"): the sentence check refuses it too
+    rejection = trace.session.extras["answer_check"]["rejections"][0]
+    assert "sentence.severity@2" in {v["rule_id"] for v in rejection["violations"]}
+    assert "一切正常" not in result.answer and result.answer.strip()

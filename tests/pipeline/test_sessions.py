@@ -375,7 +375,8 @@ async def test_deadline_ends_the_session_failed(db: Database, build_pipeline: Bu
 
 
 class _Overstating:
-    """The offline Composer, then an over-statement appended to the answer and to an action."""
+    """The offline Composer, then an over-statement appended to the answer (a sentence bound to the
+    first claim it cites) and to an action."""
 
     def __init__(self, sentence: str) -> None:
         self._inner = build_offline_backend().composer
@@ -384,7 +385,9 @@ class _Overstating:
     async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
         output = await self._inner.compose(composer_input, deadline)
         data = dict(output.data)
-        data["user_facing_answer"] = f"{data['user_facing_answer']}\n{self._sentence}"
+        bound = next(x["claim_ids"] for x in data["sentences"] if x["claim_ids"])
+        said = {"kind": "absence", "text": self._sentence, "claim_ids": bound, "hypothesis_ids": []}
+        data["sentences"] = [*data["sentences"], said]
         data["recommended_actions"] = [{"action_text": self._sentence, "reason": "日志层面已排除"}]
         return StageOutput(data, output.prompt_version)
 
@@ -397,16 +400,19 @@ async def test_answer_guard_rewrites_overstatements(db: Database, build_pipeline
     negatives = material.negative_claims(result.evidence["claims"])
     assert "问题不存在" not in result.answer
     assert guard.scan(result.answer, negatives) == []
-    assert "当前查询未检索到与 inventory-service HikariCP" in result.answer  # the safe phrasing
-    (action,) = result.composer_output["recommended_actions"]
-    assert (
-        guard.scan(action["action_text"], negatives) == [] and guard.scan(action["reason"], negatives) == []
-    )
+    assert "当前查询未检索到" in result.answer  # the safe phrasing, or the offline Composer's own
+    for action in result.composer_output["recommended_actions"]:
+        assert (
+            guard.scan(action["action_text"], negatives) == []
+            and guard.scan(action["reason"], negatives) == []
+        )
     session = await db.repo.get_session("guarded")
     assert session is not None and session.answer == result.answer and session.extras is not None
     findings = session.extras["answer_guard_findings"]
+    refused = session.extras["answer_check"]["rejections"][0]  # the rewritten sentence is checked too
+    appended = len(refused["composer_output"]["sentences"]) - 1
     assert {f["field"] for f in findings} == {
-        "user_facing_answer",
+        f"sentences[{appended}]",
         "recommended_actions[0].action_text",
         "recommended_actions[0].reason",
     }

@@ -127,8 +127,9 @@ async def test_a_lying_composer_never_reaches_the_user(
     assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS  # the verdict does not rise or fall
     shown = f"{reply.answer} {reply.composer_output.answer_summary}"
     assert token not in shown and text not in shown
-    claim = s.CPU_CLAIM if language == "zh" else EN_CLAIM
-    assert claim in reply.answer  # composed by code from the allowed claim
+    # composed by code from the allowed claim: every sentence bound to it or a fixed line
+    assert "92%" in reply.answer and reply.answer_sentences
+    assert all(list(x.claim_ids) == ["claim-1"] or x.fixed_line for x in reply.answer_sentences)
     assert trace.answer_source == "offline_fallback"
     assert [r.attempt for r in trace.answer_check_rejections] == [1, 2]
     assert all(r.composer_output.user_facing_answer == text for r in trace.answer_check_rejections)
@@ -152,19 +153,29 @@ async def test_the_retry_is_told_the_violations_and_may_correct_itself(
 ) -> None:
     _executor(script, "zh")
     fixed = "是的，payment-service 有正在触发的 HighCPUUsage 告警，CPU 使用率为 92%。"
-    script.add("composer", [_composed(LIES["zh"]["ticket"][0]), _composed(fixed)])
+    script.add("composer", [_said(LIES["zh"]["ticket"][0]), _said(fixed)])
     reply, trace, _app = await _chat(app_factory, agents, ZH_QUESTION, "zh")
 
-    assert reply.answer == fixed
+    assert reply.answer == f"{fixed} [1]"
     assert trace.answer_source == "composer_retry"
     (rejection,) = trace.answer_check_rejections
     assert {(v.rule_id, v.token) for v in rejection.violations} == {
-        ("answer.unsupported_identifier", "ops-4711")
+        ("answer.unsupported_identifier", "ops-4711"),
+        ("sentence.subject@2", "ops-4711"),
     }
     retry_request = [r for r in fake.requests if r.model == "composer"][1]
     told = s.payload(retry_request)["answer_check"]
-    assert told["violations"][0]["token"] == "ops-4711"
-    assert told["rejected_output"]["user_facing_answer"] == LIES["zh"]["ticket"][0]
+    (refused,) = told["refused_sentences"]
+    assert refused["text"] == LIES["zh"]["ticket"][0] and refused["index"] == 0
+    assert {(r["rule_id"], r["token"]) for r in refused["rules"]} == {
+        ("answer.unsupported_identifier", "ops-4711"),
+        ("sentence.subject@2", "ops-4711"),
+    }
+
+
+def _said(text: str) -> Responder:
+    """A Composer reply of one headline bound to the session's claim."""
+    return json_reply({"sentences": [s.sentence("headline", text, "claim-1")]})
 
 
 PARAPHRASES = {
@@ -184,12 +195,14 @@ async def test_a_valid_paraphrase_passes_unchanged(
     app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI, language: str
 ) -> None:
     _executor(script, language)
-    paraphrase, summary = PARAPHRASES[language]
-    script.add("composer", [_composed(paraphrase, summary)])
+    headline, finding = PARAPHRASES[language]
+    said = [s.sentence("headline", headline, "claim-1"), s.sentence("finding", finding, "claim-1")]
+    script.add("composer", [json_reply({"sentences": said})])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, _app = await _chat(app_factory, agents, question, language)
 
-    assert reply.answer == paraphrase
+    assert reply.answer == f"{headline} [1]\n{finding} [1]"  # as written, each with its marker
+    assert reply.composer_output.answer_summary == headline
     assert trace.answer_source == "composer" and not trace.answer_check_rejections
     assert len([r for r in fake.requests if r.model == "composer"]) == 1
 
@@ -201,7 +214,7 @@ async def test_a_valid_paraphrase_passes_unchanged(
         ("<the answer, in the user's language>", "answer.placeholder"),
         ("payment-service: <one-sentence summary>", "answer.placeholder"),
         (
-            "You add no facts, no root causes, no numbers that are not in the allowed material.",
+            "Never move a value to another service or swap a threshold and a current value.",
             "answer.prompt_echo",
         ),
         (
@@ -227,7 +240,7 @@ async def test_placeholder_instruction_echo_and_empty_answers_are_refused(  # no
     reply, trace, _app = await _chat(app_factory, agents, question, language)
 
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
-    assert (s.CPU_CLAIM if language == "zh" else EN_CLAIM) in reply.answer
+    assert "HighCPUUsage" in reply.answer and "92%" in reply.answer  # written by code from the claim
     if answer.strip():
         assert answer not in reply.answer and answer not in reply.composer_output.answer_summary
     assert trace.answer_source == "offline_fallback"
@@ -266,7 +279,7 @@ async def test_stream_chat_never_emits_the_rejected_text(
         assert text not in shown
         assert not [token for token in INVENTED[language] if token in shown], (lie, shown)
     composed = next(e.composer_output for e in events if e.WhichOneof("event") == "composer_output")
-    assert (s.CPU_CLAIM if language == "zh" else EN_CLAIM) in composed.user_facing_answer
+    assert "HighCPUUsage" in composed.user_facing_answer and "92%" in composed.user_facing_answer
     assert events[-1].result.answer == composed.user_facing_answer
     assert events[-1].result.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
 

@@ -78,10 +78,9 @@ VERDICT: dict[str, Any] = {
     "facts_checked": [],
     "rationale": "the excerpt states it",
 }
+ANSWER = "payment-service 当前存在 HighCPUUsage 告警（current=92%）。"
 COMPOSED = {
-    "answer_summary": "payment-service 有 HighCPUUsage 告警",
-    "recommended_actions": [],
-    "user_facing_answer": "payment-service 当前存在 HighCPUUsage 告警（current=92%）。",
+    "sentences": [{"kind": "headline", "text": ANSWER, "claim_ids": ["claim-1"], "hypothesis_ids": []}]
 }
 
 
@@ -121,7 +120,7 @@ async def test_llm_backend_answers_through_the_server(
         ).trace
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
     assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
-    assert reply.answer == COMPOSED["user_facing_answer"]
+    assert reply.answer == f"{ANSWER} [1]"  # the model's sentence, its citation marker added
     assert trace.agent_backend == "llm" and trace.prompt_versions
     assert {r.model for r in fake.requests} == {"test-model"}
     assert "sk-test-secret" not in json.dumps(app.settings.describe())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -25,6 +26,21 @@ def evigate(
     return subprocess.run(
         [str(VENV_BIN / "evigate"), *args], capture_output=True, text=True, env=env, timeout=120, check=False
     )
+
+
+# Fields of the evidence that only the trace and the viewer show.
+INTERNAL = re.compile(r"template=|levels=|bm25=|dense=|threshold=|match=L\d|source=|\$\.\w+\[\d+\]")
+
+
+def test_chat_answers_in_the_questions_language_with_no_internal_field(shared_server: ServerProcess) -> None:
+    result = evigate("chat", "what's wrong with order-service?", server=shared_server)
+    assert result.returncode == 0, result.stderr
+    answer = result.stdout.split("\nverdict: ")[0]
+    assert "language: en" in result.stdout, result.stdout
+    outside_quotes = re.sub(r'"[^"\n]*"', " ", answer)
+    assert not re.search(r"[\u4e00-\u9fff]", outside_quotes), answer
+    assert not INTERNAL.search(answer), answer
+    assert len(answer.splitlines()[0]) < 400, answer  # one line answers first, not a dump
 
 
 def test_chat_prints_a_grounded_answer_and_the_session_to_trace(shared_server: ServerProcess) -> None:

@@ -17,15 +17,17 @@ from evigate.v1 import chat_service_pb2, chat_service_pb2_grpc, verdict_pb2
 from tests.server.conftest import AppFactory
 from tests.sources.kubernetes.scenarios import write_cluster
 
-# (question, strings the answer must hold)
-QUESTIONS: list[tuple[str, tuple[str, ...]]] = [
-    ("为什么 payments 的 pod 一直重启？", ("CrashLoopBackOff", "exit_code=1", "ConnectionRefusedError")),
+# (question, strings the answer must hold: a value as the cluster writes it or as the answer says it)
+EXIT_1, EXIT_137 = ("exit_code=1", 'exit code "1"'), ("exit_code=137", 'exit code "137"')
+MAX_10 = ("max=10", 'max "10"')
+QUESTIONS: list[tuple[str, tuple[str | tuple[str, ...], ...]]] = [
+    ("为什么 payments 的 pod 一直重启？", ("CrashLoopBackOff", EXIT_1, "ConnectionRefusedError")),
     (
         "Why does the payments pod keep crash looping?",
-        ("CrashLoopBackOff", "exit_code=1", "ConnectionRefusedError"),
+        ("CrashLoopBackOff", EXIT_1, "ConnectionRefusedError"),
     ),
-    ("orders 是不是内存超限了？", ("OOMKilled", "exit_code=137")),
-    ("Was orders OOMKilled?", ("OOMKilled", "exit_code=137")),
+    ("orders 是不是内存超限了？", ("OOMKilled", EXIT_137)),
+    ("Was orders OOMKilled?", ("OOMKilled", EXIT_137)),
     ("checkout 为什么拉不到镜像？", ("ImagePullBackOff", "registry.example.com/checkout:2.4.1-rc0")),
     ("Why can't checkout pull its image?", ("ImagePullBackOff", "registry.example.com/checkout:2.4.1-rc0")),
     ("search 为什么调度不上？", ("Unschedulable", "Insufficient memory")),
@@ -40,8 +42,8 @@ QUESTIONS: list[tuple[str, tuple[str, ...]]] = [
     ("Why did the nightly-report job fail?", ("BackoffLimitExceeded",)),
     ("集群里有节点有压力吗？", ("worker-2", "MemoryPressure")),
     ("Is any node under pressure?", ("worker-2", "MemoryPressure")),
-    ("frontend 的 HPA 扩容到上限了吗？", ("at max replicas", "max=10")),
-    ("Is the frontend HPA at its maximum?", ("at max replicas", "max=10")),
+    ("frontend 的 HPA 扩容到上限了吗？", ("at max replicas", MAX_10)),
+    ("Is the frontend HPA at its maximum?", ("at max replicas", MAX_10)),
     ("payments 命名空间里有什么问题？", ("CrashLoopBackOff",)),
     ("What is wrong in the payments namespace?", ("CrashLoopBackOff",)),
 ]
@@ -86,7 +88,7 @@ async def test_every_situation_is_answered_with_its_reason_in_both_languages(
     replies = await _ask(app_factory, world, [q for q, _ in QUESTIONS])
     wrong = []
     for (question, verdict, answer), (_, expected) in zip(replies, QUESTIONS, strict=True):
-        missing = [e for e in expected if e not in answer]
+        missing = [e for e in expected if not any(o in answer for o in ((e,) if isinstance(e, str) else e))]
         if verdict != verdict_pb2.VERDICT_LABEL_PASS or missing:
             wrong.append(f"{question}: verdict {verdict}, missing {missing}\n{answer}")
     assert not wrong, "\n\n".join(wrong)
@@ -98,7 +100,8 @@ async def test_a_healthy_workload_has_nothing_wrong_and_an_unknown_pod_gets_the_
     replies = await _ask(app_factory, world, [q for q, _ in HEALTHY + UNKNOWN])
     for question, verdict, answer in replies[: len(HEALTHY)]:
         assert verdict == verdict_pb2.VERDICT_LABEL_PASS, answer
-        assert "problems=[]" in answer and "CrashLoopBackOff" not in answer, question
+        assert "problems=[]" in answer or 'problems "[]"' in answer, question
+        assert "CrashLoopBackOff" not in answer and not answer.startswith(("Yes", "是的")), question
     for question, verdict, answer in replies[len(HEALTHY) :]:
         assert verdict == verdict_pb2.VERDICT_LABEL_PASS, answer
         assert "payments" in answer and "payment-processor-5d8f-abcde" in answer, question

@@ -26,6 +26,7 @@ XSS_QUESTION = "user-service 有 OutOfMemoryError 日志吗？"
 MANY_CALLS = "Any ERROR logs with OutOfMemoryError on user-service?"
 FEEDBACK_QUESTION = "gateway 有 502 错误日志吗？"
 LYING = "Does gateway have a HighErrorRate alert?"
+SURVEY = "what's wrong with order-service?"
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,7 @@ def sessions(world: ViewerWorld) -> dict[str, str]:
         "many": ("many", MANY_CALLS, "en"),
         "feedback": ("feedback", FEEDBACK_QUESTION, "zh"),
         "refused": ("refused", LYING, "en"),
+        "survey": ("survey", SURVEY, "en"),
     }
     for session_id, question, language in ids.values():
         world.ask(question, session_id, language)
@@ -153,7 +155,7 @@ def test_reference_session_shows_every_stage_and_linked_highlighted_citations(
     for call in trace.invocations:
         assert f"#{call.id} {call.tool_name}" in timeline
     # The answer's sentence links to its claim, the claim's citation to the ref, highlighted there.
-    sentence_link = page.find_element(By.CSS_SELECTOR, "li.sentence a.claim-link")
+    sentence_link = page.find_element(By.CSS_SELECTOR, "#answer .sentence a.claim-link")
     claim = trace.rounds[-1].executor_output["claims"][0]  # type: ignore[index]
     assert sentence_link.text == claim["claim_id"]
     sentence_citation = sentence_link.find_element(By.XPATH, "..").find_element(
@@ -309,7 +311,7 @@ def test_answer_check_refusals_are_shown_apart_from_the_answer(
     check = (world.trace(sessions["refused"]).session.extras or {})["answer_check"]
     assert check["rejections"]  # the pipeline refused the invented text
     _open(page, world, f"/sessions/{sessions['refused']}")
-    answer = " ".join(s.text for s in page.find_elements(By.CSS_SELECTOR, "li.sentence"))
+    answer = " ".join(s.text for s in page.find_elements(By.CSS_SELECTOR, "#answer .sentence"))
     assert "OPS-4711" not in answer and "99%" not in answer
     refusals = page.find_elements(By.CSS_SELECTOR, "#answer-check details.rejection")
     assert len(refusals) == len(check["rejections"])
@@ -317,4 +319,67 @@ def test_answer_check_refusals_are_shown_apart_from_the_answer(
     assert world.composer.lie.strip() in refusals[0].text
     for violation in check["rejections"][0]["violations"]:
         assert violation["rule_id"] in refusals[0].text
+    # the refused sentence itself, in red with the rules that refused it
+    (refused,) = refusals[0].find_elements(By.CSS_SELECTOR, "li.sentence.refused")
+    assert world.composer.lie in refused.text and "answer.unsupported_number" in refused.text
     assert check["answer_source"] in page.find_element(By.ID, "answer-check").text
+
+
+def test_a_survey_answer_links_every_sentence_and_lists_the_runbook_steps_once(
+    world: ViewerWorld, page: webdriver.Chrome, sessions: dict[str, str]
+) -> None:
+    composed = world.trace(sessions["survey"]).session.composer_output or {}
+    stored = composed["sentences"]
+    steps = [x["text"] for x in stored if x["kind"] == "step"]
+    assert steps, stored  # the demo's order-service runbook gives steps
+    _open(page, world, f"/sessions/{sessions['survey']}")
+    shown = page.find_elements(By.CSS_SELECTOR, "#answer .sentence")
+    assert [x.find_element(By.CSS_SELECTOR, ".sentence-text").text for x in shown] == [
+        x["text"] for x in stored
+    ]
+    assert not page.find_elements(By.CSS_SELECTOR, "#answer .sentence.unbound")
+    for element, sentence in zip(shown, stored, strict=True):
+        links = element.find_elements(By.CSS_SELECTOR, "a.claim-link")
+        if sentence["fixed_line"]:
+            assert not links
+            continue
+        # every sentence links to each claim it is bound to, and each link lands on the page
+        assert [a.text for a in links] == sentence["claim_ids"] + sentence["hypothesis_ids"], sentence
+        for link in links:
+            target = (link.get_attribute("href") or "").split("#", 1)[1]
+            assert page.find_elements(By.ID, target), target
+    # the cited excerpts are highlighted beside the sentence that cites them
+    assert page.find_elements(By.CSS_SELECTOR, "#answer mark.sentence-excerpt")
+    # the runbook's steps: one numbered list, in order, after its header
+    (listed,) = page.find_elements(By.CSS_SELECTOR, "#answer ol.answer-steps")
+    assert [
+        li.find_element(By.CSS_SELECTOR, ".sentence-text").text
+        for li in listed.find_elements(By.TAG_NAME, "li")
+    ] == steps
+    header = listed.find_element(By.XPATH, "preceding-sibling::p[1]")
+    assert header.find_element(By.CSS_SELECTOR, ".sentence-text").text == "Steps (from the runbook):"
+
+
+def test_a_sentence_bound_to_no_claim_is_shown_as_a_bug_in_red(
+    world: ViewerWorld, page: webdriver.Chrome
+) -> None:
+    """No check passes such a sentence; stored by hand, as a bug or an older writer would leave it."""
+    assert world.app.database is not None
+    repo = world.app.database.repo
+    text = "order-service is fine."
+    sentence = {"kind": "headline", "text": text, "claim_ids": [], "hypothesis_ids": [], "fixed_line": ""}
+    output = {
+        "answer_summary": text,
+        "recommended_actions": [],
+        "user_facing_answer": text,
+        "sentences": [sentence],
+    }
+    world.run(repo.create_session("unbound", "is order-service fine?", "en", "viewer-test"))
+    world.run(repo.finish_success("unbound", text, output, {}, [], {}))
+    _open(page, world, "/sessions/unbound")
+    (shown,) = page.find_elements(By.CSS_SELECTOR, "#answer .sentence")
+    assert "unbound" in (shown.get_attribute("class") or "").split()
+    assert shown.find_element(By.CSS_SELECTOR, ".bug").text == "bug: bound to no claim"
+    red = "rgba(207, 34, 46, 1)"  # --reject
+    assert shown.value_of_css_property("color") == red
+    assert shown.find_element(By.CSS_SELECTOR, ".bug").value_of_css_property("color") == red

@@ -3,7 +3,7 @@ leniency the Gatekeeper allows (case, whitespace, punctuation, an ellipsis), in 
 
 from __future__ import annotations
 
-from evigate.server.web.highlight import Segment, excerpt_spans, segments, sentences, stated_claims
+from evigate.server.web.highlight import Segment, excerpt_spans, segments
 
 REF_EN = (
     "2026-07-08 23:05:12 ERROR order-service HikariPool-1 - Connection is not available, request timed out"
@@ -39,27 +39,3 @@ def test_segments_keep_every_character_once() -> None:
     assert "".join(p.text for p in parts) == REF_EN
     assert [p.text for p in parts if p.marked] == ["Connection is not available, request"]  # overlaps merged
     assert segments("", []) == [Segment("", False)]
-
-
-def test_sentences_split_chinese_and_english_punctuation_and_lines() -> None:
-    answer = "根据本次查询返回的证据：\n- 告警正在触发。CPU 为 92%！\nIt fired. Twice? yes"
-    assert sentences(answer) == [
-        "根据本次查询返回的证据：",
-        "- 告警正在触发。",
-        "CPU 为 92%！",
-        "It fired.",
-        "Twice?",
-        "yes",
-    ]
-
-
-def test_a_sentence_states_the_claims_whose_words_it_carries() -> None:
-    claims = [
-        ("c1", "payment-service 当前存在 HighCPUUsage 告警（state=firing, current=92%）。"),
-        ("c2", "inventory-service has no HikariCP logs in this query."),
-    ]
-    assert stated_claims(
-        "- payment-service 当前存在 HighCPUUsage 告警（state=firing, current=92%）。", claims
-    ) == ["c1"]
-    assert stated_claims("No HikariCP logs were found for inventory-service in this query.", claims) == ["c2"]
-    assert stated_claims("根据本次查询返回的证据：", claims) == []

@@ -79,13 +79,14 @@ class ScriptedExecutor:
 
 
 class ScriptedComposer:
-    """The offline Composer, except that its first text for a question in `lying` adds an invented
-    number and ticket: the answer check refuses it and the Composer is asked again."""
+    """The offline Composer, except that its first answer to a question in `lying` adds a sentence
+    with an invented number and ticket: the answer check refuses it and the Composer is asked
+    again."""
 
     def __init__(self) -> None:
         self._inner = build_offline_backend().composer
         self.lying: set[str] = set()
-        self.lie = " CPU is at 99%, see ticket OPS-4711."
+        self.lie = "CPU is at 99%, see ticket OPS-4711."
 
     async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
         output = await self._inner.compose(composer_input, deadline)
@@ -94,7 +95,15 @@ class ScriptedComposer:
             return output
         self.lying.discard(query)  # only the first attempt lies
         data = dict(output.data)
-        data["user_facing_answer"] = str(data.get("user_facing_answer", "")) + self.lie
+        bound = next(x["claim_ids"] for x in data["sentences"] if x["claim_ids"])
+        lie = {
+            "kind": "finding",
+            "text": self.lie,
+            "claim_ids": bound,
+            "hypothesis_ids": [],
+            "fixed_line": "",
+        }
+        data["sentences"] = [*data["sentences"], lie]
         return dataclasses.replace(output, data=data)
 
 

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from evigate.rules import guard
+from evigate.rules.language import detect
+from evigate.rules.sentence_types import Sentence
 from evigate.rules.text import critical_tokens
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import Pipeline, material
@@ -112,6 +114,9 @@ class Judgement:
     refused: list[str] = field(default_factory=list)
     answer_source: str | None = None
     session_id: str = ""
+    # the answer's sentences (the contract's AnswerSentence, as seed JSON) and their language
+    sentences: list[JSON] = field(default_factory=list)
+    language: str = ""
 
     @property
     def correct(self) -> bool:
@@ -167,7 +172,10 @@ def finding_lines(answer: str) -> list[str]:
 def judge(question: Question, result: ChatResult, invocations: Sequence[Any]) -> Judgement:
     answer = result.answer or ""
     verdict = (result.verdict or {}).get("verdict")
-    j = Judgement(question, answer)
+    j = Judgement(question, answer, session_id=result.session_id)
+    composed = result.composer_output or {}
+    j.sentences = [s for s in composed.get("sentences") or [] if isinstance(s, dict)]
+    j.language = str(composed.get("language", ""))
     check = result.answer_check or {}
     j.answer_source = check.get("answer_source")
     j.refused = [str(v["rule_id"]) for r in check.get("rejections", []) for v in r["violations"]]
@@ -458,3 +466,38 @@ def failures(judgements: Sequence[Judgement]) -> str:
         if not j.correct:
             out.append(f"{j.question.id} [{j.question.query}]: {'; '.join(reasons(j))}\n{j.answer}\n")
     return "\n".join(out)
+
+
+# What the user reads must not carry the evidence's own fields (the trace and the viewer show them).
+INTERNAL = re.compile(r"template=|levels=|bm25=|dense=|threshold=|match=L\d|source=|\$\.\w+\[\d+\]")
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|'[^'\n]*'")
+_DIRECT = frozenset({"headline", "absence", "could_not_check"})
+_VERDICT_NOTES = frozenset({"low_confidence", "rejected"})
+
+
+def answer_language(text: str, asked: str) -> str:
+    """The language of an answer by script, its quoted log lines and values aside."""
+    return detect(_QUOTED.sub(" ", text), asked)
+
+
+def direct_first(sentences: Sequence[Sentence]) -> bool:
+    """Whether the first sentence after a verdict note answers the question."""
+    rest = [s for s in sentences if s.fixed_line not in _VERDICT_NOTES]
+    return bool(rest) and (rest[0].kind in _DIRECT or rest[0].fixed_line == "nothing_confirmed")
+
+
+def reading_problems(j: Judgement) -> list[str]:
+    """What makes an answer hard to read or unchecked: a sentence bound to no claim, an internal
+    field, another language than the question's, no direct answer first."""
+    sentences = [Sentence.from_seed(s) for s in j.sentences]
+    problems = [
+        f"unbound: {s.text[:60]}"
+        for s in sentences
+        if not s.fixed_line and not s.claim_ids and not s.hypothesis_ids
+    ]
+    problems += [f"internal field {m}" for m in INTERNAL.findall(j.answer)]
+    if answer_language(j.answer, j.question.language) != j.question.language:
+        problems.append(f"not in {j.question.language}")
+    if not direct_first(sentences):
+        problems.append("no direct answer first")
+    return [f"{j.question.id}: {p}" for p in problems]

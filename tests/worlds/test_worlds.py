@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evigate.storage import Database
-from tests.worlds.judge import FAMILIES, failures, questions, run_world, table
+from tests.worlds.judge import FAMILIES, failures, questions, reading_problems, run_world, table
 
 # (world, floor per family, floor overall): the measured figures, so that any drop fails. Measured
 # on 2026-12-03: demo 22/22, tidewater 85/85, every family of both at 100%.
@@ -46,6 +46,9 @@ async def test_labelled_questions_are_answered_correctly(world: str, tmp_path: P
     assert set(sources) <= {"composer", "composed_by_code"} and sources["composer"] > 0, sources
     assert not any(j.overstated for j in judgements), report
     assert not any(j.unchecked_as_nothing for j in judgements), report
+    # every answer: each sentence bound to its claims, no internal field, the question's language,
+    # the direct answer first
+    assert not [p for j in judgements for p in reading_problems(j)], report
     family_floor, overall_floor = FLOORS[world]
     asked = Counter(j.question.family for j in judgements)
     right = Counter(j.question.family for j in judgements if j.correct)

@@ -39,7 +39,9 @@ class ChatRequest(_message.Message):
     Empty: the server assigns one.
     """
     language: _builtins.str
-    """Answer language: "zh" (default when empty) or "en"."""
+    """Answer language: "zh" or "en"; empty: the question's language, by script (Chinese when it
+    holds Chinese words outside quoted identifiers, else English).
+    """
     def __init__(
         self,
         *,
@@ -141,7 +143,9 @@ class StreamChatRequest(_message.Message):
     session_id: _builtins.str
     """Optional client-chosen session id (see ChatRequest.session_id)."""
     language: _builtins.str
-    """Answer language: "zh" (default when empty) or "en"."""
+    """Answer language: "zh" or "en"; empty: the question's language, by script (Chinese when it
+    holds Chinese words outside quoted identifiers, else English).
+    """
     def __init__(
         self,
         *,

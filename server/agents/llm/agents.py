@@ -1,5 +1,5 @@
 """The four LLM stages over one LLMClient, and `build_llm_backend`. The Executor, evidence first,
-is server.agents.llm.executor."""
+is server.agents.llm.executor; the Composer, sentence by sentence, server.agents.llm.composer."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from evigate.server.agents.llm import contracts, routing
 from evigate.server.agents.llm.anchor import anchored_calls
 from evigate.server.agents.llm.budget import stage_messages, tool_summary
 from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError
+from evigate.server.agents.llm.composer import LLMComposer, echo_lines
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
 from evigate.server.agents.llm.llm_settings import LLMSettings
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
@@ -137,33 +138,6 @@ class LLMVerifier:
 _RANK: dict[str, int] = {Verdict.REJECT: 0, Verdict.LOW_CONFID: 1, Verdict.PASS: 2}
 
 
-_ANSWER_IN_EN = "Write answer_summary and user_facing_answer in English only, stating the claims' values."
-_ANSWER_IN_ZH = "answer_summary 和 user_facing_answer 只用中文书写，保留各条结论中的数值与名称。"
-
-
-class LLMComposer:
-    def __init__(self, client: LLMClient) -> None:
-        self._client = client
-
-    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput:
-        prompt = load_prompt("composer")
-        messages = _messages(prompt.text, composer_input)
-        # Said last, in the answer's own language: a small model otherwise follows the prompt's
-        # Chinese phrasings and answers an English question in Chinese.
-        english = composer_input.get("language") == "en"
-        messages.append({"role": "user", "content": _ANSWER_IN_EN if english else _ANSWER_IN_ZH})
-        data, reply = await self._client.chat_json(
-            "composer",
-            messages,
-            deadline,
-            schema_name="composer_output",
-            schema=contracts.COMPOSER_SCHEMA,
-        )
-        return StageOutput(
-            data=contracts.composer_output(data), prompt_version=prompt.version, notes=_notes(reply)
-        )
-
-
 def build_llm_backend(
     settings: LLMSettings,
     *,
@@ -186,7 +160,7 @@ def build_llm_backend(
         composer=LLMComposer(client),
         fallback_composer=OfflineComposer(),
         closer=client.aclose if owned else None,
-        composer_phrases=(*echo_phrases(load_prompt("composer")), _ANSWER_IN_EN, _ANSWER_IN_ZH),
+        composer_phrases=(*echo_phrases(load_prompt("composer")), *echo_lines()),
     )
 
 

@@ -1,6 +1,7 @@
-"""JSON schemas (for response_format=json_schema) and shape checks of the planner, verifier and
-composer replies. The checks turn a model's JSON into the seed shape or raise LLMOutputError; the
-pipeline (not this module) enforces the verdict constraints of docs/design.md §5.2."""
+"""JSON schemas (for response_format=json_schema) and shape checks of the planner and verifier
+replies (the composer's are server.agents.llm.composer's). The checks turn a model's JSON into the
+seed shape or raise LLMOutputError; the pipeline (not this module) enforces the verdict constraints
+of docs/design.md §5.2."""
 
 from __future__ import annotations
 
@@ -15,15 +16,6 @@ JSON = dict[str, Any]
 VERDICTS = tuple(Verdict)
 
 _STR = {"type": "string"}
-_ACTIONS = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {"action_text": _STR, "reason": _STR},
-        "required": ["action_text", "reason"],
-    },
-}
-
 PLANNER_SCHEMA: JSON = {
     "type": "object",
     "properties": {
@@ -86,12 +78,6 @@ VERIFIER_SCHEMA: JSON = {
         "facts_checked",
         "rationale",
     ],
-}
-
-COMPOSER_SCHEMA: JSON = {
-    "type": "object",
-    "properties": {"answer_summary": _STR, "recommended_actions": _ACTIONS, "user_facing_answer": _STR},
-    "required": ["answer_summary", "recommended_actions", "user_facing_answer"],
 }
 
 
@@ -163,21 +149,6 @@ def verdict(data: JSON) -> JSON:
             for f in _dicts(data.get("facts_checked"))
         ],
         "rationale": _text(data.get("rationale")),
-    }
-
-
-def composer_output(data: JSON) -> JSON:
-    answer = data.get("user_facing_answer")
-    if not isinstance(answer, str) or not answer.strip():
-        raise LLMOutputError("composer: 'user_facing_answer' must be a non-empty string")
-    return {
-        "answer_summary": _text(data.get("answer_summary")),
-        "recommended_actions": [
-            {"action_text": _text(a.get("action_text")), "reason": _text(a.get("reason"))}
-            for a in _dicts(data.get("recommended_actions"))
-            if _text(a.get("action_text"))
-        ],
-        "user_facing_answer": answer.strip(),
     }
 
 

@@ -125,7 +125,7 @@ def negative_text(call_arguments: Mapping[str, Any], tool_name: str, excerpt: st
         return (
             f"当前查询未检索到 {scope} 的 Kubernetes 事件。"
             if zh
-            else f"No Kubernetes events were found for {scope or 'the query'}."
+            else f"This query found no matching evidence of Kubernetes events for {scope or 'the query'}."
         )
     what = "Deployment 发布记录" if tool_name == ToolName.K8S_ROLLOUT_HISTORY else "对象"
     if zh:
@@ -139,5 +139,5 @@ def negative_text(call_arguments: Mapping[str, Any], tool_name: str, excerpt: st
     where = f" in namespace {namespace}" if namespace else " in the cluster"
     more = f"; the closest names the cluster has are {closest}" if closest else ""
     if not name:
-        return f"This query found no objects with problems{where}."
-    return f"This query found no object named {name}{where}{more}."
+        return f"This query found no matching evidence of objects with problems{where}."
+    return f"This query found no matching evidence of an object named {name}{where}{more}."

@@ -11,7 +11,6 @@ import pytest
 from evigate.server.agents.base import ExecutorTask, Skill
 from evigate.server.agents.llm import (
     LLMClient,
-    LLMComposer,
     LLMExecutor,
     LLMOutputError,
     LLMPlanner,
@@ -370,34 +369,6 @@ async def test_verifier_bad_reply_raises(client: LLMClient, fake: FakeOpenAI, co
     fake.script([reply(content)])
     with pytest.raises(LLMOutputError):
         await LLMVerifier(client).verify({}, Deadline.after(5))
-
-
-async def test_composer(client: LLMClient, fake: FakeOpenAI) -> None:
-    output = {
-        "answer_summary": "当前查询未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
-        "recommended_actions": [
-            {"action_text": "扩大时间窗口后人工复核", "reason": "本次检索未发现匹配证据"}
-        ],
-        "user_facing_answer": "当前查询未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
-    }
-    fake.script([reply("Here you go:\n" + json.dumps(output, ensure_ascii=False) + "\nThanks")])
-    out = await LLMComposer(client).compose({"language": "zh", "verdict": "PASS"}, Deadline.after(5))
-    assert out.prompt_version == "composer-v4"
-    assert out.data == output
-    # the answer's language is said last, in that language
-    assert (
-        fake.requests[0].messages[-1]["content"].startswith("answer_summary 和 user_facing_answer 只用中文")
-    )
-    fake.script([reply(json.dumps(output, ensure_ascii=False))])
-    await LLMComposer(client).compose({"language": "en", "verdict": "PASS"}, Deadline.after(5))
-    assert fake.requests[1].messages[-1]["content"].startswith("Write answer_summary and user_facing_answer")
-
-
-@pytest.mark.parametrize("content", ["当前查询未检索到相关日志。", '{"answer_summary": "x"}'])
-async def test_composer_bad_reply_raises(client: LLMClient, fake: FakeOpenAI, content: str) -> None:
-    fake.script([reply(content)])
-    with pytest.raises(LLMOutputError):
-        await LLMComposer(client).compose({}, Deadline.after(5))
 
 
 async def test_planner_bad_reply_raises(client: LLMClient, fake: FakeOpenAI) -> None:

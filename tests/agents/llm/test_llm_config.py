@@ -124,6 +124,8 @@ def test_verifier_and_composer_prompts_state_their_rules() -> None:
         "问题不存在",
         "已排除该问题",
         "allowed_claims",
+        "claim_ids",
+        "refused_sentences",
     ):
         assert needle in composer
     assert "scope_contract" in load_prompt("planner").text

@@ -23,7 +23,15 @@ NEGATIVE: JSON = {
     "claim_type": "negative_observation",
     "claim_text": "当前查询未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
     "support_level": "direct",
-    "evidence_bindings": [],
+    "evidence_bindings": [
+        {
+            "source_invocation_id": 2,
+            "tool_name": "query_logs",
+            "raw_path": "$.no_evidence",
+            "evidence_excerpt": "query_logs returned no evidence; evidence_status=no_evidence; "
+            "query=inventory-service HikariCP; service=inventory-service; keyword=HikariCP; total=0",
+        }
+    ],
 }
 NEGATIVE_EN: JSON = {
     **NEGATIVE,
@@ -51,9 +59,16 @@ def composer_input(verdict: str = "PASS", language: str = "zh", **extra: object)
 
 def test_pass_repeats_allowed_claims_only() -> None:
     out = compose(composer_input(allowed_claims=[POSITIVE]))
-    assert set(out) == {"answer_summary", "recommended_actions", "user_facing_answer"}
-    assert out["answer_summary"] == POSITIVE["claim_text"]
-    assert POSITIVE["claim_text"] in out["user_facing_answer"]
+    assert set(out) == {
+        "answer_summary",
+        "recommended_actions",
+        "user_facing_answer",
+        "sentences",
+        "language",
+    }
+    assert out["answer_summary"] == POSITIVE["claim_text"]  # a claim no excerpt of which is phrased
+    assert out["user_facing_answer"] == f"{POSITIVE['claim_text']} [1]"
+    assert [s["claim_ids"] for s in out["sentences"]] == [["claim-1"]]
     assert "置信度" not in out["user_facing_answer"]
 
 
@@ -75,15 +90,16 @@ def test_negative_is_scoped_and_guard_clean() -> None:
     ],
 )
 def test_overstated_negative_claim_is_replaced_by_the_safe_phrase(text: str) -> None:
-    out = compose(composer_input(allowed_claims=[{**NEGATIVE, "claim_text": text}]))
+    claim = {**NEGATIVE, "claim_text": text}
+    out = compose(composer_input(allowed_claims=[claim]))
     assert text not in out["user_facing_answer"]
-    assert "当前查询未检索到匹配证据。" in out["user_facing_answer"]
+    assert guard.scan(out["user_facing_answer"], [claim]) == []
 
 
 def test_low_confidence_and_reject_are_announced() -> None:
     low = compose(composer_input("LOW_CONFID", allowed_claims=[POSITIVE]))
     assert low["user_facing_answer"].startswith("证据不足，以下结论置信度较低。")
-    assert low["answer_summary"].startswith("证据不足")
+    assert low["answer_summary"] == POSITIVE["claim_text"]
     rejected = compose(
         composer_input("REJECT", missing_info=["query_logs 调用失败（timeout），无法确认该查询的结果。"])
     )
@@ -124,7 +140,7 @@ def test_nothing_allowed() -> None:
 
 async def test_composer_stage() -> None:
     output = await OfflineComposer().compose(composer_input(allowed_claims=[POSITIVE]), Deadline.none())
-    assert output.prompt_version == "offline-composer-v1"
+    assert output.prompt_version == "offline-composer-v2"
 
 
 SKILLS = [

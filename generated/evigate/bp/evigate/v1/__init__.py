@@ -883,7 +883,8 @@ class ChatRequest(betterproto2.Message):
 
     language: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
-    Answer language: "zh" (default when empty) or "en".
+    Answer language: "zh" or "en"; empty: the question's language, by script (Chinese when it
+    holds Chinese words outside quoted identifiers, else English).
     """
 
 
@@ -2146,7 +2147,8 @@ class StreamChatRequest(betterproto2.Message):
 
     language: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
-    Answer language: "zh" (default when empty) or "en".
+    Answer language: "zh" or "en"; empty: the question's language, by script (Chinese when it
+    holds Chinese words outside quoted identifiers, else English).
     """
 
 
