@@ -122,7 +122,7 @@ QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 async def child(dump: Path, world: Path, runs: int) -> dict[str, Any]:
-    backend = build_backend("fixture", world, MemoryCases())
+    backend = build_backend(world, MemoryCases())
     cluster = DumpCluster(dump)
     backend.cluster = (cluster,)
     backend.logs = (*backend.logs, cluster)  # its pods' logs searched beside the files, as configured

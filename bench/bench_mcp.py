@@ -45,7 +45,7 @@ def _summary(times: list[float]) -> tuple[float, float]:
 
 async def main(repeat: int) -> tuple[list[figures.Figure], dict[str, list[float]]]:
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(
+        settings = Settings.of(
             listen="127.0.0.1:0", state_dir=Path(tmp) / "state", log_format="text", log_level="WARNING"
         )
         app = App(settings, Components(mcp=McpOptions("127.0.0.1:0")))

@@ -109,7 +109,7 @@ async def run(args: argparse.Namespace, server_flags: list[str]) -> None:
             chat_service_pb2.ChatRequest(query=QUESTION, language="en"), timeout=60
         )
         idle = _status_kb(pid, "VmRSS") / 1024
-        excerpts = Settings().max_excerpt_chars
+        excerpts = Settings().limits.excerpt_chars
         kinds: list[tuple[str, str, Any]] = [
             ("Chat at the limit", "chat", _chat(limit)),
             ("Check at the limits", "check", _check(session.session_id, excerpts, limit)),
@@ -167,7 +167,7 @@ def main() -> None:
     parser.add_argument(
         "--request-bytes",
         type=int,
-        default=Settings().max_request_bytes,
+        default=Settings().grpc.max_request_bytes,
         help="size of the at-the-limit requests (default: the server's default receive limit)",
     )
     figures.add_json_flag(parser)

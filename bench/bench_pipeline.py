@@ -101,7 +101,7 @@ class Databases:
 def pipeline(db: Database, agents: AgentBackend) -> Pipeline:
     return Pipeline(
         db.repo,
-        build_backend("fixture", None, db.repo),
+        build_backend(None, db.repo),
         agents,
         load_skills(),
         default_registry().catalog(),

@@ -187,7 +187,7 @@ async def bench_tools(am_url: str, prom_url: str, runs: int, raw: httpx.AsyncCli
         prometheus=SourceSettings("prometheus", prom_url), alertmanager=SourceSettings("alertmanager", am_url)
     )
     catalog = load_signal_catalog()
-    backend = add_live_sources(build_backend("fixture", None, MemoryCases()), config, catalog)
+    backend = add_live_sources(build_backend(None, MemoryCases()), config, catalog)
     end = datetime.now(UTC).replace(microsecond=0)
     window = {"start": f"{(end - timedelta(minutes=2)).timestamp():.3f}", "end": f"{end.timestamp():.3f}"}
     memory = catalog.signals["memory"].templates[0].render(f'service="{CHAT_SERVICE}"')

@@ -121,7 +121,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def child(kind: str, root: Path, runs: int) -> dict[str, Any]:
-    backend = build_backend("fixture", root, NoCases())
+    backend = build_backend(root, NoCases())
     recorder = NullRecorder()
     if kind == "logs":
         calls = {

@@ -75,7 +75,7 @@ async def main(calls: int, large: int, repeat: int) -> list[figures.Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         agents = dataclasses.replace(build_offline_backend(), executor=ManyCalls(calls, large))
-        settings = Settings(
+        settings = Settings.of(
             listen="127.0.0.1:0",
             state_dir=directory / "state",
             data_dir=world(directory, 5000),

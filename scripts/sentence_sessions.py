@@ -54,7 +54,7 @@ def _closed_port() -> int:
 
 
 async def _sessions(world: str, asked: list[Question], db: Database, failing: bool) -> dict[str, Any]:
-    files = build_backend("fixture", DATA_DIRS[world], db.repo)
+    files = build_backend(DATA_DIRS[world], db.repo)
     signals = load_signals() if failing else None
     tools = files
     if failing:

@@ -44,7 +44,7 @@ from evigate.server.mcp_setup import McpHttpServer, McpOptions, start_mcp_http
 from evigate.server.opinion_worker import opinion_worker
 from evigate.server.pipeline import Pipeline
 from evigate.server.pipeline.orchestrator import PipelineSettings
-from evigate.server.settings import ConfigError, Settings, split_host_port
+from evigate.server.settings import ConfigError, GrpcSettings, Settings, split_host_port
 from evigate.server.shutdown import STEPS_SHARE, Budget, start_watchdog
 from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.log_config_file import LogConfigError
@@ -95,15 +95,15 @@ CHAT, FEEDBACK, TRACE, GATEKEEPER = (
 SERVICE_NAMES: tuple[str, ...] = tuple(s.full_name for s in (CHAT, FEEDBACK, TRACE, GATEKEEPER))
 
 
-def server_options(settings: Settings) -> list[tuple[str, int]]:
+def server_options(g: GrpcSettings) -> list[tuple[str, int]]:
     """Channel arguments: message size limits and keepalive (see the README's Operations section)."""
     return [
-        ("grpc.max_receive_message_length", settings.max_request_bytes),
-        ("grpc.max_send_message_length", settings.max_message_bytes),
-        ("grpc.keepalive_time_ms", int(settings.keepalive_time_s * 1000)),
-        ("grpc.keepalive_timeout_ms", int(settings.keepalive_timeout_s * 1000)),
-        ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_s * 1000)),
-        ("grpc.keepalive_permit_without_calls", int(settings.keepalive_permit_without_calls)),
+        ("grpc.max_receive_message_length", g.max_request_bytes),
+        ("grpc.max_send_message_length", g.max_message_bytes),
+        ("grpc.keepalive_time_ms", int(g.keepalive_time_s * 1000)),
+        ("grpc.keepalive_timeout_ms", int(g.keepalive_timeout_s * 1000)),
+        ("grpc.http2.min_ping_interval_without_data_ms", int(g.keepalive_min_ping_interval_s * 1000)),
+        ("grpc.keepalive_permit_without_calls", int(g.keepalive_permit_without_calls)),
         ("grpc.http2.max_pings_without_data", 0),
         # Requests are small: no flow-control windows grown by BDP probing, which let a burst of
         # large requests buffer megabytes per stream inside gRPC before any limit applies.
@@ -131,7 +131,7 @@ class App:
         self.worker: EvaluationWorker | None = None
         self.opinions: EvaluationWorker | None = None  # the LLM opinion's, when configured
         # GetTrace replies; the worker invalidates them
-        self.traces: TraceCache[GetTraceResponse] = TraceCache(settings.trace_cache_ttl_s)
+        self.traces: TraceCache[GetTraceResponse] = TraceCache(settings.grpc.trace_cache_ttl_s)
         self.pipeline: Pipeline | None = None
         self.services: ServiceCatalog | None = None
         self.tools: SourceSet | None = None
@@ -159,15 +159,15 @@ class App:
 
     @property
     def address(self) -> str:
-        host, _ = split_host_port(self.settings.listen)
+        host, _ = split_host_port(self.settings.grpc.listen)
         return f"{host}:{self.port}"
 
     async def start(self) -> None:
-        s = self.settings
-        if not s.database_url:
-            s.state_dir.mkdir(parents=True, exist_ok=True)
+        s, db, owner = self.settings, self.settings.storage, self.settings.grpc.owner
+        if not db.database_url:
+            db.state_dir.mkdir(parents=True, exist_ok=True)
         self.database = await Database.open(
-            s.resolved_database_url, pool_size=s.db_pool_size, timeout_s=s.db_timeout_s
+            db.resolved_database_url, pool_size=db.db_pool_size, timeout_s=db.db_timeout_s
         )
         repo = self.database.repo
         self.catalog = catalog = self._components.catalog or default_registry().catalog()  # + tools' table
@@ -177,7 +177,9 @@ class App:
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.signals
-        self.services = await open_service_catalog(tools, s.service_aliases_file, s.service_catalog_refresh_s)
+        self.services = await open_service_catalog(
+            tools, s.sources.service_aliases_file, s.sources.service_catalog_refresh_s
+        )
         agents = self._components.agents or build_agents(
             s, self.services, signals, next(iter(tools.cluster), None)
         )
@@ -190,13 +192,13 @@ class App:
             load_skills(),
             catalog,
             PipelineSettings(
-                max_rounds=s.max_rounds,
-                owner=s.owner,
+                max_rounds=s.agents.max_rounds,
+                owner=owner,
                 on_success=self._wake_worker,
                 on_failed=self._count_failed,
             ),
         )
-        orphaned = await repo.fail_orphaned_sessions(s.owner, "the server restarted while it was running")
+        orphaned = await repo.fail_orphaned_sessions(owner, "the server restarted while it was running")
         if orphaned:
             log.warning("failed orphaned sessions", extra={"count": orphaned})
             # Ended here, by this start: their callers saw the connection drop.
@@ -206,24 +208,24 @@ class App:
         if self.log_index is not None:
             probes.append(self.log_index)
         self.health = HealthChecker(
-            ServiceHealth(self.database), SERVICE_NAMES, s.health_check_interval_s, self.metrics, probes
+            ServiceHealth(self.database), SERVICE_NAMES, db.health_check_interval_s, self.metrics, probes
         )
         await self.health.start()
         if self._components.grpc:
             server = self._grpc_server(pipeline, repo, catalog, self.health)
             try:
-                tls, at = server_credentials(s), s.listen
+                tls, at = server_credentials(s), s.grpc.listen
                 self.port = server.add_insecure_port(at) if tls is None else server.add_secure_port(at, tls)
             except RuntimeError as error:  # grpc's "Failed to bind"
-                raise OSError(f"cannot listen on {s.listen}: {error}") from None
+                raise OSError(f"cannot listen on {s.grpc.listen}: {error}") from None
             if self.port == 0:
-                raise OSError(f"cannot listen on {s.listen}")
+                raise OSError(f"cannot listen on {s.grpc.listen}")
             await server.start()
             self.server = server
         self._start_workers(repo)
-        if s.metrics_port:
-            self.metrics_port = self.metrics.serve(s.metrics_host, s.metrics_port)
-        if s.web:  # the trace viewer: the servicers' use cases, in this event loop
+        if s.metrics.port:
+            self.metrics_port = self.metrics.serve(s.metrics.host, s.metrics.port)
+        if s.web.address:  # the trace viewer: the servicers' use cases, in this event loop
             skills = sorted(skill.name for skill in load_skills())
             self.web = web_server(repo, self.cases(repo), s, self.traces.invalidate, skills)
             await self.web.start()
@@ -232,8 +234,8 @@ class App:
             "serving",
             extra={
                 "address": self.address if self.server is not None else None,
-                "tls": s.tls_enabled,
-                "auth": s.auth_enabled,
+                "tls": s.tls.enabled,
+                "auth": s.auth.enabled,
                 "agents": agents.name,
             },
         )
@@ -243,8 +245,7 @@ class App:
         s = self.settings
         try:
             files = build_backend(
-                s.tool_backend,
-                s.data_dir,
+                s.sources.data_dir,
                 repo,
                 logs=logs_settings(s),
                 knowledge=knowledge,
@@ -270,7 +271,7 @@ class App:
             repo,
             worker_settings(s),
             on_scored=self.traces.invalidate,
-            name=f"{s.owner}/server",
+            name=f"{s.grpc.owner}/server",
         )
         self.worker.start()
         self.opinions = opinion_worker(
@@ -278,13 +279,13 @@ class App:
             repo,
             self.traces.invalidate,
             self._count_disagreement,
-            name=f"{s.owner}/opinion",
+            name=f"{s.grpc.owner}/opinion",
         )
         if self.opinions is not None:
             self.opinions.start()
 
     def cases(self, repo: Repository) -> CaseUseCase:
-        return CaseUseCase(repo, load_fault_catalog(self.settings.case_categories_file))
+        return CaseUseCase(repo, load_fault_catalog(self.settings.sources.case_categories_file))
 
     @staticmethod
     async def _index_knowledge(knowledge: SemanticKnowledge) -> None:
@@ -301,17 +302,17 @@ class App:
     ) -> grpc.aio.Server:
         """The grpc.aio server with every service, health and reflection registered (not bound)."""
         s = self.settings
-        limits = Limits(s.max_query_chars, s.max_claims, s.max_bindings, s.max_excerpt_chars)
-        calls = CallWrapper(self.metrics, RequestBytes(s.max_request_bytes_in_flight))
+        limits = Limits(s.limits.query_chars, s.limits.claims, s.limits.bindings, s.limits.excerpt_chars)
+        calls = CallWrapper(self.metrics, RequestBytes(s.grpc.max_request_bytes_in_flight))
         interceptors: list[grpc.aio.ServerInterceptor] = []
-        if s.auth_enabled:
-            interceptors.append(AuthInterceptor(s.auth_tokens, s.auth_exempt_health, calls.wrap))
+        if s.auth.enabled:
+            interceptors.append(AuthInterceptor(s.auth.tokens, s.auth.exempt_health, calls.wrap))
         server = grpc.aio.server(
             interceptors=interceptors,
-            options=server_options(s),
+            options=server_options(s.grpc),
             # Bounds the requests held in memory at once: beyond it calls are refused before they
             # are read into Python (RESOURCE_EXHAUSTED), so a burst of large requests cannot pile up.
-            maximum_concurrent_rpcs=s.max_concurrent_rpcs,
+            maximum_concurrent_rpcs=s.grpc.max_concurrent_rpcs,
         )
         traces = self.traces
         servicers: list[tuple[ServiceDescriptor, object]] = [
@@ -332,10 +333,10 @@ class App:
         if self._stopped.is_set():
             return
         self._stopped.set()
-        grace = self.settings.grace_period_s if grace is None else grace
+        grace = self.settings.grpc.grace_period_s if grace is None else grace
         log.info("shutting down", extra={"grace_period_s": grace})
         try:
-            budget = Budget(grace + self.settings.shutdown_timeout_s * STEPS_SHARE)
+            budget = Budget(grace + self.settings.grpc.shutdown_timeout_s * STEPS_SHARE)
             if self.health is not None:
                 await budget.run("health NOT_SERVING", self.health.shutdown())
             ends = [end.stop(grace) for end in (self.web, self.mcp) if end is not None]  # viewer, MCP
@@ -378,7 +379,7 @@ async def serve(settings: Settings, on_ready: OnReady | None = None, mcp: McpOpt
     def on_signal(signum: int) -> None:
         log.info("signal received", extra={"signal": signal.Signals(signum).name})
         if not stopping:
-            start_watchdog(settings.grace_period_s + settings.shutdown_timeout_s)
+            start_watchdog(settings.grpc.grace_period_s + settings.grpc.shutdown_timeout_s)
             stopping.append(asyncio.create_task(app.stop()))
         elif app.server is not None:  # a second signal: cancel the in-flight calls now
             stopping.append(asyncio.create_task(app.server.stop(0)))

@@ -20,26 +20,26 @@ from evigate.server.sources.sources_config import (
 def build_sources(settings: Settings) -> SourcesConfig:
     """The live sources: the URL from the flag / environment (Settings), then the sources file."""
     try:
-        document = settings.sources_file or settings.config_file  # its sources table
+        document = settings.sources.sources_file or settings.config_file  # its sources table
         sections = read_sources_file(document) if document else {}
         env = {
             key: value
             for key, value in (
-                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.prometheus_bearer_token),
-                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.alertmanager_bearer_token),
+                ("EVIGATE_PROMETHEUS_BEARER_TOKEN", settings.sources.prometheus_bearer_token),
+                ("EVIGATE_ALERTMANAGER_BEARER_TOKEN", settings.sources.alertmanager_bearer_token),
             )
             if value
         }
         cluster = {
-            "dump": settings.kube_dump,
-            "kubeconfig": settings.kubeconfig,
-            "context": settings.kube_context,
-            "in_cluster": settings.kube_in_cluster,
-            "namespaces": settings.kube_namespaces,
+            "dump": settings.cluster.dump,
+            "kubeconfig": settings.cluster.kubeconfig,
+            "context": settings.cluster.context,
+            "in_cluster": settings.cluster.in_cluster,
+            "namespaces": settings.cluster.namespaces,
         }
         return sources_config(
-            prometheus_url=settings.prometheus_url or None,
-            alertmanager_url=settings.alertmanager_url or None,
+            prometheus_url=settings.sources.prometheus_url or None,
+            alertmanager_url=settings.sources.alertmanager_url or None,
             env=env,
             file_sections=sections,
             cluster_flags=cluster,
@@ -56,7 +56,7 @@ def build_tools(
     if not sources.configured():
         return files
     try:
-        catalog = load_signal_catalog(settings.signals_file)
+        catalog = load_signal_catalog(settings.sources.signals_file)
     except SignalCatalogError as error:
         raise ConfigError(f"signals_file: {error}") from None
     try:

@@ -4,7 +4,6 @@ use), and its HTTP server (`serve --mcp HOST:PORT`) or its stdio loop (`evigate 
 
 from __future__ import annotations
 
-import dataclasses
 import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -54,9 +53,9 @@ def mcp_use_cases(app: App) -> McpUseCases:
         traces=TraceUseCase(repo),
         feedback=FeedbackUseCase(repo, app.traces.invalidate, cases),
         cases=cases,
-        queries=AgentQueryUseCase(repo, app.tools, s.owner, invalidate=app.traces.invalidate),
-        limits=Limits(s.max_query_chars, s.max_claims, s.max_bindings, s.max_excerpt_chars),
-        runbooks=knowledge_dir(s.data_dir),
+        queries=AgentQueryUseCase(repo, app.tools, s.grpc.owner, invalidate=app.traces.invalidate),
+        limits=Limits(s.limits.query_chars, s.limits.claims, s.limits.bindings, s.limits.excerpt_chars),
+        runbooks=knowledge_dir(s.sources.data_dir),
         viewer_url=app.web.url if app.web is not None else None,
     )
 
@@ -68,9 +67,9 @@ async def start_mcp_http(app: App, options: McpOptions) -> McpHttpServer:
         build_server(mcp_use_cases(app)),
         host,
         port,
-        s.auth_tokens,
+        s.auth.tokens,
         allowed_origins=options.allowed_origins,
-        grace_s=s.grace_period_s,
+        grace_s=s.grpc.grace_period_s,
     )
     await server.start()
     return server
@@ -81,8 +80,8 @@ def stdio_settings(settings: Settings) -> Settings:
     all), no web viewer, no metrics port, and its own owner name so that its start never fails the
     sessions of an `evigate serve` sharing the database (a restarted `evigate mcp` fails the
     sessions its crashed predecessor left RUNNING)."""
-    name = settings.instance_name or f"{socket.gethostname()}:mcp-stdio"
-    return dataclasses.replace(settings, web="", metrics_port=0, instance_name=name)
+    name = settings.grpc.instance_name or f"{socket.gethostname()}:mcp-stdio"
+    return settings.replace(web="", metrics_port=0, instance_name=name)
 
 
 async def serve_stdio(settings: Settings) -> None:

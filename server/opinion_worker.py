@@ -27,24 +27,24 @@ def opinion_worker(
 ) -> EvaluationWorker | None:
     """The LLM-opinion worker when `evaluation_llm_model` is set (and the repository told to enqueue
     its jobs with each SUCCESS); None otherwise: no opinion, as with the offline backend."""
-    if not settings.evaluation_llm_model:
+    if not settings.evaluation.model:
         return None
     from evigate.server.agents.llm.opinion import LLMOpinionAgent
 
     agent = LLMOpinionAgent.from_settings(
-        settings.evaluation_llm_base_url or settings.llm_base_url,
-        settings.evaluation_llm_api_key or settings.llm_api_key,
-        settings.evaluation_llm_model,
-        settings.evaluation_llm_timeout_s,
-        settings.llm_json_mode,
-        max_retries=settings.llm_max_retries,
+        settings.evaluation.base_url or settings.llm.base_url,
+        settings.evaluation.api_key or settings.llm.api_key,
+        settings.evaluation.model,
+        settings.evaluation.timeout_s,
+        settings.llm.json_mode,
+        max_retries=settings.llm.max_retries,
     )
     job = OpinionJob(repo, agent, on_disagreement)
     repo.opinion_jobs = True
     # One job at a time, leased for longer than the call may take (two HTTP timeouts, the agent's
     # deadline): a slow model must not let another replica claim the job the call still runs for.
     base = worker_settings(settings)
-    budget = 2 * settings.evaluation_llm_timeout_s + 10
+    budget = 2 * settings.evaluation.timeout_s + 10
     opinion_settings = dataclasses.replace(base, batch_size=1, lease_seconds=max(base.lease_seconds, budget))
     return EvaluationWorker(
         repo,
@@ -61,7 +61,7 @@ def opinion_workers(settings: Settings) -> Callable[[Repository], list[Evaluatio
     """For `evigate worker`: the LLM opinion's worker on the worker's repository, when configured."""
 
     def build(repo: Repository) -> list[EvaluationWorker]:
-        worker = opinion_worker(settings, repo, name=f"{settings.owner}/worker-opinion")
+        worker = opinion_worker(settings, repo, name=f"{settings.grpc.owner}/worker-opinion")
         return [] if worker is None else [worker]
 
     return build

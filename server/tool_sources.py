@@ -25,12 +25,12 @@ def logs_settings(settings: Settings) -> LogConfig:
     else of --config-file), else DATA_DIR/logs;
     its index persisted beside it, or under the state directory when that is not writable (and for
     the bundled demo, which lives inside the package)."""
-    document = settings.logs_config or settings.config_file  # its [logs] table
+    document = settings.logs.config or settings.config_file  # its [logs] table
     section = read_section(document) if document is not None else {}
-    data_dir = settings.data_dir if settings.data_dir is not None else demo_data_dir()
-    config = log_config(settings.logs_dir, section, data_dir / "logs")
-    fallback = settings.state_dir / "log-index"
-    demo = settings.logs_dir is None and settings.data_dir is None and "root" not in section
+    data_dir = settings.sources.data_dir if settings.sources.data_dir is not None else demo_data_dir()
+    config = log_config(settings.logs.dir, section, data_dir / "logs")
+    fallback = settings.storage.state_dir / "log-index"
+    demo = settings.logs.dir is None and settings.sources.data_dir is None and "root" not in section
     index_file = location(config.root, fallback, beside=not demo)
     return replace(config, index_file=index_file)
 
@@ -44,26 +44,26 @@ def build_knowledge_search(
     from evigate.server.sources.retrieval.ranking import RankingConfig
     from evigate.server.sources.retrieval.store import RowVectorStore
 
-    cache = SqliteVectorStore(settings.resolved_vector_cache)
+    cache = SqliteVectorStore(settings.embedding.resolved_vector_cache)
     embedder = build_embedder(
-        settings.embedding_backend,
+        settings.embedding.backend,
         cache,
-        base_url=settings.embedding_base_url,
-        model=settings.embedding_model,
-        api_key=settings.embedding_api_key,
-        dimension=settings.embedding_dimension,
-        timeout_s=settings.embedding_timeout_s,
+        base_url=settings.embedding.base_url,
+        model=settings.embedding.model,
+        api_key=settings.embedding.api_key,
+        dimension=settings.embedding.dimension,
+        timeout_s=settings.embedding.timeout_s,
     )
     calibrated = RankingConfig()
     config = RankingConfig(
-        l1_threshold=settings.embedding_l1_threshold or calibrated.l1_threshold,
-        l1_cross_threshold=settings.embedding_l1_cross_threshold or calibrated.l1_cross_threshold,
+        l1_threshold=settings.embedding.l1_threshold or calibrated.l1_threshold,
+        l1_cross_threshold=settings.embedding.l1_cross_threshold or calibrated.l1_cross_threshold,
     )
-    directory = knowledge_dir(settings.data_dir)
+    directory = knowledge_dir(settings.sources.data_dir)
     cases = RowVectorStore(database.case_vectors)
     # A failed embedding is retried after twice its timeout: a hung endpoint costs one timeout per
     # period instead of one per lookup.
-    retry = 2 * settings.embedding_timeout_s
+    retry = 2 * settings.embedding.timeout_s
     return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache
 
 

@@ -47,12 +47,12 @@ class WorkerSettings:
 
 def worker_settings(settings: Settings) -> WorkerSettings:
     return WorkerSettings(
-        enabled=settings.worker_enabled,
-        poll_interval=settings.worker_poll_interval_s,
-        lease_seconds=settings.worker_lease_s,
-        batch_size=settings.worker_batch_size,
-        max_attempts=settings.worker_max_attempts,
-        retry_delay_seconds=settings.worker_retry_delay_s,
+        enabled=settings.worker.enabled,
+        poll_interval=settings.worker.poll_interval_s,
+        lease_seconds=settings.worker.lease_s,
+        batch_size=settings.worker.batch_size,
+        max_attempts=settings.worker.max_attempts,
+        retry_delay_seconds=settings.worker.retry_delay_s,
     )
 
 
@@ -213,9 +213,11 @@ async def run_standalone(
     from evigate.storage import Database
 
     database = await Database.open(
-        settings.resolved_database_url, pool_size=settings.db_pool_size, timeout_s=settings.db_timeout_s
+        settings.storage.resolved_database_url,
+        pool_size=settings.storage.db_pool_size,
+        timeout_s=settings.storage.db_timeout_s,
     )
-    worker = EvaluationWorker(database.repo, worker_settings(settings), name=f"{settings.owner}/worker")
+    worker = EvaluationWorker(database.repo, worker_settings(settings), name=f"{settings.grpc.owner}/worker")
     others = extra(database.repo) if extra is not None else []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -238,7 +240,7 @@ async def read_stats(settings: Settings) -> JobStats:
     """`evigate jobs`: the queue, read straight from the database (no server needed)."""
     from evigate.storage import Database
 
-    database = await Database.open(settings.resolved_database_url, pool_size=1)
+    database = await Database.open(settings.storage.resolved_database_url, pool_size=1)
     try:
         return await database.repo.job_stats()
     finally:

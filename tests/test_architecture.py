@@ -144,12 +144,12 @@ RULES: tuple[Rule, ...] = (
         ("server", "storage", *GENERATED),
         allowed=("server.queries",),
     ),
-    # A helper that is a package (server.codec) imports its own modules.
+    # A helper that is a package (server.codec, server.settings) imports its own modules.
     Rule(
         "helpers-are-leaves",
         SHARED_HELPERS,
         ("server", "storage", "rules"),
-        allowed=("server.codec", "server.config_document", "rules.errors"),
+        allowed=("server.codec", "server.settings", "server.config_document", "rules.errors"),
     ),
 )
 

@@ -51,7 +51,7 @@ def _document(tmp_path: Path, suffix: str) -> Path:
 @pytest.mark.parametrize("suffix", [".toml", ".json", ".yaml"])
 def test_one_config_file_feeds_every_reader(tmp_path: Path, suffix: str) -> None:
     settings = load_settings({"config_file": str(_document(tmp_path, suffix))}, {})
-    assert settings.log_level == "DEBUG"
+    assert settings.logging.level == "DEBUG"
     logs = logs_settings(settings)
     assert logs.root == tmp_path / "var-log" and logs.default_level == "WARN"
     sources = build_sources(settings)

@@ -26,13 +26,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
     mcp = _mcp_options(args)
-    logs.configure(settings.log_level, settings.log_format)
+    logs.configure(settings.logging.level, settings.logging.format)
     import logging
 
     logging.getLogger("evigate.config").info("settings", extra={"settings": settings.describe()})
 
     def announce(app: App) -> None:
-        scheme = "grpcs" if settings.tls_enabled else "grpc"
+        scheme = "grpcs" if settings.tls.enabled else "grpc"
         print(f"evigate serving on {scheme}://{app.address}", flush=True)
         if app.web is not None:
             print(f"evigate web viewer on {app.web.url}", flush=True)
@@ -75,7 +75,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
-    logs.configure(settings.log_level, settings.log_format)
+    logs.configure(settings.logging.level, settings.logging.format)
     try:
         asyncio.run(serve_stdio(settings))
     except ConfigError as error:
@@ -93,12 +93,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
-    if not settings.database_url:
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
-    asyncio.run(migrate_database(settings.resolved_database_url))
+    if not settings.storage.database_url:
+        settings.storage.state_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(migrate_database(settings.storage.resolved_database_url))
     from evigate.server.settings import mask_url
 
-    print(f"migrated {mask_url(settings.resolved_database_url)} to the latest schema")
+    print(f"migrated {mask_url(settings.storage.resolved_database_url)} to the latest schema")
     return 0
 
 
@@ -112,8 +112,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         settings = load_settings(vars(args))
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
-    logs.configure(settings.log_level, settings.log_format)
-    print(f"evigate worker on {mask_url(settings.resolved_database_url)}", flush=True)
+    logs.configure(settings.logging.level, settings.logging.format)
+    print(f"evigate worker on {mask_url(settings.storage.resolved_database_url)}", flush=True)
     try:
         asyncio.run(run_standalone(settings, opinion_workers(settings)))
     except StorageError as error:
@@ -191,7 +191,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
         for health in states:
             print(health.line())
         if not config.configured():
-            where = settings.data_dir or "the bundled demo world"
+            where = settings.sources.data_dir or "the bundled demo world"
             print(f"no live source configured: alerts come from the files of {where}")
             flags = "--prometheus-url / --alertmanager-url"
             print(f"set {flags} (or EVIGATE_PROMETHEUS_URL / EVIGATE_ALERTMANAGER_URL)")
@@ -209,7 +209,9 @@ def cmd_cases_backfill(args: argparse.Namespace) -> int:
     except ConfigError as error:
         raise CliError(f"configuration: {error}") from None
     try:
-        report = asyncio.run(backfill_database(settings.resolved_database_url, settings.case_categories_file))
+        report = asyncio.run(
+            backfill_database(settings.storage.resolved_database_url, settings.sources.case_categories_file)
+        )
     except StorageError as error:
         raise CliError(f"cannot back-fill: {error}") from None
     if args.json:

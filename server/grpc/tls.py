@@ -43,12 +43,12 @@ def check_tls_files(cert: Path, key: Path, client_ca: Path | None) -> None:
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    if settings.tls_cert is None or settings.tls_key is None:
+    if settings.tls.cert is None or settings.tls.key is None:
         return None
-    check_tls_files(settings.tls_cert, settings.tls_key, settings.tls_client_ca)
-    client_ca = settings.tls_client_ca.read_bytes() if settings.tls_client_ca else None
+    check_tls_files(settings.tls.cert, settings.tls.key, settings.tls.client_ca)
+    client_ca = settings.tls.client_ca.read_bytes() if settings.tls.client_ca else None
     return grpc.ssl_server_credentials(
-        [(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())],
+        [(settings.tls.key.read_bytes(), settings.tls.cert.read_bytes())],
         root_certificates=client_ca,
         require_client_auth=client_ca is not None,
     )

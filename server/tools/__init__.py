@@ -36,7 +36,6 @@ from evigate.server.tools.registry import ToolRegistry, default_registry
 from evigate.server.tools.tool import Answer, Tool
 from evigate.server.tools.toolbox import SessionToolBox
 
-BACKEND_KINDS = ("fixture",)
 TOOL_NAMES = default_registry().names()
 
 
@@ -51,7 +50,6 @@ def demo_data_dir() -> Path:
 
 
 def build_backend(
-    kind: str,
     data_dir: Path | None,
     cases: CaseSource,
     *,
@@ -61,12 +59,10 @@ def build_backend(
     knowledge: KnowledgeSearch | None = None,
     embedder: Embedder | None = None,
 ) -> SourceSet:
-    """kind "fixture" reads data_dir (None → the bundled demo world); cases come from the database;
+    """The files source over data_dir (None → the bundled demo world); cases come from the database;
     the log files from `logs` (None: data_dir/logs read with the default field names and formats);
     `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir);
     `embedder`: what query_logs' relevance mode ranks by beside BM25 (None: BM25 alone)."""
-    if kind != "fixture":
-        raise ValueError(f"unknown tool backend {kind!r}; available: {', '.join(BACKEND_KINDS)}")
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
@@ -82,7 +78,6 @@ def knowledge_dir(data_dir: Path | None) -> Path:
 
 
 __all__ = [
-    "BACKEND_KINDS",
     "DEFAULT_L1_MARGIN",
     "DEFAULT_L1_THRESHOLD",
     "TOOL_NAMES",

@@ -65,9 +65,9 @@ def web_server(
         feedback=FeedbackUseCase(store, invalidate, cases),
         cases=cases,
     )
-    app = build_app(use_cases, auth.TokenCheck(settings.auth_tokens), skills)
-    host, port = web_address(settings.web)
-    return WebServer(app, host, port, settings.grace_period_s)
+    app = build_app(use_cases, auth.TokenCheck(settings.auth.tokens), skills)
+    host, port = web_address(settings.web.address)
+    return WebServer(app, host, port, settings.grpc.grace_period_s)
 
 
 class WebServer(AsgiServer):

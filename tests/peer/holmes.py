@@ -152,7 +152,7 @@ def settings_for(case: PeerCase, workdir: Path, prometheus_url: str = "", **over
     if case.kube_dump is not None and cluster_source_available():
         values[CLUSTER_SETTING] = case.kube_dump
     values.update(overrides)
-    return Settings(**values)
+    return Settings.of(**values)
 
 
 async def run_case(case: PeerCase, workdir: Path, **overrides: Any) -> CaseResult:

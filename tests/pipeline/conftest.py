@@ -31,7 +31,7 @@ def build_pipeline(db: Database) -> BuildPipeline:
     def build(
         agents: AgentBackend | None = None, data_dir: Path | None = None, max_rounds: int = 2
     ) -> Pipeline:
-        tools = build_backend("fixture", data_dir, db.repo)
+        tools = build_backend(data_dir, db.repo)
         return Pipeline(
             db.repo,
             tools,

@@ -35,7 +35,7 @@ async def useful_case(db: Database, build_pipeline: BuildPipeline, question: str
 
 
 async def lookup(db: Database, query: str) -> Any:
-    return await build_backend("fixture", None, db.repo).lookup_knowledge(KnowledgeQuery(query, 5))
+    return await build_backend(None, db.repo).lookup_knowledge(KnowledgeQuery(query, 5))
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ async def test_the_served_hybrid_search_applies_the_same_structure(
     assert case is not None and case.error_code
 
     search = build_knowledge(knowledge_dir(None), None, MemoryVectorStore())
-    backend = build_backend("fixture", None, db.repo, knowledge=search)
+    backend = build_backend(None, db.repo, knowledge=search)
     hits = await backend.lookup_knowledge(
         KnowledgeQuery("order-service 又报 SQLTransientConnectionException 了，怎么处理？", 5)
     )

@@ -177,7 +177,7 @@ async def test_a_contradicted_verified_only_opinion_is_a_disagreement(
 
 
 async def test_the_opinion_workers_http_client_is_closed_at_stop(db: Database, fake: FakeOpenAI) -> None:
-    settings = Settings(
+    settings = Settings.of(
         evaluation_llm_model="evaluator",
         evaluation_llm_base_url=fake.base_url,
         evaluation_llm_api_key="sk-test",

@@ -69,7 +69,7 @@ def _pipeline(repo: Any, executor: Any = None) -> Pipeline:
         agents = dataclasses.replace(agents, executor=executor)
     return Pipeline(
         repo,
-        build_backend("fixture", None, repo),
+        build_backend(None, repo),
         agents,
         load_skills(),
         default_registry().catalog(),

@@ -36,7 +36,7 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "log_format": "text",
     }
     base.update(overrides)
-    return Settings(**base)
+    return Settings.of(**base)
 
 
 class SlowPlanner:

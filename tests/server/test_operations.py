@@ -149,13 +149,15 @@ def _free_port() -> int:
 def test_flags_win_over_environment_and_defaults_are_embedded(tmp_path: Path) -> None:
     env = {"EVIGATE_LISTEN": "127.0.0.1:6000", "EVIGATE_MAX_CLAIMS": "7", "EVIGATE_WORKER_ENABLED": "false"}
     settings = load_settings({"listen": "127.0.0.1:7000"}, env)
-    assert settings.listen == "127.0.0.1:7000"
-    assert settings.max_claims == 7 and settings.worker_enabled is False
+    assert settings.grpc.listen == "127.0.0.1:7000"
+    assert settings.limits.claims == 7 and settings.worker.enabled is False
     defaults = load_settings({}, {})
-    assert defaults == Settings(state_dir=defaults.state_dir, instance_name=defaults.instance_name)
-    assert defaults.listen == "127.0.0.1:50051"
-    assert defaults.resolved_database_url.endswith("/.evigate/evigate.db")
-    assert defaults.agent_backend == "offline" and defaults.data_dir is None
+    assert defaults == Settings.of(
+        state_dir=defaults.storage.state_dir, instance_name=defaults.grpc.instance_name
+    )
+    assert defaults.grpc.listen == "127.0.0.1:50051"
+    assert defaults.storage.resolved_database_url.endswith("/.evigate/evigate.db")
+    assert defaults.agents.backend == "offline" and defaults.sources.data_dir is None
 
 
 @pytest.mark.parametrize(

@@ -28,12 +28,12 @@ from tests.server.status import decode
 
 def _check(excerpt_chars: int, char: str, settings: Settings) -> gatekeeper_service_pb2.CheckRequest:
     """max_bindings bindings over max_claims claims whose excerpts hold `excerpt_chars` in all."""
-    per, extra = divmod(excerpt_chars, settings.max_bindings)
+    per, extra = divmod(excerpt_chars, settings.limits.bindings)
     claims = [
         evidence_pb2.Claim(claim_id=f"claim-{i}", claim_text="payment-service CPU at 92%")
-        for i in range(settings.max_claims)
+        for i in range(settings.limits.claims)
     ]
-    for j in range(settings.max_bindings):
+    for j in range(settings.limits.bindings):
         claims[j % len(claims)].evidence_bindings.add(
             tool_name="query_logs",
             source_invocation_id=1000 + j,
@@ -46,11 +46,11 @@ def _check(excerpt_chars: int, char: str, settings: Settings) -> gatekeeper_serv
 
 def test_the_default_receive_limit_fits_the_contract() -> None:
     settings = Settings()
-    assert settings.max_request_bytes == 256 * 1024
-    assert settings.max_query_chars * 4 < settings.max_request_bytes  # any question, in UTF-8
-    assert settings.max_message_bytes > settings.max_request_bytes  # traces may be large
+    assert settings.grpc.max_request_bytes == 256 * 1024
+    assert settings.limits.query_chars * 4 < settings.grpc.max_request_bytes  # any question, in UTF-8
+    assert settings.grpc.max_message_bytes > settings.grpc.max_request_bytes  # traces may be large
     # A Check at every limit at once, its excerpts in 4-byte UTF-8 (the widest), fits.
-    assert _check(settings.max_excerpt_chars, "😀", settings).ByteSize() < settings.max_request_bytes
+    assert _check(settings.limits.excerpt_chars, "😀", settings).ByteSize() < settings.grpc.max_request_bytes
 
 
 async def test_a_check_over_its_excerpt_limit_is_invalid_argument_and_one_at_it_is_read(
@@ -59,17 +59,17 @@ async def test_a_check_over_its_excerpt_limit_is_invalid_argument_and_one_at_it_
     settings = Settings()
     stub = gatekeeper_service_pb2_grpc.GatekeeperServiceStub(channel)
     with pytest.raises(grpc.aio.AioRpcError) as info:  # read, validated, then the session is unknown
-        await stub.Check(_check(settings.max_excerpt_chars, "😀", settings), timeout=10)
+        await stub.Check(_check(settings.limits.excerpt_chars, "😀", settings), timeout=10)
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
-    over = _check(settings.max_excerpt_chars + 1, "耗", settings)
-    assert over.ByteSize() < settings.max_request_bytes
+    over = _check(settings.limits.excerpt_chars + 1, "耗", settings)
+    assert over.ByteSize() < settings.grpc.max_request_bytes
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await stub.Check(over, timeout=10)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     # Named: the binding where the sum passes the limit, here the last (bindings go round the claims).
     (field, description), *_ = decode(info.value).violations.items()
     assert field == "evidence.claims[31].evidence_bindings[7].evidence_excerpt"
-    assert f"at most {settings.max_excerpt_chars} excerpt characters" in description
+    assert f"at most {settings.limits.excerpt_chars} excerpt characters" in description
 
 
 def test_request_bytes_in_flight_stay_within_the_budget_and_are_trimmed_once_quiet() -> None:

@@ -84,7 +84,7 @@ def test_tokens_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
     token_file = tmp_path / "tokens"
     token_file.write_text("# ops\nfile-token\n\n")
     settings = load_settings({"auth_tokens_file": str(token_file)}, {"EVIGATE_AUTH_TOKENS": "env-1,env-2"})
-    assert settings.auth_tokens == ("env-1", "env-2", "file-token")
+    assert settings.auth.tokens == ("env-1", "env-2", "file-token")
     described = settings.describe()
     assert "file-token" not in str(described) and "env-1" not in str(described)
 

@@ -29,7 +29,7 @@ from .exporter import Exporter
 from .recorder import EMPTY_VECTOR, recording_server
 from .servers import Server, free_port, start_prometheus
 
-FILES = build_backend("fixture", None, MemoryCases())
+FILES = build_backend(None, MemoryCases())
 
 
 class Tools:
@@ -267,7 +267,7 @@ async def test_the_sources_file_auth_reaches_the_server(tmp_path: Path) -> None:
             f"    bearer_token_file: '{tmp_path / 'token'}'}}\n"
             f"  alertmanager: {{url: '{am.url}', basic_auth: {{username: ops, password: pw}}}}\n"
         )
-        settings_ = Settings(sources_file=tmp_path / "sources.yml")
+        settings_ = Settings.of(sources_file=tmp_path / "sources.yml")
         tools = Tools(build_tools(settings_, FILES, build_sources(settings_)))
         try:
             assert (await tools.call("query_promql", query="up")).status == "success"

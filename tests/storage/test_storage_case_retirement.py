@@ -37,7 +37,7 @@ async def _retrieved(db: Database, case_id: str) -> bool:
     """Whether lookup_knowledge, reading this database's case library, returns the case."""
     session_id = f"lookup-{uuid.uuid4().hex}"
     await db.repo.create_session(session_id, "q", "en", "test")
-    toolbox = SessionToolBox(build_backend("fixture", None, db.repo), db.repo, session_id)
+    toolbox = SessionToolBox(build_backend(None, db.repo), db.repo, session_id)
     call = await toolbox.call("lookup_knowledge", {"query": "OrderLockTimeoutException"}, Deadline.none())
     blocks = (call.raw_result or {}).get("evidence_blocks", [])
     return any(block["source"] == f"case:{case_id}" for block in blocks)

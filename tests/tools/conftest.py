@@ -85,7 +85,7 @@ class Harness:
 
 
 def make_harness(data_dir: Path | None = None, cases: Sequence[Case] = (), **kwargs: Any) -> Harness:
-    backend = build_backend("fixture", data_dir, MemoryCases(cases), **kwargs)
+    backend = build_backend(data_dir, MemoryCases(cases), **kwargs)
     recorder = MemoryRecorder()
     return Harness(backend, recorder, SessionToolBox(backend, recorder, "session-1"))
 

@@ -37,11 +37,9 @@ def test_generator_is_deterministic(tmp_path: Path) -> None:
         assert (tmp_path / name).read_bytes() == (root / name).read_bytes(), name
 
 
-def test_unknown_backend_kind_and_missing_dir(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown tool backend"):
-        build_backend("prometheus", None, MemoryCases())
+def test_missing_data_dir(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not found"):
-        build_backend("fixture", tmp_path / "nope", MemoryCases())
+        build_backend(tmp_path / "nope", MemoryCases())
 
 
 QUESTIONS = [

@@ -154,7 +154,7 @@ async def test_case_library_is_searched() -> None:
 
 async def test_new_cases_are_seen_without_restart() -> None:
     cases = MemoryCases()
-    backend = build_backend("fixture", None, cases)
+    backend = build_backend(None, cases)
     query = KnowledgeQuery("OrderLockTimeoutException", 5)
     assert (await backend.lookup_knowledge(query)).match_level == "none"
     cases.cases.append(CASES[0])
@@ -162,7 +162,7 @@ async def test_new_cases_are_seen_without_restart() -> None:
 
 
 async def test_case_library_down_fails_the_call() -> None:
-    toolbox = SessionToolBox(build_backend("fixture", None, MemoryCases(fail=True)), MemoryRecorder(), "s")
+    toolbox = SessionToolBox(build_backend(None, MemoryCases(fail=True)), MemoryRecorder(), "s")
     result = await toolbox.call("lookup_knowledge", {"query": "HighCPUUsage"}, Deadline.none())
     assert result.status == "failed" and "case library unavailable" in (result.error or "")
     assert result.retrieval_details["evidence_refs"] == []

@@ -71,7 +71,7 @@ REGISTRY = ToolRegistry([*BUILTIN_TOOLS, LIST_DEPLOYMENTS])  # the one registeri
 @pytest.fixture
 def toolbox() -> tuple[SessionToolBox, MemoryRecorder]:
     recorder = MemoryRecorder()
-    backend = build_backend("fixture", None, MemoryCases())
+    backend = build_backend(None, MemoryCases())
     return SessionToolBox(backend, recorder, "session-1", registry=REGISTRY), recorder
 
 

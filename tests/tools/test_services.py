@@ -62,7 +62,7 @@ def test_services_are_found_in_a_question_in_order() -> None:
 
 
 async def test_the_catalog_is_built_from_the_world_and_its_aliases() -> None:
-    backend = build_backend("fixture", WORLDS / "tidewater", _NoCases())
+    backend = build_backend(WORLDS / "tidewater", _NoCases())
     view = await backend.services.refresh()
     assert {"invoice-consumer", "mail-relay", "session-redis", "search-indexer"} <= set(view.services)
     assert set(view.services["pricing-engine"]) == {"alert", "log", "knowledge"}
@@ -74,7 +74,7 @@ async def test_the_catalog_is_built_from_the_world_and_its_aliases() -> None:
 async def test_a_refresh_sees_a_new_service_and_a_failing_source_keeps_the_others(tmp_path: Path) -> None:
     world = tmp_path / "world"
     shutil.copytree(WORLDS / "tidewater", world, ignore=shutil.ignore_patterns("questions.json"))
-    backend = build_backend("fixture", world, _NoCases())
+    backend = build_backend(world, _NoCases())
     catalog: ServiceCatalog = backend.services
 
     async def broken() -> Sightings:
@@ -108,7 +108,7 @@ async def test_list_services_resolves_a_name_or_names_the_closest() -> None:
     from evigate.server.tools import SessionToolBox
     from tests.agents.offline.test_offline_demo_world import MemoryRecorder
 
-    backend = build_backend("fixture", WORLDS / "tidewater", _NoCases())
+    backend = build_backend(WORLDS / "tidewater", _NoCases())
     tools = SessionToolBox(backend, MemoryRecorder(), "s")
     found = await tools.call("list_services", {"name": "定价引擎"}, Deadline.none())
     (ref,) = found.retrieval_details["evidence_refs"]
@@ -179,7 +179,7 @@ async def test_a_team_prefixed_job_is_the_same_service_and_its_alias() -> None:
 
 
 async def test_namespaces_come_from_the_pod_log_layout_and_the_alerts_labels() -> None:
-    backend = build_backend("fixture", WORLDS / "osprey", _NoCases())
+    backend = build_backend(WORLDS / "osprey", _NoCases())
     view = await backend.services.refresh()
     assert view.namespaces["media"] == ("thumbnailer", "transcoder")
     assert view.namespaces["accounts"] == ("auth-broker", "profile-store")

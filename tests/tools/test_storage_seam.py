@@ -20,7 +20,7 @@ async def test_calls_are_recorded_in_the_database(tmp_path: Path) -> None:
         await db.repo.create_session(
             "s-tools", "inventory-service 有 HikariCP 连接池耗尽的日志吗？", "zh", "test"
         )
-        toolbox = SessionToolBox(build_backend("fixture", None, cases), recorder, "s-tools")
+        toolbox = SessionToolBox(build_backend(None, cases), recorder, "s-tools")
         first = await toolbox.call(
             "query_logs", {"service": "inventory-service", "keyword": "HikariCP"}, Deadline.none()
         )
@@ -53,7 +53,7 @@ async def test_useful_sessions_are_searchable_cases(tmp_path: Path) -> None:
         answer = "当前查询检索到 checkout 服务的 OrderLockTimeoutException：订单锁等待超时。"
         await repo.finish_success("s-case", answer, {}, {}, [], {})
         outcome = await repo.submit_feedback("s-case", "useful")
-        toolbox = SessionToolBox(build_backend("fixture", None, repo), repo, "s-case")
+        toolbox = SessionToolBox(build_backend(None, repo), repo, "s-case")
         result = await toolbox.call(
             "lookup_knowledge", {"query": "OrderLockTimeoutException"}, Deadline.none()
         )

@@ -155,9 +155,12 @@ def test_a_call_result_is_served_whole_as_json(
 
 
 def test_the_viewer_is_off_unless_set_and_binds_to_loopback() -> None:
-    assert load_settings({}, {}).web == ""
-    assert load_settings({}, {"EVIGATE_WEB": "127.0.0.1:8080"}).web == "127.0.0.1:8080"
-    assert load_settings({"web": "0.0.0.0:9000"}, {"EVIGATE_WEB": "127.0.0.1:8080"}).web == "0.0.0.0:9000"
+    assert load_settings({}, {}).web.address == ""
+    assert load_settings({}, {"EVIGATE_WEB": "127.0.0.1:8080"}).web.address == "127.0.0.1:8080"
+    assert (
+        load_settings({"web": "0.0.0.0:9000"}, {"EVIGATE_WEB": "127.0.0.1:8080"}).web.address
+        == "0.0.0.0:9000"
+    )
     assert web_address("8080") == ("127.0.0.1", 8080)
     assert web_address(":8080") == ("127.0.0.1", 8080)
     assert web_address("[::1]:8080") == ("::1", 8080)
@@ -244,16 +247,20 @@ def test_web_and_other_settings_come_from_a_config_file_below_env_and_flags(tmp_
         encoding="utf-8",
     )
     from_file = load_settings({"config_file": str(config)}, {})
-    assert (from_file.web, from_file.max_rounds, from_file.auth_tokens) == ("127.0.0.1:8081", 3, ("a", "b"))
+    assert (from_file.web.address, from_file.agents.max_rounds, from_file.auth.tokens) == (
+        "127.0.0.1:8081",
+        3,
+        ("a", "b"),
+    )
     by_env = load_settings({}, {"EVIGATE_CONFIG_FILE": str(config), "EVIGATE_WEB": "127.0.0.1:9090"})
-    assert by_env.web == "127.0.0.1:9090" and by_env.max_rounds == 3
+    assert by_env.web.address == "127.0.0.1:9090" and by_env.agents.max_rounds == 3
     flag = load_settings(
         {"config_file": str(config), "web": "127.0.0.1:9191"}, {"EVIGATE_WEB": "127.0.0.1:9090"}
     )
-    assert flag.web == "127.0.0.1:9191"
+    assert flag.web.address == "127.0.0.1:9191"
     as_json = tmp_path / "evigate.json"
     as_json.write_text('{"web": 8082}', encoding="utf-8")
-    assert web_address(load_settings({"config_file": str(as_json)}, {}).web) == ("127.0.0.1", 8082)
+    assert web_address(load_settings({"config_file": str(as_json)}, {}).web.address) == ("127.0.0.1", 8082)
     config.write_text('webb = "127.0.0.1:8081"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"unknown setting.*webb"):
         load_settings({"config_file": str(config)}, {})

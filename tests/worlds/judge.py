@@ -372,7 +372,7 @@ async def run_world(
     if world in LIVE_WORLDS:
         assert live is not None and workdir is not None, f"{world} is asked on its live sources"
         return await _run_live(world, asked, db, live, workdir, agents=agents, seconds=seconds)
-    tools = build_backend("fixture", DATA_DIRS[world], db.repo)
+    tools = build_backend(DATA_DIRS[world], db.repo)
     pipeline = Pipeline(
         db.repo,
         tools,

@@ -159,9 +159,11 @@ async def live_pipeline(
     at the world's reference time, answered by the offline agents or those `agents` builds."""
     unknown = set(down) - set(SOURCES)
     assert not unknown, f"unknown sources {unknown}; known: {SOURCES}"
-    settings = Settings(data_dir=world, vector_cache=workdir / "vectors.sqlite3", state_dir=workdir / "state")
+    settings = Settings.of(
+        data_dir=world, vector_cache=workdir / "vectors.sqlite3", state_dir=workdir / "state"
+    )
     knowledge, cache = build_knowledge_search(settings, db)
-    files = build_backend("fixture", world, db.repo, knowledge=knowledge)
+    files = build_backend(world, db.repo, knowledge=knowledge)
     await knowledge.refresh_files()
     urls = {"alertmanager": sources.alertmanager.url, "prometheus": sources.victoria.url}
     urls.update({name: closed_url() for name in down})

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from evigate.server.settings import Anchor, Fallback, JsonMode, Retry
+from evigate.server.settings.pipeline import LlmSettings
 
 Stage = Literal["planner", "executor", "verifier", "composer", "evaluator"]
 
@@ -98,6 +99,28 @@ class LLMSettings:
         return f"LLMSettings({fields})"
 
     __str__ = __repr__
+
+    @classmethod
+    def from_settings(cls, llm: LlmSettings) -> LLMSettings:
+        """The service's `llm` settings section (server.settings), the other fields their defaults."""
+        return cls(
+            base_url=llm.base_url,
+            api_key=llm.api_key,
+            model=llm.model,
+            planner_model=llm.planner_model or None,
+            executor_model=llm.executor_model or None,
+            verifier_model=llm.verifier_model or None,
+            composer_model=llm.composer_model or None,
+            timeout=llm.timeout_s,
+            max_retries=llm.max_retries,
+            json_mode=llm.json_mode,
+            planner_fallback=llm.planner_fallback,
+            executor_fallback=llm.executor_fallback,
+            verifier_fallback=llm.verifier_fallback,
+            composer_fallback=llm.composer_fallback,
+            executor_retry=llm.executor_retry,
+            planner_anchor=llm.planner_anchor,
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], prefix: str = "EVIGATE_LLM_") -> LLMSettings:

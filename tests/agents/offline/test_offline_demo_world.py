@@ -50,7 +50,7 @@ class MemoryRecorder:
 async def session(query: str, language: str) -> tuple[JSON, JSON, JSON, MemoryRecorder]:
     agents = build_offline_backend(catalog=TEST_CATALOG)
     recorder = MemoryRecorder()
-    tools = SessionToolBox(build_backend("fixture", None, NoCases()), recorder, "demo")
+    tools = SessionToolBox(build_backend(None, NoCases()), recorder, "demo")
     deadline = Deadline.none()
     plan = (await agents.planner.plan(query, language, load_skills(), deadline)).data
     executed = await agents.executor.execute(ExecutorTask(query, language, plan, 1, None, tools, deadline))

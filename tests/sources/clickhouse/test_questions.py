@@ -44,7 +44,7 @@ async def logs(clickhouse: Loaded) -> AsyncIterator[ClickHouseLogs]:
 async def test_a_question_is_answered_the_same_from_clickhouse(
     db: Database, logs: ClickHouseLogs, case: Case
 ) -> None:
-    files = build_backend("fixture", None, db.repo)
+    files = build_backend(None, db.repo)
     answers = []
     calls = []
     for tools in (files, replace(files, logs=(logs,))):  # the same set, its logs from ClickHouse

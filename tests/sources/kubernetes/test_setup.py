@@ -28,10 +28,10 @@ def _kubeconfig(tmp_path: Path) -> Path:
 
 def test_a_dump_a_kubeconfig_context_or_none(dump: Path, tmp_path: Path) -> None:
     assert build_sources(Settings()).kubernetes is None
-    built = build_each(build_sources(Settings(kube_dump=dump)))
+    built = build_each(build_sources(Settings.of(kube_dump=dump)))
     assert isinstance(built["kubernetes"], DumpCluster)
     config = _kubeconfig(tmp_path)
-    settings = Settings(kubeconfig=config, kube_context="test", kube_namespaces=("payments",))
+    settings = Settings.of(kubeconfig=config, kube_context="test", kube_namespaces=("payments",))
     live = build_each(build_sources(settings))["kubernetes"]
     assert isinstance(live, ApiCluster) and live.where == "https://127.0.0.1:6443"
     assert live.settings.namespaces == ("payments",)
@@ -50,7 +50,7 @@ def test_the_sources_file_names_the_cluster_and_flags_win(dump: Path, tmp_path: 
 
 async def test_the_set_holds_the_cluster_in_its_capabilities_and_a_dump_keeps_the_clock(dump: Path) -> None:
     base = SourceSet(sources=(), clock=lambda: MOMENT)
-    tools = build_tools(Settings(kube_dump=dump), base, build_sources(Settings(kube_dump=dump)))
+    tools = build_tools(Settings.of(kube_dump=dump), base, build_sources(Settings.of(kube_dump=dump)))
     try:
         (cluster,) = tools.cluster
         assert (
@@ -73,18 +73,18 @@ async def test_the_set_holds_the_cluster_in_its_capabilities_and_a_dump_keeps_th
 )
 def test_settings_that_name_no_one_cluster_are_refused(settings: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        build_sources(Settings(**settings))  # type: ignore[arg-type]
+        build_sources(Settings.of(**settings))
 
 
 def test_a_kubeconfig_the_client_cannot_load_is_named(tmp_path: Path) -> None:
     broken = tmp_path / "kubeconfig"
     broken.write_text("apiVersion: v1\nkind: Config\ncontexts: []\n", encoding="utf-8")
     with pytest.raises(SourceConfigError, match="kubeconfig: "):
-        build_each(build_sources(Settings(kubeconfig=broken)))
+        build_each(build_sources(Settings.of(kubeconfig=broken)))
 
 
 async def test_a_dump_is_read_in_the_configured_namespaces_only(dump: Path) -> None:
-    sources = build_sources(Settings(kube_dump=dump, kube_namespaces=("payments",)))
+    sources = build_sources(Settings.of(kube_dump=dump, kube_namespaces=("payments",)))
     cluster = build_each(sources)["kubernetes"]
     assert isinstance(cluster, DumpCluster)
     try:

@@ -33,9 +33,7 @@ FLAG_ANSWER = (
 
 
 async def lookup(knowledge: SemanticKnowledge, cases: CaseSource, query: str) -> ToolCallResult:
-    toolbox = SessionToolBox(
-        build_backend("fixture", None, cases, knowledge=knowledge), MemoryRecorder(), "s"
-    )
+    toolbox = SessionToolBox(build_backend(None, cases, knowledge=knowledge), MemoryRecorder(), "s")
     return await toolbox.call("lookup_knowledge", {"query": query}, Deadline.none())
 
 
