@@ -14,7 +14,6 @@ dump is passed as that setting. Until then it is reported, unrun, as "no cluster
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ import httpx
 
 from evigate.server.app import App, Components
 from evigate.server.deadline import Deadline
-from evigate.server.settings import Settings
+from evigate.server.settings import Settings, setting_fields
 from tests.sources.servers import start_victoria_metrics
 from tests.support.waiting import until
 from tests.worlds.judge import Judgement, Question, judge, question, reasons
@@ -97,7 +96,7 @@ def load_cases(group: str | None = None) -> list[PeerCase]:
 
 def cluster_source_available() -> bool:
     """Whether the service has a setting for a cluster dump to read."""
-    return CLUSTER_SETTING in {f.name for f in dataclasses.fields(Settings)}
+    return CLUSTER_SETTING in setting_fields()
 
 
 def world_now(world: Path) -> datetime:
