@@ -4,9 +4,7 @@ is server.agents.llm.executor; the Composer, sentence by sentence, server.agents
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
-from typing import Any
 
 from evigate.rules.enums import Severity, Verdict
 from evigate.server.agents.base import (
@@ -30,14 +28,6 @@ from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.tools.registry import default_registry
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, default=str)
-
-
-def _messages(system: str, payload: JSON) -> list[JSON]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": _dumps(payload)}]
 
 
 def _notes(reply: ChatReply) -> tuple[StageNote, ...]:

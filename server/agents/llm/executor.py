@@ -19,17 +19,26 @@ import json
 import logging
 
 from evigate.rules.enums import ToolName
-from evigate.server.agents.base import JSON, Executor, ExecutorOutput, ExecutorTask, StageNote
-from evigate.server.agents.llm import routing
+from evigate.server.agents.base import (
+    JSON,
+    OFFLINE_FALLBACK,
+    Executor,
+    ExecutorOutput,
+    ExecutorTask,
+    StageNote,
+)
+from evigate.server.agents.llm import follow_up, routing
 from evigate.server.agents.llm.budget import compact_schemas, dumps, stage_messages
 from evigate.server.agents.llm.client import (
     ChatReply,
     LLMClient,
+    LLMError,
     LLMOutputError,
     LLMUnavailableError,
     ToolCallRequest,
 )
 from evigate.server.agents.llm.prompt_loader import load_prompt
+from evigate.server.agents.llm.replies import failure_kind
 from evigate.server.jsontext import find_json_object
 from evigate.server.tools.calls import ToolCallResult
 
@@ -67,10 +76,7 @@ class LLMExecutor:
         used = len(results)
         gap = routing.evidence_gap(results)
         if self._code is not None and gap is None and task.retry_context is None:
-            # the same ToolBox: the offline Executor's calls are the plan's, deduped, not run again
-            out = await self._code.execute(task)
-            note = StageNote(routing.BY_CODE, "a planned call found supporting evidence; code quoted it")
-            return dataclasses.replace(out, notes=(*out.notes, note))
+            return await self._quoted_by_code(self._code, task, results)
         if gap is not None:
             notes.append(StageNote("model_asked", gap))
         payload: JSON = {
@@ -124,6 +130,50 @@ class LLMExecutor:
                 ]
                 continue
             return ExecutorOutput(text, prompt.version, tuple(results), tuple(notes))
+
+    async def _quoted_by_code(
+        self, code: Executor, task: ExecutorTask, results: list[ToolCallResult]
+    ) -> ExecutorOutput:
+        """Code writes the claims: its own calls' (the same ToolBox: calls already made are deduped,
+        not run again), and quotes of what the model's calls found, its planned ones and those it
+        adds where code's evidence ranks low (server.agents.llm.follow_up)."""
+        notes: list[StageNote] = []
+        low = routing.low_evidence(results)
+        if low is not None:
+            notes.append(StageNote("model_asked", low))
+            try:
+                calls, note = await follow_up.ask(
+                    self._client, task.query, task.language, results, low, task.tools.schemas(), task.deadline
+                )
+            except LLMError as error:
+                kind = failure_kind(error)
+                log.warning("llm.follow_up_unused reason=%s error=%s", kind, error)
+                notes.append(
+                    StageNote(OFFLINE_FALLBACK, f"{kind}: {type(error).__name__}: {str(error)[:300]}")
+                )
+            else:
+                notes.append(note)
+                for call in calls:
+                    results.append(await task.tools.call(call["tool_name"], call["arguments"], task.deadline))
+        out = await code.execute(task)
+        added = follow_up.new_results(out.tool_calls, results)
+        language = "en" if task.language == "en" else "zh"
+        evidence = follow_up.quote_added(json.loads(out.raw_text), out.tool_calls, added, language)
+        found = sum(follow_up.found_evidence(r) for r in added)
+        if found:
+            notes.append(
+                StageNote(
+                    follow_up.MODEL_CALLS_QUOTED,
+                    f"{found} call(s) the model made found evidence; code quoted it",
+                )
+            )
+        note = StageNote(routing.BY_CODE, "a planned call found supporting evidence; code quoted it")
+        return dataclasses.replace(
+            out,
+            raw_text=json.dumps(evidence, ensure_ascii=False),
+            tool_calls=(*out.tool_calls, *added),
+            notes=(*out.notes, *notes, note),
+        )
 
     async def _chat(
         self, messages: list[JSON], task: ExecutorTask, schemas: list[JSON], choice: str | None
