@@ -45,7 +45,11 @@ sys.path.insert(0, str(ROOT))  # for tests.worlds (the labelled worlds and their
 from bench import figures  # noqa: E402
 from evigate.server.agents.base import BY_CODE, OFFLINE_FALLBACK, AgentBackend  # noqa: E402
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
-from evigate.server.agents.llm.follow_up import MODEL_ADDED_CALLS, MODEL_CALLS_QUOTED  # noqa: E402
+from evigate.server.agents.llm.follow_up import (  # noqa: E402
+    MODEL_ADDED_CALLS,
+    MODEL_CALLS_QUOTED,
+    MODEL_UNUSED,
+)
 from evigate.server.agents.llm.routing import VERIFIER_DISAGREEMENT  # noqa: E402
 from evigate.server.agents.mix import build_agents  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
@@ -158,7 +162,7 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
     fell = [
         (str(n.get("stage")), str(n.get("detail", "")).split(":", 1)[0])
         for n in extras.get("stage_notes") or []
-        if n.get("kind") == OFFLINE_FALLBACK
+        if n.get("kind") in (OFFLINE_FALLBACK, MODEL_UNUSED)
     ]
     tally.fallbacks.update(fell)
     notes = extras.get("stage_notes") or []

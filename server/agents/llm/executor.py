@@ -21,7 +21,6 @@ import logging
 from evigate.rules.enums import ToolName
 from evigate.server.agents.base import (
     JSON,
-    OFFLINE_FALLBACK,
     Executor,
     ExecutorOutput,
     ExecutorTask,
@@ -73,21 +72,17 @@ class LLMExecutor:
         notes: list[StageNote] = []
         for planned in _planned(task.plan)[:budget]:
             results.append(await task.tools.call(planned[0], planned[1], task.deadline))
-        used = len(results)
         gap = routing.evidence_gap(results)
-        if self._code is not None and gap is None and task.retry_context is None:
-            return await self._quoted_by_code(self._code, task, results)
-        if gap is not None:
+        if self._code is not None and task.retry_context is None:
+            why = gap or routing.low_evidence(results)
+            if why is not None and results:
+                notes = await self._follow_up(task, results, why)
+            if gap is None or any(follow_up.found_evidence(r) for r in results):
+                return await self._quoted_by_code(self._code, task, results, notes)
+        if gap is not None and not notes:
             notes.append(StageNote("model_asked", gap))
-        payload: JSON = {
-            "language": task.language,
-            "plan": task.plan.get("plan", []),
-            "planned_calls": task.plan.get("tool_calls", []),
-            "round": task.round,
-        }
-        if task.retry_context is not None:
-            payload["retry_context"] = task.retry_context
-        messages = stage_messages(prompt.text, task.query, {"task": payload})
+        used = len(results)
+        messages = stage_messages(prompt.text, task.query, {"task": _task_payload(task)})
         if results:
             messages.append({"role": "user", "content": dumps(evidence_listing(results, task.language))})
         schemas = compact_schemas(task.tools.schemas(), offered_tools(task.plan))
@@ -131,30 +126,34 @@ class LLMExecutor:
                 continue
             return ExecutorOutput(text, prompt.version, tuple(results), tuple(notes))
 
+    async def _follow_up(
+        self, task: ExecutorTask, results: list[ToolCallResult], why: str
+    ) -> list[StageNote]:
+        """The calls the model adds where code's evidence is missing or ranks low, run (their
+        results appended to `results`), and the notes saying why it was asked, and what it added or
+        why it added none."""
+        asked = StageNote("model_asked", why)
+        try:
+            calls, note = await follow_up.ask(
+                self._client, task.query, task.language, results, why, task.tools.schemas(), task.deadline
+            )
+        except LLMError as error:
+            kind = failure_kind(error)
+            log.warning("llm.follow_up_unused reason=%s error=%s", kind, error)
+            return [
+                asked,
+                StageNote(follow_up.MODEL_UNUSED, f"{kind}: {type(error).__name__}: {str(error)[:300]}"),
+            ]
+        for call in calls:
+            results.append(await task.tools.call(call["tool_name"], call["arguments"], task.deadline))
+        return [asked, note]
+
     async def _quoted_by_code(
-        self, code: Executor, task: ExecutorTask, results: list[ToolCallResult]
+        self, code: Executor, task: ExecutorTask, results: list[ToolCallResult], notes: list[StageNote]
     ) -> ExecutorOutput:
         """Code writes the claims: its own calls' (the same ToolBox: calls already made are deduped,
         not run again), and quotes of what the model's calls found, its planned ones and those it
-        adds where code's evidence ranks low (server.agents.llm.follow_up)."""
-        notes: list[StageNote] = []
-        low = routing.low_evidence(results)
-        if low is not None:
-            notes.append(StageNote("model_asked", low))
-            try:
-                calls, note = await follow_up.ask(
-                    self._client, task.query, task.language, results, low, task.tools.schemas(), task.deadline
-                )
-            except LLMError as error:
-                kind = failure_kind(error)
-                log.warning("llm.follow_up_unused reason=%s error=%s", kind, error)
-                notes.append(
-                    StageNote(OFFLINE_FALLBACK, f"{kind}: {type(error).__name__}: {str(error)[:300]}")
-                )
-            else:
-                notes.append(note)
-                for call in calls:
-                    results.append(await task.tools.call(call["tool_name"], call["arguments"], task.deadline))
+        added (server.agents.llm.follow_up)."""
         out = await code.execute(task)
         added = follow_up.new_results(out.tool_calls, results)
         language = "en" if task.language == "en" else "zh"
@@ -210,6 +209,18 @@ class LLMExecutor:
             result.status,
         )
         return tool_result_message(result)
+
+
+def _task_payload(task: ExecutorTask) -> JSON:
+    payload: JSON = {
+        "language": task.language,
+        "plan": task.plan.get("plan", []),
+        "planned_calls": task.plan.get("tool_calls", []),
+        "round": task.round,
+    }
+    if task.retry_context is not None:
+        payload["retry_context"] = task.retry_context
+    return payload
 
 
 def _planned(plan: JSON) -> list[tuple[str, JSON]]:

@@ -32,6 +32,8 @@ MAX_FOLLOW_UP_CALLS = 2
 MODEL_ADDED_CALLS = "model_added_calls"
 # the evidence of calls the model made (planned or added) quoted in code's claims: what it earned
 MODEL_CALLS_QUOTED = "model_calls_quoted"
+# asked for calls, the model's reply was not usable (named as a stage fallback is): code's stand
+MODEL_UNUSED = "model_unused"
 # what a follow-up may call: another term or the log templates, a discovered metric, a runbook
 _FOLLOW_UP_TOOLS = (
     ToolName.QUERY_LOGS,

@@ -5,13 +5,14 @@ Code reads the service, alert name, log term, level and window off a question an
 that quote the evidence word for word; a small model asked to redo that work loses answers code
 had right and costs minutes on a CPU. So each stage asks the model only when code has a gap:
 - the Planner, when code reads no call off the question, or names a service it cannot resolve;
-- the Executor, when no planned call came back with supporting evidence (the model may then call
-  other tools and writes the claims); otherwise the offline Executor quotes what was found, and
-  states the no-evidence results beside it as code does;
-- the Planner again, when some call found evidence but it ranks low against the question: the
-  question's own log term found nothing, or no metric discovery found matched its words. The
-  model may then add calls (another term, as logs write it; a metric among the discovered names),
-  which code runs and quotes beside its own claims (server.agents.llm.follow_up);
+- for more calls (its Planner prompt), when no planned call came back with supporting evidence, or
+  when some did but the evidence ranks low against the question: the question's own log term
+  found nothing, or no metric discovery found matched its words. It may add calls (another term,
+  as logs write it; a metric among the discovered names), which code runs and quotes beside its
+  own claims (server.agents.llm.follow_up);
+- the Executor, when still no call found supporting evidence: the model may then call other
+  tools (list_services among them) and writes the claims; otherwise the offline Executor quotes
+  what was found, and states the no-evidence results beside it as code does;
 - the Verifier is always asked, but its REJECT of claims code wrote and verified is a recorded
   disagreement, not the verdict (code's stands).
 A stage that code handles carries a `by_code` note saying why, so that no result code earned is

@@ -10,9 +10,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evigate.server.agents.base import BY_CODE, OFFLINE_FALLBACK, ExecutorTask
+from evigate.server.agents.base import BY_CODE, ExecutorTask
 from evigate.server.agents.llm import LLMClient, LLMExecutor
 from evigate.server.agents.llm.anchor import widens
+from evigate.server.agents.llm.follow_up import MODEL_UNUSED
 from evigate.server.agents.llm.routing import low_evidence
 from evigate.server.agents.offline import OfflineExecutor
 from evigate.server.deadline import Deadline
@@ -194,5 +195,5 @@ async def test_a_follow_up_the_model_cannot_answer_leaves_code_s_claims_as_they_
         return [(c["claim_type"], c["claim_text"]) for c in json.loads(raw)["claims"]]
 
     assert said(with_model.raw_text) == said(alone.raw_text)
-    [fell] = [n for n in with_model.notes if n.kind == OFFLINE_FALLBACK]
+    [fell] = [n for n in with_model.notes if n.kind == MODEL_UNUSED]
     assert fell.detail.startswith("unusable_output")
