@@ -151,6 +151,13 @@ def placeholders(answer: str, trace: TraceRecord) -> list[str]:
     return [p for p in _PLACEHOLDER.findall(answer) if p not in material]
 
 
+_ASKED_FOR_CALLS = "calls asked, "
+
+
+def _why(note: JSON) -> str:
+    return str(note.get("detail", "")).split(":", 1)[0]
+
+
 def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stages: set[str]) -> str:
     extras = trace.session.extras or {}
     q = judged.question
@@ -159,8 +166,9 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
     tally.failed += trace.session.status == "FAILED"
     for latency in extras.get("stage_latencies") or []:
         tally.seconds[str(latency["stage"])] += float(latency["latency_ms"]) / 1000
+    # a stage that ran offline, and a request for calls whose reply was unusable (code's stood)
     fell = [
-        (str(n.get("stage")), str(n.get("detail", "")).split(":", 1)[0])
+        (str(n.get("stage")), _ASKED_FOR_CALLS * (n.get("kind") == MODEL_UNUSED) + _why(n))
         for n in extras.get("stage_notes") or []
         if n.get("kind") in (OFFLINE_FALLBACK, MODEL_UNUSED)
     ]

@@ -73,7 +73,7 @@ def low_evidence(results: Sequence[ToolCallResult]) -> str | None:
         if result.status != "success" or _status(result) == "supported":
             continue
         arguments = result.arguments
-        term = arguments.get("keyword") or arguments.get("query")
+        term = arguments.get("keyword") or arguments.get("pattern") or arguments.get("query")
         if result.tool_name == ToolName.QUERY_LOGS and term:
             return f"the question's own term found nothing (query_logs {_shown(arguments)})"
         if (

@@ -67,6 +67,8 @@ def test_evidence_ranks_low_when_the_question_s_own_term_or_metric_found_nothing
     )
     level = _result("query_logs", {"service": "ledger-api", "level": "ERROR"}, "no_evidence", NONE_REF)
     assert low_evidence([alert, level]) is None  # a survey's check that found nothing is an answer
+    pattern = _result("query_logs", {"service": "db", "pattern": "(?i)client[a-z]*"}, "no_evidence", NONE_REF)
+    assert "client" in (low_evidence([alert, pattern]) or "")
     assert "Python traceback" in (low_evidence([alert, term]) or "")
     assert "ledger-api" in (low_evidence([alert, about]) or "")
     found = _result(
