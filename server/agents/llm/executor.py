@@ -157,7 +157,7 @@ class LLMExecutor:
         out = await code.execute(task)
         added = follow_up.new_results(out.tool_calls, results)
         language = "en" if task.language == "en" else "zh"
-        evidence = follow_up.quote_added(json.loads(out.raw_text), out.tool_calls, added, language)
+        evidence = follow_up.quote_added(json.loads(out.raw_text), added, language)
         found = sum(follow_up.found_evidence(r) for r in added)
         if found:
             notes.append(

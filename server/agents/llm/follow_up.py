@@ -7,8 +7,7 @@ Code reads a term off the question's own words and searches it as written; a log
 shares none with the right name finds none. A model knows how logs and metrics are written: asked
 with the calls that ran, what each found and the discovered names, it may add calls. Code runs
 them and quotes what they find, claim by claim as for its own calls (the per-sentence check reads
-them as any other), beside code's claims; a model call that finds nothing adds nothing, and a
-negative of code's that the model's call on the same service answered is left out.
+them as any other), after code's claims; a model call that finds nothing adds nothing.
 """
 
 from __future__ import annotations
@@ -134,42 +133,29 @@ def _names_discovered(arguments: JSON, discovered: Sequence[str]) -> bool:
     return any(name in query for name in discovered)
 
 
-def quote_added(
-    code_evidence: JSON,
-    code_results: Sequence[ToolCallResult],
-    added: Sequence[ToolCallResult],
-    language: str,
-) -> JSON:
+def quote_added(code_evidence: JSON, added: Sequence[ToolCallResult], language: str) -> JSON:
     """Code's evidence with claims quoting what the model's calls (`added`) found: one claim per
-    call that found supporting evidence, as the offline Executor words its own. A negative of
-    code's about the same tool and service as a call that found evidence is left out: the model's
-    term answered what code's wording missed."""
+    call that found supporting evidence, as the offline Executor words its own, after code's (whose
+    negatives stay: what the question's own words found nothing of is still said)."""
     found = [r for r in added if found_evidence(r)]
     if not found:
         return code_evidence
-    answered = {(r.tool_name, str(r.arguments.get("service"))) for r in found}
-    superseded = {
-        r.retrieval_details.get("deduped_from") or r.invocation_id
-        for r in code_results
-        if r.retrieval_details.get("evidence_status") == "no_evidence"
-        and (r.tool_name, str(r.arguments.get("service"))) in answered
-    }
-    claims = [c for c in code_evidence.get("claims") or [] if not _cites_only(c, superseded)]
-    calls = [
-        (
-            PlannedCall(
-                r.tool_name,
-                dict(r.arguments),
-                service=_str(r.arguments.get("service")),
-                level=_str(r.arguments.get("level")),
-            ),
-            r,
-        )
-        for r in found
-    ]
+    calls = [(_planned_call(r), r) for r in found]
     quoted = build_evidence(calls, language)["claims"]
-    merged = [{**c, "claim_id": f"claim-{i}"} for i, c in enumerate([*claims, *quoted], start=1)]
+    claims = [*(code_evidence.get("claims") or []), *quoted]
+    merged = [{**c, "claim_id": f"claim-{i}"} for i, c in enumerate(claims, start=1)]
     return {**code_evidence, "claims": cap_claims(merged, language)}
+
+
+def _planned_call(result: ToolCallResult) -> PlannedCall:
+    arguments = dict(result.arguments)
+    service, level = arguments.get("service"), arguments.get("level")
+    return PlannedCall(
+        result.tool_name,
+        arguments,
+        service=str(service) if service is not None else None,
+        level=str(level) if level is not None else None,
+    )
 
 
 def found_evidence(result: ToolCallResult) -> bool:
@@ -182,16 +168,3 @@ def new_results(
     """The results of calls code did not make itself (the model's planned and follow-up calls)."""
     made = {_key(r.tool_name, r.arguments) for r in code_results}
     return [r for r in results if _key(r.tool_name, r.arguments) not in made]
-
-
-def _cites_only(claim: JSON, invocations: set[object]) -> bool:
-    bindings = claim.get("evidence_bindings") or []
-    return (
-        bool(bindings)
-        and claim.get("claim_type") == "negative_observation"
-        and all(b.get("source_invocation_id") in invocations for b in bindings)
-    )
-
-
-def _str(value: object) -> str | None:
-    return str(value) if value is not None else None
