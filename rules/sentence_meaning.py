@@ -164,8 +164,8 @@ class SentenceRules:
         scopes = w.scopes(text)
         about = [u for u in self.units if u.state == w.ABSENT and holds(u, names)]
         # a query for one alert or keyword found nothing of that, not nothing at all
-        narrower = sorted({v for u in about for v in _narrowed(u) if v not in text and v not in names})
-        about = [u for u in about if all(v in text or v in names for v in _narrowed(u))]
+        narrower = sorted({v for u in about for v in u.narrowed if v not in text and v not in names})
+        about = [u for u in about if all(v in text or v in names for v in u.narrowed)]
         if not scopes:
             # nothing at all was found about these subjects: no allowed claim found anything of them
             found = [
@@ -386,14 +386,6 @@ class SentenceRules:
                 self.fail(t.ACTION, word, "no bound runbook claim or hypothesis gives it")
             text = text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
         return text
-
-
-_NARROW_FIELD = re.compile(r"(?<![\w.])(?:alert_name|alertname|keyword)\s*=\s*([^;|,]+)")
-
-
-def _narrowed(unit: Unit) -> list[str]:
-    """What a negative query narrowed itself to (alert_name=, keyword=), lowercase."""
-    return [m.group(1).strip() for m in _NARROW_FIELD.finditer(unit.text)] if unit.state == w.ABSENT else []
 
 
 def _names_alert(unit: Unit, alert: str) -> bool:

@@ -9,6 +9,7 @@ available" inside it says nothing about the state of an alert.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -167,17 +168,24 @@ def _state_word(word: str) -> str:
 def states(clause: str) -> tuple[list[tuple[str, str]], bool]:
     """(state, phrase) of each state a clause asserts, in the order of the patterns, and whether it
     asserts a negated state of every item ("no alert is firing")."""
+    found, universal = _states(clause)
+    return list(found), universal
+
+
+@functools.lru_cache(maxsize=4096)
+def _states(clause: str) -> tuple[tuple[tuple[str, str], ...], bool]:
+    # the same clause is read again by the kind rule, and a runbook's text by every step bound to it
     clause = _UNKNOWN_CAUSE.sub(" ", clause)  # "no root cause could be determined" finds nothing absent
     universal = _UNIVERSAL_NOT.search(clause)
     if universal is not None:
         word = next(g for g in universal.groups() if g)
-        return [(NEGATED[_state_word(word)], universal.group().strip())], True
+        return ((NEGATED[_state_word(word)], universal.group().strip()),), True
     found: dict[str, str] = {}
     for pattern, state in _STATE_PATTERNS:
         for match in list(pattern.finditer(clause)):
             found.setdefault(state, match.group().strip())
             clause = _mask(clause, match)
-    return list(found.items()), False
+    return tuple(found.items()), False
 
 
 # --- scopes ---------------------------------------------------------------------------------
