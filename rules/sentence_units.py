@@ -255,7 +255,10 @@ class Prepared:
         if not services and not claim.negative and not claim.failed:
             services = set(claim_services)  # a log pattern names no service; its claim does
         index = self._text_index(excerpt.text)
-        ref = lambda: self.flat(excerpt.ref_text)  # noqa: E731 - read only when the excerpt has no field
+
+        def ref() -> str:  # read only when the excerpt has no field of its own
+            return self.flat(excerpt.ref_text)
+
         state = _state(claim, flat, ref)
         return Unit(
             claim=claim,
@@ -329,11 +332,10 @@ def _state(claim: ClaimFacts, flat: str, ref: Callable[[], str]) -> str:
 def _field(pattern: re.Pattern[str], words: Mapping[str, str], flat: str, ref: Callable[[], str]) -> str:
     """The word of a state= / severity= field: the excerpt's, else its ref text's (`ref` gives it
     normalised, read only when the excerpt has none)."""
-    for read in (lambda: flat, ref):
-        found = pattern.search(read())
-        if found is not None and found.group(1) in words:
-            return words[found.group(1)]
-    return ""
+    found = pattern.search(flat)
+    if found is None or found.group(1) not in words:
+        found = pattern.search(ref())
+    return words[found.group(1)] if found is not None and found.group(1) in words else ""
 
 
 def _role_pairs(flat: str) -> Iterable[tuple[str, str]]:
