@@ -168,6 +168,9 @@ class SentenceRules:
         about = [u for u in about if all(v in text or v in names for v in u.narrowed)]
         if not scopes:
             # nothing at all was found about these subjects: no allowed claim found anything of them
+            # (of what else the clause names with them, when it names more: "no evidence matching
+            # payment-service OutOfMemoryError" speaks of that error alone)
+            also = [n for n, _ in clause.names]
             found = [
                 u
                 for u in self.prepared.all_units()
@@ -175,6 +178,7 @@ class SentenceRules:
                 and u.scope != w.KNOWLEDGE
                 and any(compatible(u, a, s) for a, s in clause.groups())
                 and (u.services or u.alert)
+                and all(u.index.supports(n, WORD) for n in also)
             ]
             if found and about:
                 self.fail(t.ABSENCE, phrase, f"the session found {found[0].alert or found[0].scope} for it")
