@@ -51,7 +51,10 @@ _STATE_WORDS = {
 _SEVERITY_FIELD = re.compile(r"(?<![\w.])(?:severity|level|priority)\s*[=:：]\s*\"?([a-z0-9]+)")
 _ALERT_FIELD = re.compile(r"(?<![\w.])(?:alert|alertname|alert_name)\s*=\s*\"?([A-Za-z][\w.:-]*)")
 _LEADING_NAME = re.compile(r"\s*(?:alert=)?([A-Za-z][\w.:-]*)\s*,")
-_SERVICE_FIELD = re.compile(r"(?<![\w.])(?:service|service_name|app|job)\s*=\s*\"?([a-z0-9][\w.-]*)")
+# a label may name a service in its namespace: service=shop/checkout
+_SERVICE_FIELD = re.compile(
+    r"(?<![\w.])(?:service|service_name|app|job)\s*=\s*\"?([a-z0-9][\w.-]*(?:/[a-z0-9][\w.-]*)?)"
+)
 # "2026-07-08 23:29:56 ERROR order-service …": the service that wrote a log line
 _LOG_WRITER = re.compile(r"\d{4}-\d\d-\d\d[ t][\d:.]+\s+[a-z]+\s+([a-z0-9][\w.-]*)")
 # key=value with the value up to the next separator; the key's last dotted part names its role.
@@ -101,7 +104,20 @@ class Names:
         self.other = [n for n in self.canonical if not n.isascii()]  # Chinese aliases: found as written
         # every proper prefix of a name, so that a window of tokens stops growing once none can follow
         self.prefixes = {key[:end] for key in self.canonical for end in range(1, len(key))}
+        # `shop/checkout` is the catalog's `checkout` in its namespace `shop`: a sentence may call it
+        # either (never `staging/checkout`, another namespace's)
+        self.namespaced = {
+            name: self.canonical[bare]
+            for key, name in self.canonical.items()
+            if "/" in key and (bare := key.rsplit("/", 1)[1]) in self.canonical
+        }
         self._found: dict[str, list[tuple[str, int, int]]] = {}
+
+    def with_bare(self, names: Iterable[str]) -> set[str]:
+        """The names, and the catalog's bare name of each `namespace/name` of them."""
+        out = set(names)
+        out.update(self.namespaced[n] for n in list(out) if n in self.namespaced)
+        return out
 
     def find(self, flat: str) -> list[tuple[str, int, int]]:
         """(canonical name, start, end) of each name in lowercase text."""
@@ -116,6 +132,12 @@ class Names:
             tokens = [(_squash(m.group()), m.start(), m.end()) for m in _NAME_WORD.finditer(flat)]
             i = 0
             while i < len(tokens):
+                if i + 1 < len(tokens) and flat[tokens[i][2] : tokens[i + 1][1]] == "/":
+                    name = self.canonical.get(f"{tokens[i][0]}/{tokens[i + 1][0]}")
+                    if name is not None:  # namespace/name
+                        out.append((name, tokens[i][1], tokens[i + 1][2]))
+                        i += 2
+                        continue
                 # the longest window of tokens written one space apart that is a name
                 joined, longest = "", 0
                 for n in range(min(self.words, len(tokens) - i)):
@@ -227,7 +249,7 @@ class Prepared:
         excerpts = claim.excerpts or (Excerpt(claim.text),)
         units = [self._unit(claim, claim_text, e, claim_services) for e in excerpts]
         flat = [t for t in (claim_text, *(u.text for u in units if claim.excerpts)) if t]
-        names = {n for t in flat for n, _, _ in self.names.find(t)}
+        names = self.names.with_bare(n for t in flat for n, _, _ in self.names.find(t))
         return ClaimPrep(
             units,
             FactIndex.union([self._text_index(claim.text), *(u.index for u in units)]),
@@ -254,6 +276,7 @@ class Prepared:
         services = services or {n for n, _, _ in self.names.find(flat)}
         if not services and not claim.negative and not claim.failed:
             services = set(claim_services)  # a log pattern names no service; its claim does
+        services = self.names.with_bare(services)
         index = self._text_index(excerpt.text)
 
         def ref() -> str:  # read only when the excerpt has no field of its own
