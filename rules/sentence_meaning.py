@@ -40,11 +40,12 @@ class SentenceRules:
     ) -> None:
         self.prepared, self.index, self.kind, self.reading = prepared, index, kind, reading
         self.claim_ids, self.hypothesis_ids, self.hedged = claim_ids, hypothesis_ids, hedged
-        # a runbook tells what to do, not what is: its excerpts hold facts only for steps
+        # a runbook tells what to do, not what is: its excerpts hold facts only for steps (a lookup
+        # that found nothing, or could not run, is what is)
         self.units = [
             u
             for u in prepared.bound_units(claim_ids)
-            if u.scope != w.KNOWLEDGE or u.state == w.ABSENT or kind == SentenceKind.STEP
+            if u.scope != w.KNOWLEDGE or u.state in (w.ABSENT, w.UNCHECKED) or kind == SentenceKind.STEP
         ]
         self.texts = claim_texts(prepared, claim_ids, hypothesis_ids)
         self.hypothesis_texts = [prepared.hypothesis_flat[h] for h in hypothesis_ids]

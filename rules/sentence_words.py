@@ -57,6 +57,7 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
             r"|confirm|confirmed)\b|\bnot (?:been )?(?:checked|queried|verified)\b"
             r"|\b(?:query|call|check|lookup|tool call) (?:failed|errored)\b"
             r"|\b(?:is|was|were) (?:unreachable|unavailable|down)\b|\bno metrics source\b"
+            r"|\bno (?:[\w-]+ ){1,3}(?:is|are) configured\b|\b(?:is|are) not configured\b"
             r"|(?:无法|未能|没能|不能)(?:检查|查询|确认|获取|访问|连接|读取|核实|执行|调用)"
             r"|(?:查询|调用|检查)(?:失败|出错)|未配置|不可用|不可达"
         ),

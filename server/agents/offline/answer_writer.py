@@ -28,7 +28,10 @@ from evigate.server.agents.offline.asked import asked_terms, asks_for, asks_heal
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
 from evigate.server.agents.offline.readable_fields import hedge, step_text
 
-# Length by relevance: each claim's most telling sentence, then its further ones while short.
+# Length by relevance: each claim's most telling sentence, then its further ones while short; the
+# headline, findings and absences together at most MAX_PROSE (the lists aside: steps, what could not
+# be checked), unless the question asks for a list.
+MAX_PROSE = 8
 MAX_FINDINGS = 8
 MAX_EXTRA = 4  # sentences beyond one per claim
 MAX_ABSENCES = 2
@@ -83,13 +86,19 @@ def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list
         told.update(headline.text.removeprefix(p) for p in _YES[language])  # the line it says yes / no to
         if headline_of and headline.text in (headline_of[0].phrase.sentence, headline_of[0].phrase.fallback):
             told.add(headline_of[0].phrase.sentence)
-    out.extend(_finding_sentences(ranked, plain, told, material))
+    said_absences: list[Sentence | None] = []
     for claim in absences:
         text = _absence_text(claim, language)
         if text not in told:
-            out.append(
+            said_absences.append(
                 _first_passing(SentenceKind.ABSENCE, [text, _NEGATIVE_GENERIC[language]], claim, material)
             )
+    found = _finding_sentences(ranked, plain, told, material)
+    if not asks_for_list(material.question):
+        room = MAX_PROSE - (headline is not None) - sum(a is not None for a in said_absences)
+        found = _most_severe(found, max(room, 1))
+    out.extend(found)
+    out.extend(said_absences)
     out.append(_fixed("scope_note", language) if absences else None)
     out.extend(_lists(unchecked, runbooks, headline, told, material))
     kept = _passing(out, material)
@@ -136,6 +145,32 @@ def _finding_sentences(
         mine = [i for i, s in enumerate(ordered) if owner in s.claim_ids]
         ordered.insert(mine[-1] + 1 if mine else len(ordered), extra)
     return ordered
+
+
+def _most_severe(found: list[Sentence], room: int) -> list[Sentence]:
+    """At most `room` of the findings (in the order of severity, each claim's further sentences
+    after its first): every claim's first sentence before any claim's further ones."""
+    if len(found) <= room:
+        return found
+    firsts: set[int] = set()
+    seen: set[str] = set()
+    for i, sentence in enumerate(found):
+        owner = sentence.claim_ids[0] if sentence.claim_ids else ""
+        if owner not in seen:
+            seen.add(owner)
+            firsts.add(i)
+    kept = sorted(firsts)[:room]
+    extras = [i for i in range(len(found)) if i not in firsts and i < max(kept, default=0)]
+    kept = sorted([*kept, *extras[: room - len(kept)]])
+    return [found[i] for i in kept]
+
+
+_LIST = re.compile(r"\b(?:list|all|every|each)\b|列出|列举|所有|全部|哪些|清单", re.IGNORECASE)
+
+
+def asks_for_list(question: str) -> bool:
+    """ "List all alerts of X", "列出所有告警": the user asked for every item, not the most severe."""
+    return bool(_LIST.search(question))
 
 
 def _first_passing(
