@@ -165,7 +165,12 @@ def _most_severe(found: list[Sentence], room: int) -> list[Sentence]:
     return [found[i] for i in kept]
 
 
-_LIST = re.compile(r"\b(?:list|all|every|each)\b|列出|列举|所有|全部|哪些|清单", re.IGNORECASE)
+_LIST = re.compile(
+    r"\b(?:list|enumerate)\b|\b(?:all|every|each)(?: of)?(?: the)? (?:alerts?|services?|errors?|warnings?"
+    r"|findings?|problems?|issues?|pods?|logs?)\b|\bwhich \w+s\b"
+    r"|列出|列举|所有的?\S{0,6}?(?:告警|服务|错误|日志|问题)|全部|哪些|清单",
+    re.IGNORECASE,
+)
 
 
 def asks_for_list(question: str) -> bool:
