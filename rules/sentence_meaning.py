@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from evigate.rules import sentence_phrases as p
 from evigate.rules import sentence_types as t
+from evigate.rules import sentence_vague as v
 from evigate.rules import sentence_words as w
 from evigate.rules.answer_check import quote_spans
 from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans_of
@@ -121,6 +122,7 @@ class SentenceRules:
                 self._state(clause, state, phrase)
         self.values(clause)
         if not procedure:
+            self.definition(text)
             self.quantity(clause, text, asserted, universal)
             self.severity(clause, text)
         self.connectives(clause, self.actions(text))
@@ -225,6 +227,9 @@ class SentenceRules:
 
     def values(self, clause: Clause) -> None:
         text = clause.text
+        for match, low, high in v.vague(text):
+            self._vague(clause, match.group(), low, high)
+            text = text[: match.start()] + " " * len(match.group()) + text[match.end() :]
         for match in list(p.RELATIVE_TIME.finditer(text)):
             phrase = re.sub(r"^(?:since|until|from) ", "", match.group().strip())
             if not any(phrase in bound for bound in self.texts):
@@ -273,6 +278,28 @@ class SentenceRules:
         given = {r for u in selected for r, value in u.pairs if FactIndex([value]).supports(token, NUMBER)}
         if given and role not in given:
             self.fail(t.ROLE, token, f"the excerpt gives it as {', '.join(sorted(given))}, not {role}")
+
+    def _vague(self, clause: Clause, word: str, low: float, high: float) -> None:
+        """ "dozens of errors" needs a count of the clause's subjects in the dozens."""
+        selected = self._selected(clause.groups()) or self.units
+        if any(word in bound for bound in self.texts):
+            return
+        counts = v.counts_in(
+            [x for u in selected for x in (u.text, u.claim_text)],
+            [n for u in selected for n in p.counts_of(u.text)],
+        )
+        if not any(low <= n <= high for n in counts):
+            shown = ", ".join(str(n) for n in sorted(counts)) or "no count"
+            self.fail(t.VAGUE_QUANTITY, word, f"the bound excerpts give {shown}")
+
+    def definition(self, text: str) -> None:
+        """ "X means Y": Y restates what the bound claims say, or the sentence is a hedged hypothesis."""
+        if self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids)):
+            return
+        for match in v.definitions(text):
+            if not v.restates(text[match.end() :], self.texts):
+                self.fail(t.DEFINITION, match.group(), "no bound claim or excerpt says so")
+                return
 
     def quotes(self) -> None:
         for quote in self.reading.quotes:
