@@ -328,7 +328,7 @@ def off_subject_text(call: PlannedCall, term: LogTerm, language: str) -> str:
 def unqueried_text(term: LogTerm, language: str) -> str:
     """A term of the question that no call searched (a narrow task queries one log term)."""
     if language == "zh":
-        return f"问题还提到 {term.label_zh}，本次未单独查询该关键字。"
+        return f"问题还提到 {term.label_zh}，该关键字本次未能查询（未单独为它发起查询）。"
     return f"The question also names {term.label_en}; it was not queried on its own."
 
 

@@ -120,4 +120,4 @@ def off_subject(tool: str, args: Mapping[str, Any], term: str, zh: bool) -> str:
     checked = what(tool, args, zh)
     if zh:
         return f"未能检查{checked}：返回的日志行不包含 {term}，未作为证据引用。"
-    return f"Could not check {checked}: the lines it returned do not hold {term}, so none was cited."
+    return f"Could not check {checked}: its lines do not hold {term} and were not cited."

@@ -6,6 +6,7 @@ not a failure. Each line passes the sentence check bound to its failed call, in 
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import pytest
 
@@ -13,9 +14,12 @@ from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_check import check
 from evigate.rules.sentence_material import FAILED_CALL_PREFIX, MISSING_PREFIX
 from evigate.rules.sentence_types import ClaimFacts, Excerpt, Sentence, SentenceMaterial
-from evigate.server.agents.offline import answer_writer, claims, readable
+from evigate.server.agents.offline import answer_writer, claims, readable, readable_calls
 from evigate.server.agents.offline.calls import PlannedCall
+from evigate.server.agents.offline.survey import survey_gaps
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.entities import Entities
+from evigate.server.understanding.vocabulary import LogTerm
 
 PROM = "prometheus at http://127.0.0.1:59707 is unreachable: ConnectError: All connection attempts failed"
 AM = "alertmanager at http://127.0.0.1:40191 is unreachable: ConnectError: All connection attempts failed"
@@ -97,3 +101,38 @@ def test_a_call_listed_twice_is_listed_once(language: str) -> None:
     written = answer_writer.write({"verdict": "REJECT"}, material)
     lines = [s.text for s in written if s.kind == SentenceKind.COULD_NOT_CHECK]
     assert len(lines) == 1, lines
+
+
+class _Surveyed:
+    """What survey_gaps reads of the question's entities."""
+
+    services = ("order-service", "payment-service")
+
+
+TERM = LogTerm("HikariCP", "HikariCP", None, "HikariCP 连接池", "HikariCP pool")
+
+
+def missing_items(language: str) -> list[str]:
+    """Every missing-information item the offline Executor writes, as it writes it."""
+    zh = language == "zh"
+    call = PlannedCall("query_logs", {"service": "order-service", "keyword": "HikariCP"})
+    found = ToolCallResult(1, call.tool_name, call.arguments, "success", None, {"logs": []}, {})
+    return [
+        *survey_gaps(cast(Entities, _Surveyed()), set(), False, language),
+        claims.missing_text(call, found, language),
+        claims.off_subject_text(call, TERM, language),
+        claims.unqueried_text(TERM, language),
+        readable_calls.not_citable("lookup_knowledge", {"query": "HighLatency steps"}, zh),
+    ]
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_every_missing_information_item_passes_as_its_own_could_not_check_line(language: str) -> None:
+    for item in missing_items(language):
+        assert not RAW.search(item), item
+        claim_id = f"{MISSING_PREFIX}1"
+        material = SentenceMaterial(
+            (ClaimFacts(claim_id, "", item, (Excerpt(item, item),), True),), language=language
+        )
+        result = check([Sentence(SentenceKind.COULD_NOT_CHECK, item, (claim_id,))], material)
+        assert [(v.rule_id, v.token) for v in result.sentences[0]] == [], item
