@@ -200,11 +200,11 @@ def _lists(
     out: list[Sentence | None] = []
     if unchecked:
         out.append(_fixed("missing_header", language))
-        out.extend(
-            _sentence(SentenceKind.COULD_NOT_CHECK, text, c)
-            for c in unchecked
-            if (text := _unchecked_text(c, zh)) not in told
-        )
+        for claim in unchecked:  # a failed call and the missing item that names it are one line
+            text = _unchecked_text(claim, zh)
+            if text not in told:
+                told.add(text)
+                out.append(_sentence(SentenceKind.COULD_NOT_CHECK, text, claim))
     hypotheses = [h for h in material.hypotheses if h.text.strip() and not is_overstatement(h.text)]
     if hypotheses:
         out.append(_fixed("hypotheses_header", language))
