@@ -16,12 +16,19 @@ from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans
 from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_reading import Clause, Reading, plain
 from evigate.rules.sentence_relations import RelationContext, relation_stated
-from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible, holds
+from evigate.rules.sentence_units import (
+    Prepared,
+    Unit,
+    claim_texts,
+    compatible,
+    holding,
+    holds,
+    names_alert,
+)
 
 _ROLE_BEFORE = 24  # characters between a role word and its value
 _ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
 _ONCE = re.compile(r"1 ?(?:次|times?)")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 _ALERT_WORD = re.compile(r"fir|alert|trigger|触发|告警|报警")
 _TIMES = re.compile(r"\d+ ?(?:次|times?)")
 
@@ -96,7 +103,7 @@ class SentenceRules:
             for alert, service in clause.groups():
                 if {alert, service} & missing or alert is None or service is None:
                     continue
-                if not any(_names_alert(u, alert) and compatible(u, alert, service) for u in self.units):
+                if not any(names_alert(u, alert) and compatible(u, alert, service) for u in self.units):
                     pair = " + ".join(n for n in (alert, service) if n)
                     self.fail(t.SUBJECT, pair, "no bound excerpt speaks of these together")
 
@@ -122,7 +129,10 @@ class SentenceRules:
                 self._state(clause, state, phrase)
         self.values(clause)
         if not procedure:
-            self.definition(text)
+            # "X means Y": Y restates the bound claims, or the sentence is a hedged hypothesis
+            hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
+            if not hedged and (word := v.definition_refused(text, self.texts)) is not None:
+                self.fail(t.DEFINITION, word, "no bound claim or excerpt says so")
             self.quantity(clause, text, asserted, universal)
             self.severity(clause, text)
         self.connectives(clause, self.actions(text))
@@ -227,8 +237,10 @@ class SentenceRules:
 
     def values(self, clause: Clause) -> None:
         text = clause.text
-        for match, low, high in v.vague(text):
-            self._vague(clause, match.group(), low, high)
+        for match, low, high in v.vague(text):  # "dozens of errors": a count in the dozens
+            units = self._selected(clause.groups()) or self.units
+            if (why := v.vague_refused(match.group(), low, high, units, self.texts)) is not None:
+                self.fail(t.VAGUE_QUANTITY, match.group(), why)
             text = text[: match.start()] + " " * len(match.group()) + text[match.end() :]
         for match in list(p.RELATIVE_TIME.finditer(text)):
             phrase = re.sub(r"^(?:since|until|from) ", "", match.group().strip())
@@ -240,7 +252,7 @@ class SentenceRules:
         for token, kind, start in spans_of(text):
             if kind == WORD or any(s <= start < e for s, e in counted):
                 continue
-            selected = self._holding(self._selected(clause.groups_near(start)), clause)
+            selected = holding(self._selected(clause.groups_near(start)), [n for n, _ in clause.names])
             if (
                 any(u.index.supports(token, kind) for u in selected)
                 or any(i.supports(token, kind) for i in indexes)
@@ -253,14 +265,6 @@ class SentenceRules:
                 self.fail(t.VALUE, token, "it belongs to another subject's excerpt")
             else:
                 self.fail(t.VALUE, token, "no bound excerpt holds it")
-
-    @staticmethod
-    def _holding(selected: list[Unit], clause: Clause) -> list[Unit]:
-        """Of the units a value may come from, those that hold the identifiers the clause names
-        ("OOMKilled twice": the OOMKilled line's count, not another line's), when any does."""
-        named = [n for n, _ in clause.names]
-        holders = [u for u in selected if any(u.index.supports(n, WORD) for n in named)]
-        return holders or selected
 
     def _role(self, text: str, start: int, token: str, selected: list[Unit]) -> None:
         role = None
@@ -279,28 +283,6 @@ class SentenceRules:
         if given and role not in given:
             self.fail(t.ROLE, token, f"the excerpt gives it as {', '.join(sorted(given))}, not {role}")
 
-    def _vague(self, clause: Clause, word: str, low: float, high: float) -> None:
-        """ "dozens of errors" needs a count of the clause's subjects in the dozens."""
-        selected = self._selected(clause.groups()) or self.units
-        if any(word in bound for bound in self.texts):
-            return
-        counts = v.counts_in(
-            [x for u in selected for x in (u.text, u.claim_text)],
-            [n for u in selected for n in p.counts_of(u.text)],
-        )
-        if not any(low <= n <= high for n in counts):
-            shown = ", ".join(str(n) for n in sorted(counts)) or "no count"
-            self.fail(t.VAGUE_QUANTITY, word, f"the bound excerpts give {shown}")
-
-    def definition(self, text: str) -> None:
-        """ "X means Y": Y restates what the bound claims say, or the sentence is a hedged hypothesis."""
-        if self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids)):
-            return
-        for match in v.definitions(text):
-            if not v.restates(text[match.end() :], self.texts):
-                self.fail(t.DEFINITION, match.group(), "no bound claim or excerpt says so")
-                return
-
     def quotes(self) -> None:
         for quote in self.reading.quotes:
             if not all(any(piece in bound for bound in self.texts) for piece in quote_spans(quote)):
@@ -308,11 +290,9 @@ class SentenceRules:
 
     # --- connectives, severity, quantities, actions -------------------------------------------
 
-    def relation_context(self) -> RelationContext:
-        return RelationContext(self.units, self.kind, self.hedged, bool(self.hypothesis_ids))
-
     def connectives(self, clause: Clause, text: str) -> None:
-        plain_text, context = plain(text), self.relation_context()
+        plain_text = plain(text)
+        context = RelationContext(self.units, self.kind, self.hedged, bool(self.hypothesis_ids))
         hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
         for match in w.IMPACT.finditer(plain_text):
             if not hedged and not any(match.group() in bound for bound in self.texts):
@@ -326,9 +306,7 @@ class SentenceRules:
                 break
         for pattern in (w.TREND_UP, w.TREND_DOWN):
             trend = pattern.search(plain_text)
-            if trend is not None and not relation_stated(
-                self.relation_context(), clause, plain_text, trend, text
-            ):
+            if trend is not None and not relation_stated(context, clause, plain_text, trend, text):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
 
     def _own_subject(self, clause: Clause) -> bool:
@@ -418,7 +396,3 @@ class SentenceRules:
                 self.fail(t.ACTION, word, "no bound runbook claim or hypothesis gives it")
             text = text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
         return text
-
-
-def _names_alert(unit: Unit, alert: str) -> bool:
-    return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, WORD))

@@ -387,3 +387,14 @@ def claim_texts(prepared: Prepared, claim_ids: Iterable[str], hypothesis_ids: It
     texts = [t for cid in claim_ids for t in prepared.claim(cid).flat]
     texts.extend(prepared.hypothesis_flat[h] for h in hypothesis_ids if h in prepared.hypothesis_flat)
     return texts
+
+
+def holding(selected: list[Unit], named: list[str]) -> list[Unit]:
+    """Of the units a value may come from, those that hold the identifiers the clause names
+    ("OOMKilled twice": the OOMKilled line's count, not another line's), when any does."""
+    holders = [u for u in selected if any(u.index.supports(n, "word") for n in named)]
+    return holders or selected
+
+
+def names_alert(unit: Unit, alert: str) -> bool:
+    return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, "word"))

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from evigate.rules import sentence_phrases as p
+from evigate.rules.sentence_units import Unit
 
 DEFINITION = re.compile(
     r"(?<!by )\bmeans\b(?! of\b)|\b(?:mean|meaning) that\b|\bis defined as\b|\bstands? for\b"
@@ -92,3 +95,26 @@ def counts_in(texts: Iterable[str], fields: Iterable[str]) -> set[int]:
     for text in texts:
         out.update(int(n) for n in _COUNTED.findall(text))
     return out
+
+
+def definition_refused(clause: str, bound: Sequence[str]) -> str | None:
+    """The first definition of a clause (names as markers, taken out) that does not restate `bound`."""
+    for match in definitions(clause):
+        if not restates(clause[match.end() :], bound):
+            return match.group()
+    return None
+
+
+def vague_refused(
+    word: str, low: float, high: float, units: Sequence[Unit], bound: Sequence[str]
+) -> str | None:
+    """Why a vague quantity is refused (no count of `units` in its range, none of `bound` says it),
+    or None."""
+    if any(word in text for text in bound):
+        return None
+    counts = counts_in(
+        [x for u in units for x in (u.text, u.claim_text)], [n for u in units for n in p.counts_of(u.text)]
+    )
+    if any(low <= n <= high for n in counts):
+        return None
+    return f"the bound excerpts give {', '.join(str(n) for n in sorted(counts)) or 'no count'}"

@@ -23,7 +23,7 @@ from typing import Any
 from evigate.rules import answer_check, sentence_check
 from evigate.rules.enums import SentenceKind, ToolName, Verdict
 from evigate.rules.sentence_types import FIXED_LINES, ClaimFacts, Sentence, SentenceMaterial
-from evigate.server.agents.offline import readable
+from evigate.server.agents.offline import answer_length, readable
 from evigate.server.agents.offline.asked import asked_terms, asks_for, asks_healthy, is_yes_no, yes_or_no
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
 from evigate.server.agents.offline.readable_fields import hedge, step_text
@@ -94,9 +94,9 @@ def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list
                 _first_passing(SentenceKind.ABSENCE, [text, _NEGATIVE_GENERIC[language]], claim, material)
             )
     found = _finding_sentences(ranked, plain, told, material)
-    if not asks_for_list(material.question):
+    if not answer_length.asks_for_list(material.question):
         room = MAX_PROSE - (headline is not None) - sum(a is not None for a in said_absences)
-        found = _most_severe(found, max(room, 1))
+        found = answer_length.most_severe(found, max(room, 1))
     out.extend(found)
     out.extend(said_absences)
     out.append(_fixed("scope_note", language) if absences else None)
@@ -145,37 +145,6 @@ def _finding_sentences(
         mine = [i for i, s in enumerate(ordered) if owner in s.claim_ids]
         ordered.insert(mine[-1] + 1 if mine else len(ordered), extra)
     return ordered
-
-
-def _most_severe(found: list[Sentence], room: int) -> list[Sentence]:
-    """At most `room` of the findings (in the order of severity, each claim's further sentences
-    after its first): every claim's first sentence before any claim's further ones."""
-    if len(found) <= room:
-        return found
-    firsts: set[int] = set()
-    seen: set[str] = set()
-    for i, sentence in enumerate(found):
-        owner = sentence.claim_ids[0] if sentence.claim_ids else ""
-        if owner not in seen:
-            seen.add(owner)
-            firsts.add(i)
-    kept = sorted(firsts)[:room]
-    extras = [i for i in range(len(found)) if i not in firsts and i < max(kept, default=0)]
-    kept = sorted([*kept, *extras[: room - len(kept)]])
-    return [found[i] for i in kept]
-
-
-_LIST = re.compile(
-    r"\b(?:list|enumerate)\b|\b(?:all|every|each)(?: of)?(?: the)? (?:alerts?|services?|errors?|warnings?"
-    r"|findings?|problems?|issues?|pods?|logs?)\b|\bwhich \w+s\b"
-    r"|列出|列举|所有的?\S{0,6}?(?:告警|服务|错误|日志|问题)|全部|哪些|清单",
-    re.IGNORECASE,
-)
-
-
-def asks_for_list(question: str) -> bool:
-    """ "List all alerts of X", "列出所有告警": the user asked for every item, not the most severe."""
-    return bool(_LIST.search(question))
 
 
 def _first_passing(
