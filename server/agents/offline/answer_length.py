@@ -21,7 +21,7 @@ def most_severe(found: list[Sentence], room: int) -> list[Sentence]:
             seen.add(owner)
             firsts.add(i)
     kept = sorted(firsts)[:room]
-    extras = [i for i in range(len(found)) if i not in firsts and i < max(kept, default=0)]
+    extras = [i for i in range(len(found)) if i not in firsts]  # in the order of severity
     kept = sorted([*kept, *extras[: room - len(kept)]])
     return [found[i] for i in kept]
 

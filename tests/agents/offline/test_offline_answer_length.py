@@ -71,3 +71,19 @@ def test_a_question_for_a_list_gets_the_list(question: str, language: str) -> No
     bound = {c for s in prose(written) for c in s.claim_ids}
     assert len(bound) > MAX_PROSE
     assert not any(check(written, given).sentences)
+
+
+def test_one_claims_many_findings_fill_the_room() -> None:
+    """A claim of many excerpts (a survey of one service): its most severe sentences up to eight,
+    not its first alone."""
+    excerpts = tuple(
+        Excerpt(alert(i, "critical" if i == 3 else "warning"), "", "query_metrics", f"$.alerts[{i}]")
+        for i in range(12)
+    )
+    claim = ClaimFacts("claim-1", "observation", "shop-api has firing alerts.", excerpts)
+    given = SentenceMaterial(
+        (claim,), catalog=("shop-api",), question="What's wrong with shop-api?", language="en"
+    )
+    said = prose(answer_writer.write({"verdict": "PASS"}, given))
+    assert len(said) == MAX_PROSE, [s.text for s in said]
+    assert not any(check(said, given).sentences)
