@@ -148,7 +148,7 @@ async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float
     base_url = (await child.stdout.readline()).decode().strip()
     if not base_url.startswith("http"):
         raise RuntimeError(f"the FakeOpenAI process did not start (exit code {await child.wait()})")
-    settings = llm_script.settings(base_url, timeout=60.0, max_retries=0)
+    settings = llm_script.settings(base_url, timeout_s=60.0, max_retries=0)
     agents = build_llm_backend(settings)
     db = await dbs.open(kind, pool_size=20)
     runner = pipeline(db, agents)

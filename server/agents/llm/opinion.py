@@ -57,7 +57,7 @@ class LLMOpinionAgent:
             base_url=base_url,
             api_key=api_key,
             model=model,
-            timeout=timeout_s,
+            timeout_s=timeout_s,
             json_mode=json_mode,  # type: ignore[arg-type]  # validated by LLMSettings
             max_tokens=1024,
             max_retries=max_retries,
