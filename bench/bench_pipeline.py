@@ -43,8 +43,8 @@ from evigate.server.skills import load_skills  # noqa: E402
 from evigate.server.tools import build_backend  # noqa: E402
 from evigate.server.tools.registry import default_registry  # noqa: E402
 from evigate.storage import Database, migrate  # noqa: E402
-from tests.pipeline import llm_script  # noqa: E402
 from tests.pipeline.test_demo_questions import CASES  # noqa: E402
+from tests.support import llm_script  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step  # noqa: E402
 
 QUERY = "payment-service 现在有 HighCPUUsage 告警吗？"

@@ -13,8 +13,8 @@ from evigate.server.cli import render
 from evigate.server.deadline import Deadline
 from evigate.server.grpc import convert
 from evigate.storage import Database
-from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
+from tests.support import llm_script as s
 from tests.support.fake_openai import Drip, FakeOpenAI, Raw, Reply, Step
 
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
