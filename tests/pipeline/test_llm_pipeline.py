@@ -207,7 +207,8 @@ async def test_composer_overstatement_is_rewritten(
     assert result.verdict is not None and result.verdict["verdict"] == "PASS"
     assert trace.invocations[0].retrieval_details["evidence_status"] == "no_evidence"
     assert "问题不存在" not in result.answer
-    assert result.answer.startswith("当前查询未检索到与 inventory-service HikariCP")
+    # the guard's safe phrasing, naming where the query looked
+    assert result.answer.startswith("当前查询在日志中未检索到与 inventory-service HikariCP")
     session = trace.session
     assert session.answer == result.answer
     assert (

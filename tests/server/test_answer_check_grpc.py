@@ -141,7 +141,7 @@ async def test_the_retry_is_told_the_violations_and_may_correct_itself(
     (rejection,) = trace.answer_check_rejections
     assert {(v.rule_id, v.token) for v in rejection.violations} == {
         ("answer.unsupported_identifier", "ops-4711"),
-        ("sentence.subject@2", "ops-4711"),
+        ("sentence.subject@3", "ops-4711"),
     }
     retry_request = [r for r in fake.requests if r.model == "composer"][1]
     told = s.payload(retry_request)["answer_check"]
@@ -149,7 +149,7 @@ async def test_the_retry_is_told_the_violations_and_may_correct_itself(
     assert refused["text"] == LIES["zh"]["ticket"][0] and refused["index"] == 0
     assert {(r["rule_id"], r["token"]) for r in refused["rules"]} == {
         ("answer.unsupported_identifier", "ops-4711"),
-        ("sentence.subject@2", "ops-4711"),
+        ("sentence.subject@3", "ops-4711"),
     }
 
 

@@ -46,7 +46,7 @@ FALSE: dict[str, dict[str, tuple[str, str]]] = {
         "flipped_state": ("payment-service 的 HighCPUUsage 告警已经恢复。", "sentence.state@2"),
         "negation": ("payment-service 的 HighCPUUsage 告警没有在触发。", "sentence.state@2"),
         "invented_cause": ("由于流量激增，payment-service 的 CPU 使用率为 92%。", "sentence.causal@2"),
-        "other_service": ("order-service 的 CPU 使用率为 92%。", "sentence.subject@2"),
+        "other_service": ("order-service 的 CPU 使用率为 92%。", "sentence.subject@3"),
         "invented_action": ("请回滚 payment-service 的最近一次发布。", "sentence.action@2"),
     },
     "en": {
@@ -56,7 +56,7 @@ FALSE: dict[str, dict[str, tuple[str, str]]] = {
             "payment-service's CPU is at 92% because of a traffic spike.",
             "sentence.causal@2",
         ),
-        "other_service": ("order-service's CPU usage is 92%.", "sentence.subject@2"),
+        "other_service": ("order-service's CPU usage is 92%.", "sentence.subject@3"),
         "invented_action": ("Roll back the last deploy of payment-service.", "sentence.action@2"),
     },
 }
