@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,8 @@ def test_bench_answers_reports_binding_tokens_and_language_per_world(tmp_path: P
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "sentences bound        100.0%" in result.stdout
+    prose = re.search(r"prose per answer\s+max (\d+)", result.stdout)
+    assert prose is not None and int(prose.group(1)) <= 8, result.stdout
     assert "internal tokens        0" in result.stdout and "language mismatches    0" in result.stdout
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["bench"] == "bench_answers" and document["figures"]
