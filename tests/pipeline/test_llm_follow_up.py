@@ -12,8 +12,8 @@ import pytest
 from evigate.server.agents.mix import build_agents
 from evigate.server.deadline import Deadline
 from evigate.storage import Database
-from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
+from tests.support import llm_script as s
 from tests.support.fake_openai import FakeOpenAI, json_reply
 
 ALL_LLM = dict.fromkeys(("planner", "executor", "verifier", "composer"), "llm")
