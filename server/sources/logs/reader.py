@@ -42,6 +42,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _GZIP_MAGIC = b"\x1f\x8b"
 _NORMAL = frozenset(LEVELS)
 MAX_LINE = 2**20
+REMEMBERED = 4096  # lines a reader remembers the verdict on (stack frames: see EventParser.starts)
 OVERLONG = b"\x00(overlong)"  # stands for a line too long to hold; decode() explains it
 # A truncated or corrupt .gz ends its stream early: what was read before stays.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -306,17 +307,29 @@ class EventParser:
 
     def starts(self, raw: bytes) -> bool:
         """Whether a line (without its newline) starts an event of a file without a container:
-        as the batch indexer tells, the commonest lines by the format's quick() and a time."""
-        if len(raw) >= MAX_LINE:
+        as the batch indexer tells, the commonest lines by the format's quick() and a time.
+
+        Lines that start none are remembered: they are the frames of stack traces, which repeat
+        word for word and would otherwise each take the full parse of every format tried."""
+        not_starting = self._not_starting
+        if len(raw) >= MAX_LINE or raw in not_starting:
             return False
         text, _ = decode(raw)
-        if not text or text.isspace():
-            return False
-        quick = self._quick
-        if quick is not None and (found := quick(text)) is not None and self._stamps(found[0]) is not None:
-            return True
-        parsed = self._light.parse(text)
-        return parsed is not None and parsed.timestamp is not None
+        if text and not text.isspace():
+            found = self._quick(text) if self._quick is not None else None
+            if found is not None and self._stamps(found[0]) is not None:
+                return True
+            parsed = self._light.parse(text)
+            if parsed is not None and parsed.timestamp is not None:
+                return True
+        if len(not_starting) >= REMEMBERED:
+            not_starting.clear()
+        not_starting.add(raw)
+        return False
+
+    @cached_property
+    def _not_starting(self) -> set[bytes]:
+        return set()
 
     @cached_property
     def _light(self) -> LineFormat:
