@@ -18,8 +18,8 @@ import numpy as np
 from .events import LEVELS, LineFields, SkippedLine, normalize_level
 from .lanes import Lanes, Reads
 from .log_config import LogConfig
-from .multiline import Continuations
-from .reader import MAX_LINE, decode, final_level, open_member, skip_reason
+from .multiline import TRACEBACK, Continuations
+from .reader import MAX_LINE, REMEMBERED, decode, final_level, open_member, skip_reason
 from .stamps import Stamps
 
 if TYPE_CHECKING:
@@ -161,6 +161,8 @@ class Batch:
         self._levels: dict[str | None, int] = {}
         self._events = Events(index, config)
         self._continuations = Continuations()
+        self._stateless = Continuations()  # never inside a traceback: _continues keeps such lines out
+        self._joined: dict[str, bool] = {}
         self._lanes = Lanes(line_format)
         self._open: Event | None = None
         self._stop = stop or (lambda: False)
@@ -238,11 +240,15 @@ class Batch:
         starts = np.concatenate(([0], ends[:-1]))
         read = np.fromiter(map(bool, reads.times), bool, count)
         # Control characters, DEL and overlong lines: one by one (decode() says what they are).
-        read[np.searchsorted(ends, low[~newline], side="right")] = False
-        read[ends - starts > MAX_LINE] = False
+        controls = low[~newline]
+        read[np.searchsorted(ends, controls, side="right")] = False
+        overlong = ends - starts > MAX_LINE
+        read[overlong] = False
         kept, good, times = self._timed(reads, np.flatnonzero(read))
         if not kept:
             return self._lines(body.split(b"\n")[:-1], number, offset)
+        others = controls[data[controls] != 9]  # control characters other than tabs
+        covered, last = self._absorb(body, (starts, ends), good, others, overlong)
         if len(kept) == count:
             levels, services = reads.levels, reads.services
         else:
@@ -261,9 +267,11 @@ class Batch:
             times,
             list(map(levels_of.__getitem__, levels)),
             [],  # per run below: codes are given in the order services first appear
-            (ends[good] + offset).tolist(),
+            (ends[last] + offset).tolist(),
         )
-        breaks = (np.flatnonzero(np.diff(good) != 1) + 1).tolist()
+        # A run ends where a line between two events is neither one of them nor absorbed.
+        gaps = np.cumsum(~covered)[good]
+        breaks = (np.flatnonzero(np.diff(gaps) != 0) + 1).tolist()
         done = 0  # lines indexed so far
         for first, stop in zip((0, *breaks), (*breaks, len(kept)), strict=True):
             if kept[first] > done:
@@ -275,10 +283,68 @@ class Batch:
             self._events.extend(run.cut(0, stop - first - 1))
             self._open = run.event(stop - first - 1)
             self._continuations.reset()
-            done = kept[stop - 1] + 1
+            done = int(last[stop - 1]) + 1
         if done < count:
             self._lines(body[starts[done] :].split(b"\n")[:-1], number + done, offset + int(starts[done]))
         return number + count, offset + len(body)
+
+    def _absorb(
+        self,
+        body: bytes,
+        lines: tuple[np.ndarray, np.ndarray],
+        good: np.ndarray,
+        controls: np.ndarray,
+        overlong: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The lines of a chunk that events cover, and each event's last line. A line no lane read
+        joins the event above it when the line-by-line reader would say so (_continues): so stack traces
+        do not break runs of events."""
+        starts, ends = lines
+        count = len(ends)
+        covered = np.zeros(count, bool)
+        covered[good] = True
+        loose = ~covered & ~overlong
+        if len(controls):  # a control character other than a tab: decode() decides
+            loose[np.searchsorted(ends, controls, side="right")] = False
+        loose[0] = False
+        candidates = np.flatnonzero(loose)
+        if len(candidates):
+            joins = self._joins
+            flags = covered.tolist()
+            for i in candidates.tolist():
+                if flags[i - 1] and joins(body[starts[i] : ends[i] - 1].decode()):
+                    flags[i] = True
+            covered = np.array(flags, bool)
+        # An event's last line: the line before the next event or before the next line not covered.
+        stops = np.flatnonzero(~covered)
+        after = np.concatenate((good[1:], [count]))
+        following = np.searchsorted(stops, good, side="right")
+        uncovered = np.append(stops, count)[following]
+        return covered, np.minimum(after, uncovered) - 1
+
+    def _joins(self, text: str) -> bool:
+        """_continues, remembered per text: stack frames repeat word for word."""
+        known = self._joined.get(text)
+        if known is None:
+            if len(self._joined) >= REMEMBERED:
+                self._joined.clear()
+            known = self._joined[text] = self._continues(text)
+        return known
+
+    def _continues(self, text: str) -> bool:
+        """Whether a line continues the open event as _lines and _exact would read it: it has a
+        word on it, starts no event (neither quick() with a time nor the full parse reads a time),
+        and Continuations takes it without changing its state (not a Python traceback's first
+        line, after which the state decides; the state is then as a new event leaves it)."""
+        if not text or text.isspace() or text.startswith(TRACEBACK):
+            return False
+        quick = self._quick
+        if quick is not None and (found := quick(text)) is not None and self._stamps(found[0]) is not None:
+            return False
+        parsed = self._parse(text)
+        if parsed is not None and parsed.timestamp is not None:
+            return False
+        return self._stateless.accepts(text)
 
     def _timed(self, reads: Reads, rows: np.ndarray) -> tuple[list[int], np.ndarray, list[float]]:
         """Of the rows a lane read, those whose time parses: as a list and an array, and their times."""
@@ -293,11 +359,11 @@ class Batch:
     def _read(self, text: str, body: bytes, ends: np.ndarray) -> Reads | None:
         """The lanes' rows for the chunk; a line no lane read and quick() reads teaches a lane."""
         lanes = self._lanes
-        reads = lanes.read(text[:-1], len(ends))
-        unread = [i for i, t in enumerate(reads.times) if not t][: self.LEARN] if reads else range(self.LEARN)
+        reads = lanes.read(text, len(ends))
+        unread = _first_unread(reads.times, self.LEARN) if reads else range(self.LEARN)
         samples = [body[(ends[i - 1] if i else 0) : ends[i] - 1].decode() for i in unread if i < len(ends)]
         if lanes.learn(samples):
-            reads = lanes.read(text[:-1], len(ends))
+            reads = lanes.read(text, len(ends))
         return reads
 
     def _service_codes(self, raw: list[str]) -> list[int]:
@@ -375,3 +441,17 @@ class Batch:
             self._open.end = max(self._open.end, end)
             return
         self._skip(number, skip_reason(parsed, self.index.file_format, whole))
+
+
+def _first_unread(times: list[str], most: int) -> list[int]:
+    """The first few rows no lane read (found by list.index, in C: most chunks have none)."""
+    out: list[int] = []
+    at = 0
+    while len(out) < most:
+        try:
+            at = times.index("", at)
+        except ValueError:
+            break
+        out.append(at)
+        at += 1
+    return out

@@ -173,12 +173,13 @@ class Lanes:
             return None
 
     def read(self, text: str, count: int) -> Reads | None:
-        """The rows of the `count` lines of `text` (a chunk without its last newline); None when
-        no lane is known or the rows do not count the lines (a match crossed a newline)."""
+        """The rows of the `count` lines of `text` (a chunk ending in a newline, read as if that
+        newline were not there); None when no lane is known or the rows do not count the lines
+        (a match crossed a newline)."""
         regex = self._regex
         if regex is None:
             return None
-        rows = regex.findall(text)  # a tuple per line: there is always more than one group
+        rows = regex.findall(text, 0, len(text) - 1)  # a tuple per line: there is always more than one group
         if len(rows) != count:
             return None
         index = regex.groupindex
