@@ -200,11 +200,14 @@ class _Line:
 class StreamParser:
     """Turns the lines of one file (or a slice of it starting at an event) into drafts and skips."""
 
-    def __init__(self, rel: str, file_format: FileFormat) -> None:
+    def __init__(self, rel: str, file_format: FileFormat, unparsed: set[str] | None = None) -> None:
         self._rel = rel
         self._format = file_format
         self._continuations = Continuations()
         self._current: Draft | None = None
+        # Texts the format is known to read as nothing (stack frames): kept by an EventParser
+        # across the events it reads, since parse() depends on the text alone.
+        self._unparsed = unparsed
 
     def run(self, lines: Iterable[tuple[int, int, bytes]]) -> Iterator[Draft | SkippedLine]:
         container = self._format.container
@@ -246,7 +249,15 @@ class StreamParser:
         """A new event (then the previous one, complete, is returned), a continuation, or a skipped
         line. A plain function, not a generator: it runs once per line of every file indexed."""
         current = self._current
-        parsed = self._format.line_format.parse(line.text)
+        unparsed = self._unparsed
+        if unparsed is not None and line.text in unparsed:
+            parsed = None
+        else:
+            parsed = self._format.line_format.parse(line.text)
+            if parsed is None and unparsed is not None:
+                if len(unparsed) >= REMEMBERED:
+                    unparsed.clear()
+                unparsed.add(line.text)
         if parsed is not None:
             moment = parsed.timestamp or (line.fragment.time if line.fragment is not None else None)
             if moment is not None:
@@ -290,7 +301,7 @@ class EventParser:
 
     def event(self, data: bytes, line: int, offset: int) -> LogEvent | None:
         """The first event of bytes that start with one (its first line number and file offset given)."""
-        parser = StreamParser(self.rel, self.file_format)
+        parser = StreamParser(self.rel, self.file_format, self._unparsed)
         for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
             if isinstance(item, Draft):
                 return finish(item, self.source, self.file_format, self.rel, self.config)
@@ -329,6 +340,10 @@ class EventParser:
 
     @cached_property
     def _not_starting(self) -> set[bytes]:
+        return set()
+
+    @cached_property
+    def _unparsed(self) -> set[str]:
         return set()
 
     @cached_property

@@ -13,7 +13,6 @@ space or `=`, and ASCII unless it has no letter case. Any other file is indexed 
 from __future__ import annotations
 
 import io
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -94,24 +93,6 @@ def plan(entry: Entry, config: LogConfig, keyword: str) -> Scan | None:
     except GZIP_ERRORS:
         return None
     return Scan(entry, parser, index.compressed, Finder(found, lowered))
-
-
-def prefetch(scan: Scan) -> None:
-    """Asks the kernel to start reading the file now (posix_fadvise WILLNEED), so that its bytes
-    arrive while the file before it is searched and its hits parsed; a hint, never an error."""
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is None:
-        return
-    try:
-        fd = os.open(scan.entry.member.path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def hits(scan: Scan, keeps: Callable[[LogEvent], bool]) -> Iterator[Hit]:

@@ -199,11 +199,7 @@ class LogReader:
     def _scan(self, files: _Files, asked: _ScanQuery, found: Found, consulted: dict[str, str]) -> None:
         """The hits of the files scanned (found, and held, first: a file whose scan cannot finish is
         indexed instead and joins files.indexed)."""
-        if files.scans:
-            scan.prefetch(files.scans[0])
-        for k, plan in enumerate(files.scans):
-            if k + 1 < len(files.scans):  # the next file is read from disk while this one is searched
-                scan.prefetch(files.scans[k + 1])
+        for plan in files.scans:
             filters = _scan_filters(plan, asked.query, asked.level, asked.regex)
             try:
                 hits = list(scan.hits(plan, filters.keeps))
