@@ -184,7 +184,7 @@ class Batch:
             while data := handle.read(CHUNK):
                 if self._stop():
                     return False
-                data = carry + data
+                data = carry + data if carry else data
                 cut = data.rfind(b"\n") + 1
                 if cut == 0:  # no line ends here: hold it, or only its length if it is too long
                     if overlong or len(data) > MAX_LINE:
@@ -230,7 +230,7 @@ class Batch:
         except UnicodeDecodeError:
             text = ""
         data = np.frombuffer(body, np.uint8)
-        low = np.flatnonzero((data < 32) | (data == 127)) if text else data[:0]
+        low = _controls(body, data) if text else data[:0]
         newline = data[low] == 10
         ends = low[newline] + 1  # where each line ends, its newline included
         count = len(ends)
@@ -455,3 +455,11 @@ def _first_unread(times: list[str], most: int) -> list[int]:
         out.append(at)
         at += 1
     return out
+
+
+def _controls(body: bytes, data: np.ndarray) -> np.ndarray:
+    """Where the chunk's bytes below 32 and DEL are (DEL is rare: looked for first, by memchr, so
+    most chunks take one comparison instead of three)."""
+    if body.find(b"\x7f") == -1:
+        return np.flatnonzero(data < 32)
+    return np.flatnonzero((data < 32) | (data == 127))
