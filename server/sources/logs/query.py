@@ -16,13 +16,13 @@ from evigate.server.queries.types import TimeWindow
 
 from . import scan
 from .batch import LEVEL_CODES
+from .event_parser import EventParser
 from .events import LogEvent, SkipReport
 from .file_index import Block, BlockBytes, FileIndex
 from .finder import Finder
 from .log_config import LogConfig
 from .reader import (
     Draft,
-    EventParser,
     StreamParser,
     event_level,
     event_service,

@@ -7,13 +7,11 @@ start nor continue an event are yielded as SkippedLine, never raised."""
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,12 +27,11 @@ from .events import (
     message_level,
     normalize_level,
 )
-from .jsonlines import JsonLines, Quick
+from .jsonlines import JsonLines
 from .layouts import LogSource
 from .log_config import LogConfig
 from .logfmt import Logfmt
 from .multiline import Continuations, continues_only, exception_chain
-from .stamps import Stamps
 from .textlines import MixedLines, RawLines, RegexFormat, choose_text_format
 
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
@@ -288,76 +285,6 @@ def _odd_line(text: str) -> bool:
     continuation, not a broken JSON record (a truncated record is bad data, not a message)."""
     stripped = text.strip()
     return bool(stripped) and not stripped.startswith("{") and not continues_only(text)
-
-
-@dataclass(frozen=True)
-class EventParser:
-    """Reads single events out of one file's bytes, and tells which lines start one."""
-
-    source: LogSource
-    rel: str
-    file_format: FileFormat
-    config: LogConfig
-
-    def event(self, data: bytes, line: int, offset: int) -> LogEvent | None:
-        """The first event of bytes that start with one (its first line number and file offset given)."""
-        parser = StreamParser(self.rel, self.file_format, self._unparsed)
-        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
-            if isinstance(item, Draft):
-                return finish(item, self.source, self.file_format, self.rel, self.config)
-        return None
-
-    def first(self, handle: BinaryIO, line: int, offset: int) -> tuple[LogEvent | None, int]:
-        """The event starting at the handle's position (its first line number and offset given),
-        read until the next one starts, and where its last line ends."""
-        parser = StreamParser(self.rel, self.file_format)
-        for item in parser.run(raw_lines(handle, line, offset)):
-            if isinstance(item, Draft):
-                return finish(item, self.source, self.file_format, self.rel, self.config), item.end
-        return None, offset
-
-    def starts(self, raw: bytes) -> bool:
-        """Whether a line (without its newline) starts an event of a file without a container:
-        as the batch indexer tells, the commonest lines by the format's quick() and a time.
-
-        Lines that start none are remembered: they are the frames of stack traces, which repeat
-        word for word and would otherwise each take the full parse of every format tried."""
-        not_starting = self._not_starting
-        if len(raw) >= MAX_LINE or raw in not_starting:
-            return False
-        text, _ = decode(raw)
-        if text and not text.isspace():
-            found = self._quick(text) if self._quick is not None else None
-            if found is not None and self._stamps(found[0]) is not None:
-                return True
-            parsed = self._light.parse(text)
-            if parsed is not None and parsed.timestamp is not None:
-                return True
-        if len(not_starting) >= REMEMBERED:
-            not_starting.clear()
-        not_starting.add(raw)
-        return False
-
-    @cached_property
-    def _not_starting(self) -> set[bytes]:
-        return set()
-
-    @cached_property
-    def _unparsed(self) -> set[str]:
-        return set()
-
-    @cached_property
-    def _light(self) -> LineFormat:
-        """The format reading only what tells a start (a time), as indexing reads it."""
-        return self.file_format.for_indexing().line_format
-
-    @cached_property
-    def _quick(self) -> Callable[[str], Quick | None] | None:
-        return getattr(self._light, "quick", None)
-
-    @cached_property
-    def _stamps(self) -> Stamps:
-        return Stamps(self.config.default_tz)
 
 
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:

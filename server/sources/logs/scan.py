@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
+from .event_parser import EventParser
 from .events import LogEvent
 from .file_index import empty
 from .finder import Finder, newlines
 from .log_config import LogConfig
-from .reader import GZIP_ERRORS, EventParser, FileFormat, open_member, raw_lines
+from .reader import GZIP_ERRORS, FileFormat, open_member, raw_lines
 from .tree import Entry
 
 CHUNK = 8 * 2**20
