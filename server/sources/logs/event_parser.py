@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import BinaryIO
 
@@ -14,7 +15,20 @@ from .events import LineFormat, LogEvent
 from .jsonlines import Quick
 from .layouts import LogSource
 from .log_config import LogConfig
-from .reader import MAX_LINE, REMEMBERED, Draft, FileFormat, StreamParser, decode, finish, raw_lines
+from .reader import (
+    MAX_LINE,
+    REMEMBERED,
+    Draft,
+    FileFormat,
+    StreamParser,
+    decode,
+    event_continuation,
+    event_fields,
+    event_level,
+    event_service,
+    finish,
+    raw_lines,
+)
 from .stamps import Stamps
 
 
@@ -33,6 +47,14 @@ class EventParser:
         for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
             if isinstance(item, Draft):
                 return finish(item, self.source, self.file_format, self.rel, self.config)
+        return None
+
+    def pending(self, data: bytes, line: int, offset: int) -> Pending | None:
+        """As event(), read only as far as a filter needs: made whole if the query returns it."""
+        parser = StreamParser(self.rel, self.file_format, self._unparsed)
+        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
+            if isinstance(item, Draft):
+                return Pending(self, item)
         return None
 
     def first(self, handle: BinaryIO, line: int, offset: int) -> tuple[LogEvent | None, int]:
@@ -86,3 +108,34 @@ class EventParser:
     @cached_property
     def _stamps(self) -> Stamps:
         return Stamps(self.config.default_tz)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An event read as far as a query's filters look (time, level, service, the text a keyword
+    or regex searches, each as the LogEvent would have it); `event()` makes it whole. A scan
+    finds many events and returns a few: the rest never pay for their exception chain."""
+
+    parser: EventParser
+    draft: Draft
+
+    @property
+    def timestamp(self) -> datetime:
+        return self.draft.timestamp
+
+    @property
+    def level(self) -> str:
+        return event_level(self.draft.parsed, self.parser.config)
+
+    @property
+    def service(self) -> str:
+        return event_service(self.draft, self.parser.source)
+
+    def search_text(self) -> str:
+        """LogEvent.search_text() of the event it makes."""
+        fields = event_fields(self.draft, self.parser.source)
+        return "\n".join([self.draft.parsed.message, *fields.values(), *event_continuation(self.draft)])
+
+    def event(self) -> LogEvent:
+        parser = self.parser
+        return finish(self.draft, parser.source, parser.file_format, parser.rel, parser.config)

@@ -290,6 +290,25 @@ def _odd_line(text: str) -> bool:
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:
     """The typed event: level normalised, service resolved, stack trace read into a chain."""
     parsed = draft.parsed
+    continuation = event_continuation(draft)
+    chain: tuple[ExceptionInfo, ...] = exception_chain(continuation)
+    return LogEvent(
+        timestamp=draft.timestamp,
+        level=event_level(parsed, config),
+        service=event_service(draft, source),
+        message=parsed.message,
+        fields=event_fields(draft, source),
+        file=rel,
+        line=draft.line,
+        parser=file_format.parser,
+        continuation=tuple(continuation),
+        exceptions=chain,
+    )
+
+
+def event_fields(draft: Draft, source: LogSource) -> dict[str, str]:
+    """The event's fields: the layout's, the container runtime's, the record's own."""
+    parsed = draft.parsed
     fields: dict[str, str] = dict(source.fields)
     if draft.container is not None:
         fields["stream"] = draft.container.stream
@@ -299,23 +318,16 @@ def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, c
         if value not in (None, ""):
             fields[name] = str(value)
     fields.update(getattr(parsed, "fields", None) or {})
+    return fields
+
+
+def event_continuation(draft: Draft) -> list[str]:
+    """The lines after the first, then a stack trace the record carries in a field."""
     continuation = list(draft.continuation)
-    carried = getattr(parsed, "exception_text", None)
+    carried = getattr(draft.parsed, "exception_text", None)
     if carried:
         continuation.extend(line for line in carried.splitlines() if line.strip())
-    chain: tuple[ExceptionInfo, ...] = exception_chain(continuation)
-    return LogEvent(
-        timestamp=draft.timestamp,
-        level=event_level(parsed, config),
-        service=event_service(draft, source),
-        message=parsed.message,
-        fields=fields,
-        file=rel,
-        line=draft.line,
-        parser=file_format.parser,
-        continuation=tuple(continuation),
-        exceptions=chain,
-    )
+    return continuation
 
 
 def skip_reason(parsed: LineFields | None, file_format: FileFormat, whole: bool) -> str:
