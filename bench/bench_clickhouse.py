@@ -1,8 +1,7 @@
 """The ClickHouse log source against the file index, on bench_logs' 1 GB corpus loaded into a table.
 
     .venv/bin/python bench/bench_clickhouse.py [--size-mb 1024] [--services 50] [--runs 30] [--keep DIR]
-        [--clickhouse-dir DIR]
-        [--profile N] [--json FILE]
+        [--clickhouse-dir DIR] [--overhead-runs 200] [--profile N] [--json FILE]
 
 Generates bench_logs' corpus (or reuses --keep, with its index file if bench_logs left one), starts
 Debian's clickhouse-server on free loopback ports with a temporary data directory, and loads the same
@@ -16,11 +15,12 @@ events as otel_logs rows (18.16 types: DateTime, attributes as text). Then:
   cache, then the service + keyword query; the files' counterpart is a new reader reading its index
   file back (files evicted too) and the same query;
 - evigate's own time per call, for the service + keyword query_logs and the hour's summary: the
-  requests the source sends are recorded once (URL with the SQL and settings, the multipart
-  parameter table), then the call through the source and the same requests sent by a plain httpx
-  client are timed run by run (alternating which goes first), p50 and p99 of each and of the
-  paired difference; then both again with the server's answers replayed from memory (no server,
-  no network), which isolates the client side from the server's and the machine's noise.
+  requests the source sends are recorded once (settings in the URL, the SQL and the parameter
+  table in the multipart body), then the call through the source and the same requests sent by a
+  plain httpx client are timed run by run (alternating which goes first), p50 and p99 of each and
+  of the paired difference (--overhead-runs pairs for query_logs, --runs for the summary); then
+  both again with the server's answers replayed from memory (no server, no network), which
+  isolates the client side from the server's and the machine's noise.
 
 --profile N prints cProfile's top N (cumulative) of one query_logs and one summarize_logs call.
 """
@@ -137,17 +137,20 @@ class Replay(httpx.AsyncBaseTransport):
     """The recorded answers, from memory: a call's client-side work without a server."""
 
     def __init__(self, sent: list[Sent]) -> None:
-        self.answers = {_statement(s.body): s for s in sent}
+        self.answers = {_key(s.url, s.body): s for s in sent}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        got = self.answers[_statement(await request.aread())]
+        got = self.answers[_key(str(request.url), await request.aread())]
         return httpx.Response(got.status, headers=got.answer_headers, content=got.answer)
 
 
-def _statement(body: bytes) -> bytes:
-    """The SQL of a request's body: the multipart field `query` (the boundary varies), or the body."""
-    field = re.search(rb'name="query"\r\n\r\n(.*?)\r\n--', body, re.DOTALL)
-    return field.group(1) if field else body
+def _key(url: str, body: bytes) -> tuple[str, bytes]:
+    """What tells one request from another: the URL, and the SQL when the body carries it (the
+    multipart field `query`: the boundary varies from request to request), else a plain body."""
+    if body.startswith(b"--"):  # multipart
+        field = re.search(rb'name="query"\r\n\r\n(.*?)\r\n--', body, re.DOTALL)
+        return url, field.group(1) if field else b""
+    return url, body
 
 
 async def record(config: ClickHouseConfig, call: Call) -> list[Sent]:
@@ -265,7 +268,7 @@ async def measure(root: Path, workdir: Path, args: argparse.Namespace) -> dict[s
             "mined": page.extra["mined"],
             "template_counts": page.extra.get("template_counts"),
         }
-        out["overhead"] = await overhead(logs, lambda s: s.query(keyword), args.runs)
+        out["overhead"] = await overhead(logs, lambda s: s.query(keyword), args.overhead_runs)
         out["summary_overhead"] = await overhead(logs, lambda s: s.summarize(summary), args.runs)
         if args.profile:
             print(await profile(logs, lambda s: s.query(keyword), args.profile))
@@ -359,6 +362,12 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--services", type=int, default=50)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--overhead-runs",
+        type=int,
+        default=200,
+        help="paired runs of the query_logs overhead (the machine's noise is larger than it)",
+    )
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
     parser.add_argument("--service", default="svc-10")
     parser.add_argument("--clickhouse-dir", type=Path, help="keep (or reuse) ClickHouse's data here")

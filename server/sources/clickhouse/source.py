@@ -10,6 +10,7 @@ a summary mines the newest rows here with the file source's own miner, so the tw
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from datetime import UTC, datetime
@@ -48,7 +49,9 @@ def parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
+@functools.lru_cache(maxsize=1024)
 def item_level(value: Any) -> str:
+    """The level of a severity text or OTel number (a table holds a few spellings: cached)."""
     text = str(value).strip()
     if text.isdigit():
         return _OTEL_NUMBER_LEVELS.get(int(text), "INFO")
