@@ -33,6 +33,7 @@ import cProfile
 import io
 import itertools
 import json
+import os
 import pstats
 import re
 import shutil
@@ -235,13 +236,17 @@ async def profile(logs: ClickHouseLogs, call: Call, top: int) -> str:
 async def measure(root: Path, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     server = start_clickhouse(workdir)
     try:
-        started = time.perf_counter()
-        held = execute(server.url, "EXISTS TABLE otel_logs").strip() == "1"
-        if held:  # a kept --clickhouse-dir: the rows are there already
-            rows = int(execute(server.url, "SELECT count() FROM otel_logs").strip())
+        loading = workdir / "loaded.json"  # how the rows got there, for a kept --clickhouse-dir
+        if execute(server.url, "EXISTS TABLE otel_logs").strip() == "1" and loading.exists():
+            loaded = json.loads(loading.read_text(encoding="utf-8"))
         else:
+            started = time.perf_counter()
             rows = load(server.url, args.size_mb, args.services)
-        loaded_s = time.perf_counter() - started
+            loaded = {"rows": rows, "load_s": time.perf_counter() - started, "load_load": os.getloadavg()[0]}
+            loading.write_text(json.dumps(loaded), encoding="utf-8")
+        rows, loaded_s = int(loaded["rows"]), float(loaded["load_s"])
+        table_dir = workdir / "data" / "data" / "default" / "otel_logs"
+        on_disk = sum(f.stat().st_size for f in table_dir.rglob("*") if f.is_file())
         reader = LogReader(_config(root), _store(root))
         started = time.perf_counter()
         reader.build_all()
@@ -251,7 +256,11 @@ async def measure(root: Path, workdir: Path, args: argparse.Namespace) -> dict[s
         keyword = LogsQuery(args.service, None, QUERY, None, ALL, 20)
         summary = PatternsQuery(args.service, None, HOUR, 10)
         same = (await logs.query(keyword)).total, files.query(keyword).total
-        out: dict[str, Any] = {"rows": rows, "load_s": loaded_s, "files_index_s": index_s, "totals": same}
+        out: dict[str, Any] = {
+            "rows": rows, "load_s": loaded_s, "load_load": loaded.get("load_load"), "table_bytes": on_disk,
+            "corpus_bytes": sum(f.stat().st_size for f in _files(root)), "files_index_s": index_s,
+            "totals": same,
+        }  # fmt: skip
         out["service_keyword"] = {
             "clickhouse": await _times(lambda: logs.query(keyword), args.runs),
             "files": await _times(lambda: asyncio.to_thread(files.query, keyword), args.runs),
@@ -302,8 +311,10 @@ def labelled(r: dict[str, Any]) -> list[figures.Figure]:
 
     return [
         figures.Figure(
-            f"rows in ClickHouse ({r['rows']:,} events of bench_logs' corpus)",
-            f"loaded in {r['load_s']:.0f} s",
+            f"rows in ClickHouse ({r['rows']:,} events of bench_logs' corpus, "
+            f"{r['corpus_bytes'] / 2**20:,.0f} MB of files)",
+            f"loaded in {r['load_s']:.0f} s (JSONEachRow inserts of 500,000 rows; generating them is most "
+            f"of it; load average {r['load_load'] or 0:.0f}); {r['table_bytes'] / 2**20:,.0f} MB on disk",
         ),
         figures.Figure("service + keyword (query_logs)", pair("service_keyword"), cache="warm"),
         figures.Figure("summarize_logs, one service's hour", pair("summarize_service_hour"), cache="warm"),
