@@ -171,9 +171,10 @@ def select_buckets(columns: Columns, table: str, where: Where, width: int, templ
     """Per bucket of `width` seconds (its start, epoch seconds): the rows, and for each template
     `n` (its regex the parameter `t<n>`) how many rows it matches and the first one's second."""
     ts, body = quoted(columns.timestamp), quoted(columns.body)
+    # Each match named once (m<n>) and read twice: two spellings of it would be two scalar
+    # subqueries, and the server would run the regex twice per row (a third more time, measured).
     per = "".join(
-        f", countIf(match({body}, (SELECT t{n} FROM p))) AS t{n}"
-        f", toUInt32(minIf({ts}, match({body}, (SELECT t{n} FROM p)))) AS f{n}"
+        f", countIf(match({body}, (SELECT t{n} FROM p)) AS m{n}) AS t{n}, toUInt32(minIf({ts}, m{n})) AS f{n}"
         for n in range(templates)
     )
     bucket = f"intDiv(toUInt32({ts}), {int(width)}) * {int(width)}"
