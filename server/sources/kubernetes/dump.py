@@ -48,26 +48,15 @@ def _read_file(state: ClusterState, path: Path, root: Path) -> None:
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-# What the readers read of an event (events.py); the rest of it is dropped on reading.
-_EVENT_FIELDS = frozenset(
-    {"metadata", "involvedObject", "regarding", "reason", "message", "note", "type", "count",
-     "firstTimestamp", "lastTimestamp", "eventTime", "series"}
-)  # fmt: skip
 
 
 def slim(kind: str, item: dict[str, Any]) -> dict[str, Any]:
     """The object without what no reader reads and what costs memory: managed fields, kubectl's
-    last-applied copy, an event's other fields, a pod's volumes, tolerations and mounts."""
+    last-applied copy, a pod's volumes, tolerations and mounts (an event is kept as a compact
+    record: state.compact_event)."""
     m = meta(item)
     m.pop("managedFields", None)
     (m.get("annotations") or {}).pop(LAST_APPLIED, None)
-    if kind == "Event":
-        slimmed = {k: v for k, v in item.items() if k in _EVENT_FIELDS}
-        slimmed["metadata"] = {k: m[k] for k in ("name", "namespace", "creationTimestamp") if k in m}
-        for key in ("involvedObject", "regarding"):
-            if isinstance(item.get(key), dict):
-                slimmed[key] = {k: item[key][k] for k in ("kind", "name", "namespace") if k in item[key]}
-        return slimmed
     if kind == "Pod":
         spec = item.get("spec") or {}
         for key in ("volumes", "tolerations"):

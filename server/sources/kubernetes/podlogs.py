@@ -140,7 +140,8 @@ class PodLogs:
     def files(self) -> LogFiles:
         if self._files is None:
             root = Path(tempfile.mkdtemp(prefix="evigate-pod-logs-"))
-            self._files = LogFiles(LogConfig(root=root, suffixes=(".log",)))
+            # A dump's logs are laid out once, before the first query reads them: found once.
+            self._files = LogFiles(LogConfig(root=root, suffixes=(".log",), static=not self.live))
         return self._files
 
     @property

@@ -108,6 +108,7 @@ def only(state: ClusterState, namespaces: tuple[str, ...]) -> ClusterState:
             namespace = meta(item).get("namespace")
             if not namespace or namespace in namespaces:
                 kept.add(kind, item)
+    kept.events = [e for e in state.events if not e.namespace or e.namespace in namespaces]
     kept.pod_logs = {key: path for key, path in state.pod_logs.items() if key[0] in namespaces}
     return kept
 
@@ -131,7 +132,7 @@ async def cluster_health(cluster: ClusterSource) -> SourceHealth:
         state = await cluster.state()
     except Exception as exc:
         return SourceHealth(cluster.name, cluster.where, reachable=False, ready=False, detail=str(exc))
-    kinds = Counter({kind: len(items) for kind, items in state.objects.items()}) + Counter(state.released)
+    kinds = Counter({kind: len(items) for kind, items in state.objects.items()})
     namespaces = len(state.namespaces())
     parts = [f"{kinds['Pod']} pods, {kinds['Node']} nodes, {namespaces} namespaces, {state.count()} objects"]
     if state.unread:
