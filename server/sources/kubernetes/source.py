@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evigate.server.queries.types import LogsQuery, Page, PatternsQuery
 from evigate.server.sources.http import SourceHealth
@@ -21,12 +22,42 @@ from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.services import Sightings
 
 
-class DumpCluster:
-    """A `kubectl cluster-info dump` tree (or a directory of `kubectl get -o json` files), read on
-    first use and kept: a dump does not change."""
+class _ClusterParts:
+    """What a dump and a live cluster do alike: their pods' logs searched as a log source
+    (`self.logs`), their health, the workloads the service catalog learns."""
 
     name = NAME
-    watched = True  # its health entry: read once, then the state's counts
+    watched = True  # its health entry: a dump read once then its state's counts; the API's lists
+    logs: PodLogs
+
+    if TYPE_CHECKING:  # given by the class it is mixed into
+        where: str
+
+        async def state(self) -> ClusterState: ...
+
+        async def pod_log(
+            self, namespace: str, pod: str, container: str | None, previous: bool, timestamps: bool = False
+        ) -> str: ...
+
+    async def query_logs(self, query: LogsQuery) -> Page:
+        return await self.logs.query_logs(query)
+
+    async def summarize_logs(self, query: PatternsQuery) -> Page:
+        return await self.logs.summarize_logs(query)
+
+    async def aclose(self) -> None:
+        await self.logs.aclose()
+
+    async def health(self) -> SourceHealth:
+        return await cluster_health(self)
+
+    async def sightings(self) -> Sightings:
+        return await workload_sightings(self)
+
+
+class DumpCluster(_ClusterParts):
+    """A `kubectl cluster-info dump` tree (or a directory of `kubectl get -o json` files), read on
+    first use and kept: a dump does not change."""
 
     def __init__(
         self, root: Path, namespaces: tuple[str, ...] = (), embedder: Embedder | None = None
@@ -54,27 +85,9 @@ class DumpCluster:
             raise FileNotFoundError(f"the dump holds no logs of {namespace}/{pod}")
         return await asyncio.to_thread(path.read_text, "utf-8", "replace")
 
-    async def query_logs(self, query: LogsQuery) -> Page:
-        return await self.logs.query_logs(query)
 
-    async def summarize_logs(self, query: PatternsQuery) -> Page:
-        return await self.logs.summarize_logs(query)
-
-    async def aclose(self) -> None:
-        await self.logs.aclose()
-
-    async def health(self) -> SourceHealth:
-        return await cluster_health(self)
-
-    async def sightings(self) -> Sightings:
-        return await workload_sightings(self)
-
-
-class ApiCluster(LiveCluster):
+class ApiCluster(LiveCluster, _ClusterParts):
     """A live API server (kubeconfig and context, or the in-cluster service account)."""
-
-    name = NAME
-    watched = True
 
     def __init__(self, settings: LiveSettings, embedder: Embedder | None = None) -> None:
         super().__init__(settings)
@@ -83,21 +96,9 @@ class ApiCluster(LiveCluster):
             self, live=True, refresh_s=settings.refresh_s, timeout_s=settings.timeout_s, embedder=embedder
         )
 
-    async def query_logs(self, query: LogsQuery) -> Page:
-        return await self.logs.query_logs(query)
-
-    async def summarize_logs(self, query: PatternsQuery) -> Page:
-        return await self.logs.summarize_logs(query)
-
     async def aclose(self) -> None:
-        await self.logs.aclose()
-        await super().aclose()
-
-    async def health(self) -> SourceHealth:
-        return await cluster_health(self)
-
-    async def sightings(self) -> Sightings:
-        return await workload_sightings(self)
+        await _ClusterParts.aclose(self)  # the pod logs' folder
+        await LiveCluster.aclose(self)  # the API client
 
 
 def only(state: ClusterState, namespaces: tuple[str, ...]) -> ClusterState:
