@@ -8,6 +8,7 @@ never the whole source lost; kinds this source does not read are passed over."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,14 +24,24 @@ def read_dump(root: Path) -> ClusterState:
     if not root.is_dir():
         raise FileNotFoundError(f"cluster dump {root} is not a directory")
     state = ClusterState()
-    for path in sorted(root.rglob("*")):
-        if len(path.relative_to(root).parts) > MAX_DEPTH or not path.is_file():
-            continue
+    for path in _files(root):
         if path.name == "logs.txt":
             state.pod_logs[(path.parent.parent.name, path.parent.name)] = path
         elif path.suffix == ".json":
             _read_file(state, path, root)
     return state
+
+
+def _files(root: Path) -> list[Path]:
+    """The files at most MAX_DEPTH levels under root, in the order of their paths (os.walk, not
+    rglob: a dump holds a folder per pod)."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        if depth + 1 >= MAX_DEPTH:
+            dirs.clear()  # a file below would be deeper than MAX_DEPTH
+        found += [Path(folder, name) for name in names]
+    return sorted(path for path in found if path.is_file())
 
 
 def _read_file(state: ClusterState, path: Path, root: Path) -> None:
