@@ -134,7 +134,7 @@ def _of_type(index: _Index, f: EventFilter) -> Sequence[int]:
 
 def select(state: ClusterState, f: EventFilter) -> list[Found]:
     """The events that pass the filter, Warnings first, newest first within each type (a tool
-    shows the first few as items: `Event.item`)."""
+    shows the first few as items: `Found.item`)."""
     index = _index(state)
     candidates: Sequence[int]
     if f.obj:
