@@ -116,6 +116,11 @@ def _index(state: ClusterState) -> _Index:
     return index
 
 
+def index(state: ClusterState) -> None:
+    """The events' index, built now."""
+    _index(state)
+
+
 def _of_type(index: _Index, f: EventFilter) -> Sequence[int]:
     """The items of the filter's type inside its window, found by their last times (newest first):
     past the window's start the scan stops (unless every timed item is inside: then the items

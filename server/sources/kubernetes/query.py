@@ -88,6 +88,13 @@ def _kind(state: ClusterState, kind: str) -> _Kind:
     return index
 
 
+def index(state: ClusterState) -> None:
+    """Every kind's summaries and indexes, and the names, built now."""
+    for kind in STATUS_KINDS:
+        _kind(state, kind)
+    names(state)
+
+
 def objects(state: ClusterState, f: ObjectFilter) -> list[JSON]:
     """Summaries of the objects that pass the filter: those with problems first, then by kind
     (in STATUS_KINDS order), namespace and name."""

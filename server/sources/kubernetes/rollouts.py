@@ -112,6 +112,12 @@ def namespaces_of(state: ClusterState, deployment: str) -> list[str]:
     return found.get(deployment, [])
 
 
+def index(state: ClusterState) -> None:
+    """The ReplicaSets by deployment and the deployments by name, built now."""
+    _replicasets(state)
+    namespaces_of(state, "")
+
+
 def history(state: ClusterState, namespace: str, deployment: str) -> list[JSON]:
     """The deployment's revisions, newest first, each with its changes from the one before."""
     owned = _replicasets(state).get((namespace, deployment), [])

@@ -5,15 +5,19 @@ logs (podlogs.py)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evigate.server.queries.types import LogsQuery, Page, PatternsQuery
 from evigate.server.sources.http import SourceHealth
+from evigate.server.sources.kubernetes import events, query, rollouts
 from evigate.server.sources.kubernetes.cluster_config import NAME, ClusterConfig, ClusterConfigError
 from evigate.server.sources.kubernetes.dump import read_dump
-from evigate.server.sources.kubernetes.live import LiveCluster, LiveSettings
+from evigate.server.sources.kubernetes.live import LIVE_KINDS, LiveCluster, LiveSettings
+from evigate.server.sources.kubernetes.names import cluster_names
 from evigate.server.sources.kubernetes.podlogs import PodLogs
 from evigate.server.sources.kubernetes.sightings import workload_sightings
 from evigate.server.sources.kubernetes.state import ClusterState, meta
@@ -72,9 +76,12 @@ class DumpCluster(_ClusterParts):
     async def state(self) -> ClusterState:
         async with self._lock:
             if self._state is None:
-                state = await asyncio.to_thread(read_dump, self.root)
-                self._state = only(state, self.namespaces) if self.namespaces else state
+                self._state = await asyncio.to_thread(self._read)
             return self._state
+
+    def _read(self) -> ClusterState:
+        state = read_dump(self.root)
+        return indexed(only(state, self.namespaces) if self.namespaces else state)
 
     async def pod_log(
         self, namespace: str, pod: str, container: str | None, previous: bool, timestamps: bool = False
@@ -96,9 +103,26 @@ class ApiCluster(LiveCluster, _ClusterParts):
             self, live=True, refresh_s=settings.refresh_s, timeout_s=settings.timeout_s, embedder=embedder
         )
 
+    def snapshot(self, kinds: Sequence[str] = LIVE_KINDS) -> ClusterState:
+        return indexed(super().snapshot(kinds))
+
     async def aclose(self) -> None:
         await _ClusterParts.aclose(self)  # the pod logs' folder
         await LiveCluster.aclose(self)  # the API client
+
+
+def indexed(state: ClusterState) -> ClusterState:
+    """The state with what the tools ask of it built now, in the worker thread that read it, not
+    by the first question of each kind: each kind's summaries and indexes, the names, the events'
+    index, the rollouts' maps. Then one full collection: these long-lived objects (hundreds of
+    thousands on a large cluster) would otherwise have the collector's next full pass, a pause of
+    100 ms and more, fall on a query."""
+    query.index(state)
+    events.index(state)
+    rollouts.index(state)
+    cluster_names(state)
+    gc.collect()
+    return state
 
 
 def only(state: ClusterState, namespaces: tuple[str, ...]) -> ClusterState:
