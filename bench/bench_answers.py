@@ -8,6 +8,9 @@ Every labelled question of a world (tests/worlds/<world>/questions.json) is aske
 offline pipeline on its data, as bench_worlds does. Per world it prints:
 
 - sentences and characters per answer (mean, max): fixed lines composed by code count as sentences;
+  and the prose per answer (max): headline, findings, absences and hypotheses, the lists (steps,
+  what could not be checked) and fixed lines aside, which the Composer keeps to about eight unless
+  the question asks for a list;
 - the share of sentences bound to a claim or hypothesis, fixed lines aside (must be 100%);
 - internal tokens found in the text the user reads (`template=`, `levels=`, `bm25=`, `dense=`,
   `threshold=`, `match=L0`, `source=`, `$.alerts[0]`; must be 0);
@@ -39,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import figures  # noqa: E402
 from evigate.rules import sentence_check  # noqa: E402
+from evigate.rules.enums import SentenceKind  # noqa: E402
 from evigate.rules.sentence_types import Sentence, SentenceMaterial  # noqa: E402
 from evigate.server.pipeline import material  # noqa: E402
 from evigate.storage import Database  # noqa: E402
@@ -54,6 +58,7 @@ from tests.worlds.judge import (  # noqa: E402
 from tests.worlds.live import start_live_sources  # noqa: E402
 
 TARGET_P50_MS = 5.0
+_LISTS = frozenset({SentenceKind.STEP, SentenceKind.COULD_NOT_CHECK})
 
 
 async def _material(db: Database, judgement: Judgement) -> SentenceMaterial | None:
@@ -87,11 +92,12 @@ async def measure(world: str, db: Database, tmp: Path, repeat: int, show: bool) 
             live.stop()
     else:
         judgements = await run_world(world, db)
-    sizes, chars, costs = [], [], []
+    sizes, prose, chars, costs = [], [], [], []
     bound = unbound = internal = mismatched = direct = 0
     for j in judgements:
         sentences = [Sentence.from_seed(s) for s in j.sentences]
         sizes.append(len(sentences))
+        prose.append(sum(not s.fixed_line and s.kind not in _LISTS for s in sentences))
         chars.append(len(j.answer))
         for s in sentences:
             if not s.fixed_line:
@@ -113,6 +119,7 @@ async def measure(world: str, db: Database, tmp: Path, repeat: int, show: bool) 
         "correct": sum(j.correct for j in judgements),
         "sentences_mean": statistics.mean(sizes or [0]),
         "sentences_max": max(sizes or [0]),
+        "prose_max": max(prose or [0]),
         "chars_mean": statistics.mean(chars or [0]),
         "chars_max": max(chars or [0]),
         "bound_share": bound / max(1, bound + unbound),
@@ -128,6 +135,7 @@ def _print(row: dict[str, Any]) -> None:
     sample = "held-out (questions-first)" if row["world"] in LIVE_WORLDS else "in-sample"
     print(f"\n{row['world']} ({sample}): {row['answers']} answers, {row['correct']} judged correct")
     print(f"  sentences per answer   mean {row['sentences_mean']:.1f}, max {row['sentences_max']}")
+    print(f"  prose per answer       max {row['prose_max']} (steps, could-not-check and fixed lines aside)")
     print(f"  characters per answer  mean {row['chars_mean']:.0f}, max {row['chars_max']}")
     print(f"  sentences bound        {row['bound_share']:.1%}")
     print(f"  internal tokens        {row['internal_tokens']}")
@@ -163,6 +171,7 @@ def _figures(rows: list[dict[str, Any]]) -> list[figures.Figure]:
         out.extend([
             figures.Figure(f"{w}: sentences / characters per answer (mean)",
                            f"{row['sentences_mean']:.1f} / {row['chars_mean']:.0f}", sample, "warm"),
+            figures.Figure(f"{w}: prose sentences per answer (max)", f"{row['prose_max']}", sample, "warm"),
             figures.Figure(f"{w}: sentences bound", f"{row['bound_share']:.1%}", sample, "warm"),
             figures.Figure(f"{w}: internal tokens / language mismatches",
                            f"{row['internal_tokens']} / {row['language_mismatches']}", sample, "warm"),

@@ -59,7 +59,8 @@ _HEDGE = re.compile(
 )
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?=\s|$)")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_QUERY = re.compile(r"\bquery=([^;\n]+)")
+# the first of `a|b|c` alternatives: what the sentence check reads as the query's subject
+_QUERY = re.compile(r"\bquery=([^;|\n]+)")
 _SAFE_PREFIX = re.compile(
     r"^\s*(?:当前查询未检索到|本次检索未发现|(?:this query found )?no matching evidence for)\s*",
     re.IGNORECASE,
@@ -74,15 +75,42 @@ def _norm_language(language: str) -> str:
     return "zh" if language.lower().startswith("zh") else "en"
 
 
-def safe_phrasing(subject: str, language: str) -> str:
-    """The allowed no-hit wording: "当前查询未检索到…" / "This query found no matching evidence for …"."""
+# Where a negative claim's query looked, by the tool that ran it: (English, Chinese) words the
+# sentence check reads as that scope, so the safe phrasing is about that data alone ("no runbook
+# matched RedisEvictionsHigh", not "nothing matched RedisEvictionsHigh" while its alert fires).
+SCOPES: dict[str, tuple[str, str]] = {
+    "query_logs": ("in the logs", "在日志中"),
+    "summarize_logs": ("in the logs", "在日志中"),
+    "query_metrics": ("in the alerts", "在告警数据中"),  # "告警中" reads as firing
+    "query_promql": ("in the metrics", "在指标中"),
+    "lookup_knowledge": ("in the knowledge base", "在知识库中"),
+}
+
+
+def safe_phrasing(subject: str, language: str, scope: str = "") -> str:
+    """The allowed no-hit wording: "当前查询未检索到…" / "This query found no matching evidence for …",
+    with where the query looked when `scope` (a tool of SCOPES) is known."""
+    en, zh = SCOPES.get(scope, ("", ""))
     if _norm_language(language) == "zh":
-        return f"当前查询未检索到与 {subject} 匹配的证据。" if subject else "当前查询未检索到匹配证据。"
+        return (
+            f"当前查询{zh}未检索到与 {subject} 匹配的证据。" if subject else f"当前查询{zh}未检索到匹配证据。"
+        )
+    where = f" {en}" if en else ""
     return (
-        f"This query found no matching evidence for {subject}."
+        f"This query found no matching evidence{where} for {subject}."
         if subject
-        else "This query found no matching evidence."
+        else f"This query found no matching evidence{where}."
     )
+
+
+def _claim_scope(claim: Mapping[str, Any]) -> str:
+    """The tool of SCOPES the claim's bindings name, when they all name the same one."""
+    bindings = claim.get("evidence_bindings")
+    tools = {
+        b.get("tool_name") for b in (bindings if isinstance(bindings, list) else []) if isinstance(b, Mapping)
+    }
+    tool = next(iter(tools)) if len(tools) == 1 else None
+    return tool if isinstance(tool, str) and tool in SCOPES else ""
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -165,6 +193,7 @@ def scan(text: str, negative_claims: Sequence[Mapping[str, Any]]) -> list[GuardF
         claim = _concerned(sentence, claims)
         claim_id = claim.get("claim_id") if claim is not None else None
         subject = _claim_subject(claim, language) if claim is not None else ""
+        scope = _claim_scope(claim) if claim is not None else ""
         findings.append(
             GuardFinding(
                 sentence=sentence,
@@ -174,7 +203,8 @@ def scan(text: str, negative_claims: Sequence[Mapping[str, Any]]) -> list[GuardF
                 language=language,
                 claim_id=claim_id if isinstance(claim_id, str) else None,
                 subject=subject,
-                safe_phrasing=safe_phrasing(subject, language),
+                safe_phrasing=safe_phrasing(subject, language, scope),
+                scope=scope,
             )
         )
     return findings
@@ -184,7 +214,7 @@ def rewrite(text: str, findings: Sequence[GuardFinding], language: str | None = 
     """Replace each offending sentence by the safe phrasing (in `language`, else the sentence's own)."""
     out = text
     for f in sorted(findings, key=lambda f: f.start, reverse=True):
-        safe = safe_phrasing(f.subject, language) if language else f.safe_phrasing
+        safe = safe_phrasing(f.subject, language, f.scope) if language else f.safe_phrasing
         if out[f.start : f.end] == f.sentence:
             tail = out[f.end :]
             if safe.endswith(".") and tail[:1] and not tail[:1].isspace():

@@ -54,11 +54,10 @@ def check(sentences: Sequence[Sentence], material: SentenceMaterial) -> Sentence
         s if s.fixed_line else dataclasses.replace(s, text=_compounds(s.text, prepared)) for s in sentences
     ]
     tokens = token_material(material)
-    # the token layer's index of the whole material, from the indexes the units already built
     # the token layer's index of the whole material, from the claims' own indexes
     tools = {e.tool for c in material.claims for e in c.excerpts}
     whole = FactIndex.union(
-        [FactIndex([material.question, *tools]), *(prepared.claim(c.claim_id).index for c in material.claims)]
+        [FactIndex([material.question, *tools]), *(prepared.claim_index(c.claim_id) for c in material.claims)]
     )
     layer = answer_check.check_texts([s.text for s in sentences], tokens, whole)
     per_sentence = []

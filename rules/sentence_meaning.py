@@ -9,18 +9,26 @@ from collections.abc import Iterable
 
 from evigate.rules import sentence_phrases as p
 from evigate.rules import sentence_types as t
+from evigate.rules import sentence_vague as v
 from evigate.rules import sentence_words as w
 from evigate.rules.answer_check import quote_spans
 from evigate.rules.answer_facts import NUMBER, WORD, FactIndex, normalize, spans_of
 from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_reading import Clause, Reading, plain
 from evigate.rules.sentence_relations import RelationContext, relation_stated
-from evigate.rules.sentence_units import Prepared, Unit, claim_texts, compatible, holds
+from evigate.rules.sentence_units import (
+    Prepared,
+    Unit,
+    claim_texts,
+    compatible,
+    holding,
+    holds,
+    names_alert,
+)
 
 _ROLE_BEFORE = 24  # characters between a role word and its value
 _ROLE_AFTER = re.compile(r"\s?(?:的\s?)?(?:threshold|阈值|limit|上限)")  # "85% threshold", "85% 的阈值"
 _ONCE = re.compile(r"1 ?(?:次|times?)")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 _ALERT_WORD = re.compile(r"fir|alert|trigger|触发|告警|报警")
 _TIMES = re.compile(r"\d+ ?(?:次|times?)")
 
@@ -40,11 +48,12 @@ class SentenceRules:
     ) -> None:
         self.prepared, self.index, self.kind, self.reading = prepared, index, kind, reading
         self.claim_ids, self.hypothesis_ids, self.hedged = claim_ids, hypothesis_ids, hedged
-        # a runbook tells what to do, not what is: its excerpts hold facts only for steps
+        # a runbook tells what to do, not what is: its excerpts hold facts only for steps (a lookup
+        # that found nothing, or could not run, is what is)
         self.units = [
             u
             for u in prepared.bound_units(claim_ids)
-            if u.scope != w.KNOWLEDGE or u.state == w.ABSENT or kind == SentenceKind.STEP
+            if u.scope != w.KNOWLEDGE or u.state in (w.ABSENT, w.UNCHECKED) or kind == SentenceKind.STEP
         ]
         self.texts = claim_texts(prepared, claim_ids, hypothesis_ids)
         self.hypothesis_texts = [prepared.hypothesis_flat[h] for h in hypothesis_ids]
@@ -94,7 +103,7 @@ class SentenceRules:
             for alert, service in clause.groups():
                 if {alert, service} & missing or alert is None or service is None:
                     continue
-                if not any(_names_alert(u, alert) and compatible(u, alert, service) for u in self.units):
+                if not any(names_alert(u, alert) and compatible(u, alert, service) for u in self.units):
                     pair = " + ".join(n for n in (alert, service) if n)
                     self.fail(t.SUBJECT, pair, "no bound excerpt speaks of these together")
 
@@ -120,6 +129,10 @@ class SentenceRules:
                 self._state(clause, state, phrase)
         self.values(clause)
         if not procedure:
+            # "X means Y": Y restates the bound claims, or the sentence is a hedged hypothesis
+            hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
+            if not hedged and (word := v.definition_refused(text, self.texts)) is not None:
+                self.fail(t.DEFINITION, word, "no bound claim or excerpt says so")
             self.quantity(clause, text, asserted, universal)
             self.severity(clause, text)
         self.connectives(clause, self.actions(text))
@@ -164,10 +177,13 @@ class SentenceRules:
         scopes = w.scopes(text)
         about = [u for u in self.units if u.state == w.ABSENT and holds(u, names)]
         # a query for one alert or keyword found nothing of that, not nothing at all
-        narrower = sorted({v for u in about for v in _narrowed(u) if v not in text and v not in names})
-        about = [u for u in about if all(v in text or v in names for v in _narrowed(u))]
+        narrower = sorted({v for u in about for v in u.narrowed if v not in text and v not in names})
+        about = [u for u in about if all(v in text or v in names for v in u.narrowed)]
         if not scopes:
             # nothing at all was found about these subjects: no allowed claim found anything of them
+            # (of what else the clause names with them, when it names more: "no evidence matching
+            # payment-service OutOfMemoryError" speaks of that error alone)
+            also = [n for n, _ in clause.names]
             found = [
                 u
                 for u in self.prepared.all_units()
@@ -175,6 +191,7 @@ class SentenceRules:
                 and u.scope != w.KNOWLEDGE
                 and any(compatible(u, a, s) for a, s in clause.groups())
                 and (u.services or u.alert)
+                and all(u.index.supports(n, WORD) for n in also)
             ]
             if found and about:
                 self.fail(t.ABSENCE, phrase, f"the session found {found[0].alert or found[0].scope} for it")
@@ -220,6 +237,11 @@ class SentenceRules:
 
     def values(self, clause: Clause) -> None:
         text = clause.text
+        for match, low, high in v.vague(text):  # "dozens of errors": a count in the dozens
+            units = self._selected(clause.groups()) or self.units
+            if (why := v.vague_refused(match.group(), low, high, units, self.texts)) is not None:
+                self.fail(t.VAGUE_QUANTITY, match.group(), why)
+            text = text[: match.start()] + " " * len(match.group()) + text[match.end() :]
         for match in list(p.RELATIVE_TIME.finditer(text)):
             phrase = re.sub(r"^(?:since|until|from) ", "", match.group().strip())
             if not any(phrase in bound for bound in self.texts):
@@ -230,7 +252,7 @@ class SentenceRules:
         for token, kind, start in spans_of(text):
             if kind == WORD or any(s <= start < e for s, e in counted):
                 continue
-            selected = self._holding(self._selected(clause.groups_near(start)), clause)
+            selected = holding(self._selected(clause.groups_near(start)), [n for n, _ in clause.names])
             if (
                 any(u.index.supports(token, kind) for u in selected)
                 or any(i.supports(token, kind) for i in indexes)
@@ -243,14 +265,6 @@ class SentenceRules:
                 self.fail(t.VALUE, token, "it belongs to another subject's excerpt")
             else:
                 self.fail(t.VALUE, token, "no bound excerpt holds it")
-
-    @staticmethod
-    def _holding(selected: list[Unit], clause: Clause) -> list[Unit]:
-        """Of the units a value may come from, those that hold the identifiers the clause names
-        ("OOMKilled twice": the OOMKilled line's count, not another line's), when any does."""
-        named = [n for n, _ in clause.names]
-        holders = [u for u in selected if any(u.index.supports(n, WORD) for n in named)]
-        return holders or selected
 
     def _role(self, text: str, start: int, token: str, selected: list[Unit]) -> None:
         role = None
@@ -276,11 +290,9 @@ class SentenceRules:
 
     # --- connectives, severity, quantities, actions -------------------------------------------
 
-    def relation_context(self) -> RelationContext:
-        return RelationContext(self.units, self.kind, self.hedged, bool(self.hypothesis_ids))
-
     def connectives(self, clause: Clause, text: str) -> None:
-        plain_text, context = plain(text), self.relation_context()
+        plain_text = plain(text)
+        context = RelationContext(self.units, self.kind, self.hedged, bool(self.hypothesis_ids))
         hedged = self.hedged and (self.kind == SentenceKind.HYPOTHESIS or bool(self.hypothesis_ids))
         for match in w.IMPACT.finditer(plain_text):
             if not hedged and not any(match.group() in bound for bound in self.texts):
@@ -294,9 +306,7 @@ class SentenceRules:
                 break
         for pattern in (w.TREND_UP, w.TREND_DOWN):
             trend = pattern.search(plain_text)
-            if trend is not None and not relation_stated(
-                self.relation_context(), clause, plain_text, trend, text
-            ):
+            if trend is not None and not relation_stated(context, clause, plain_text, trend, text):
                 self.fail(t.TREND, trend.group(), "no bound claim states this trend")
 
     def _own_subject(self, clause: Clause) -> bool:
@@ -386,15 +396,3 @@ class SentenceRules:
                 self.fail(t.ACTION, word, "no bound runbook claim or hypothesis gives it")
             text = text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
         return text
-
-
-_NARROW_FIELD = re.compile(r"(?<![\w.])(?:alert_name|alertname|keyword)\s*=\s*([^;|,]+)")
-
-
-def _narrowed(unit: Unit) -> list[str]:
-    """What a negative query narrowed itself to (alert_name=, keyword=), lowercase."""
-    return [m.group(1).strip() for m in _NARROW_FIELD.finditer(unit.text)] if unit.state == w.ABSENT else []
-
-
-def _names_alert(unit: Unit, alert: str) -> bool:
-    return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, WORD))

@@ -23,10 +23,10 @@ UNKNOWN_ID = "sentence.unknown_id@1"
 KIND = "sentence.kind@1"
 FIXED_LINE = "sentence.fixed_line@1"
 HEDGE = "sentence.hedge@1"
-SUBJECT = "sentence.subject@2"
+SUBJECT = "sentence.subject@3"
 STATE = "sentence.state@2"
-ABSENCE = "sentence.absence@2"
-UNCHECKED = "sentence.unchecked@1"
+ABSENCE = "sentence.absence@3"
+UNCHECKED = "sentence.unchecked@2"
 YES_NO = "sentence.yes_no@2"
 VALUE = "sentence.value@2"
 ROLE = "sentence.role@2"
@@ -37,6 +37,8 @@ TREND = "sentence.trend@2"
 SEVERITY = "sentence.severity@2"
 QUANTITY = "sentence.quantity@2"
 ACTION = "sentence.action@2"
+DEFINITION = "sentence.definition@1"
+VAGUE_QUANTITY = "sentence.vague_quantity@1"
 
 RULES: dict[str, str] = {
     UNBOUND: "a sentence bound to no claim or hypothesis that is not a fixed line composed by code",
@@ -71,6 +73,10 @@ RULES: dict[str, str] = {
     "claims contradict",
     ACTION: "an action (restart, roll back, scale up, 回滚, 扩容) that no bound runbook claim or "
     "hypothesis gives",
+    DEFINITION: "a definition or implication (X means Y, indicates that, 意味着, 也就是说) whose words "
+    "no bound claim or excerpt holds, outside a hypothesis marked unconfirmed",
+    VAGUE_QUANTITY: "a vague quantity (dozens of, hundreds of, lots of, 几十, 上千, 大量) that no count "
+    "of the bound excerpts falls in",
 }
 
 # The fixed connective lines composed by code: id → text per language.

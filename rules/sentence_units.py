@@ -10,9 +10,8 @@ are looked up unit by unit, so a value is tied to the subject of the excerpt tha
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -52,11 +51,15 @@ _STATE_WORDS = {
 _SEVERITY_FIELD = re.compile(r"(?<![\w.])(?:severity|level|priority)\s*[=:：]\s*\"?([a-z0-9]+)")
 _ALERT_FIELD = re.compile(r"(?<![\w.])(?:alert|alertname|alert_name)\s*=\s*\"?([A-Za-z][\w.:-]*)")
 _LEADING_NAME = re.compile(r"\s*(?:alert=)?([A-Za-z][\w.:-]*)\s*,")
-_SERVICE_FIELD = re.compile(r"(?<![\w.])(?:service|service_name|app|job)\s*=\s*\"?([a-z0-9][\w.-]*)")
+# a label may name a service in its namespace: service=shop/checkout
+_SERVICE_FIELD = re.compile(
+    r"(?<![\w.])(?:service|service_name|app|job)\s*=\s*\"?([a-z0-9][\w.-]*(?:/[a-z0-9][\w.-]*)?)"
+)
 # "2026-07-08 23:29:56 ERROR order-service …": the service that wrote a log line
 _LOG_WRITER = re.compile(r"\d{4}-\d\d-\d\d[ t][\d:.]+\s+[a-z]+\s+([a-z0-9][\w.-]*)")
 # key=value with the value up to the next separator; the key's last dotted part names its role.
-_PAIR = re.compile(r"([a-z_][\w.]*)\s*=\s*([^,;|]+)")
+# (it starts only where a key can: a start inside a word would fail where the word's own start failed)
+_PAIR = re.compile(r"(?<![a-z_])([a-z_][\w.]*)\s*=\s*([^,;|]+)")
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Unit:
     index: FactIndex
     subject: FactIndex  # what a negative or failed query asked for (query=, name=, service=, …)
     pairs: tuple[tuple[str, str], ...]  # (role, value text) of current= / threshold= / limit=
+    narrowed: tuple[str, ...] = ()  # what a negative query narrowed itself to (alert_name=, keyword=)
 
 
 _PIECE = re.compile(r"[a-z0-9]+")
@@ -98,23 +102,57 @@ class Names:
         written = [normalize(n).strip() for n in [*catalog, *extra, *(alias for alias, _ in aliases)]]
         self.words = max((len(_PIECE.findall(n)) for n in written if n.isascii()), default=0)
         self.other = [n for n in self.canonical if not n.isascii()]  # Chinese aliases: found as written
+        # every proper prefix of a name, so that a window of tokens stops growing once none can follow
+        self.prefixes = {key[:end] for key in self.canonical for end in range(1, len(key))}
+        # `shop/checkout` is the catalog's `checkout` in its namespace `shop`: a sentence may call it
+        # either (never `staging/checkout`, another namespace's)
+        self.namespaced = {
+            name: self.canonical[bare]
+            for key, name in self.canonical.items()
+            if "/" in key and (bare := key.rsplit("/", 1)[1]) in self.canonical
+        }
+        self._found: dict[str, list[tuple[str, int, int]]] = {}
+
+    def with_bare(self, names: Iterable[str]) -> set[str]:
+        """The names, and the catalog's bare name of each `namespace/name` of them."""
+        out = set(names)
+        out.update(self.namespaced[n] for n in list(out) if n in self.namespaced)
+        return out
 
     def find(self, flat: str) -> list[tuple[str, int, int]]:
         """(canonical name, start, end) of each name in lowercase text."""
+        found = self._found.get(flat)
+        if found is None:
+            found = self._found[flat] = self._find(flat)
+        return list(found)
+
+    def _find(self, flat: str) -> list[tuple[str, int, int]]:
         out: list[tuple[str, int, int]] = []
         if self.words:
-            tokens = [(m.group(), m.start(), m.end()) for m in _NAME_WORD.finditer(flat)]
+            tokens = [(_squash(m.group()), m.start(), m.end()) for m in _NAME_WORD.finditer(flat)]
             i = 0
             while i < len(tokens):
-                for n in range(min(self.words, len(tokens) - i), 0, -1):
-                    window = tokens[i : i + n]
-                    if any(flat[a[2] : b[1]] != " " for a, b in itertools.pairwise(window)):
+                if i + 1 < len(tokens) and flat[tokens[i][2] : tokens[i + 1][1]] == "/":
+                    name = self.canonical.get(f"{tokens[i][0]}/{tokens[i + 1][0]}")
+                    if name is not None:  # namespace/name
+                        out.append((name, tokens[i][1], tokens[i + 1][2]))
+                        i += 2
                         continue
-                    name = self.canonical.get(_squash("".join(t[0] for t in window)))
-                    if name is not None:
-                        out.append((name, window[0][1], window[-1][2]))
-                        i += n - 1
+                # the longest window of tokens written one space apart that is a name
+                joined, longest = "", 0
+                for n in range(min(self.words, len(tokens) - i)):
+                    if n and flat[tokens[i + n - 1][2] : tokens[i + n][1]] != " ":
                         break
+                    joined += tokens[i + n][0]
+                    if joined in self.canonical:
+                        longest = n + 1
+                    if joined not in self.prefixes:
+                        break
+                if longest:
+                    name = self.canonical[_joined(tokens, i, longest)]
+                    out.append((name, tokens[i][1], tokens[i + longest - 1][2]))
+                    i += longest
+                    continue
                 i += 1
         for alias in self.other:
             at = flat.find(alias)
@@ -122,6 +160,10 @@ class Names:
                 out.append((self.canonical[alias], at, at + len(alias)))
                 at = flat.find(alias, at + len(alias))
         return sorted(out, key=lambda found: found[1])
+
+
+def _joined(tokens: list[tuple[str, int, int]], start: int, count: int) -> str:
+    return "".join(t[0] for t in tokens[start : start + count])
 
 
 _SQUASH = str.maketrans("", "", "-_. \t\n")
@@ -156,6 +198,8 @@ class Prepared:
         self.hypothesis_flat = {h.hypothesis_id: normalize(h.text) for h in material.hypotheses}
         self.alerts = {a for c in material.claims for e in c.excerpts if (a := _alert_of(c, e, _scope(e)))}
         self._claims: dict[str, ClaimPrep] = {}
+        self._flats: dict[str, str] = {}
+        self._indexes: dict[str, FactIndex] = {}
 
     def claim(self, claim_id: str) -> ClaimPrep:
         prep = self._claims.get(claim_id)
@@ -163,8 +207,31 @@ class Prepared:
             prep = self._claims[claim_id] = self._prepare(self.material.claims_by_id[claim_id])
         return prep
 
+    def flat(self, text: str) -> str:
+        """`normalize(text)`, once per text of the material."""
+        found = self._flats.get(text)
+        if found is None:
+            found = self._flats[text] = normalize(text)
+        return found
+
+    def _text_index(self, text: str) -> FactIndex:
+        found = self._indexes.get(text)
+        if found is None:
+            found = self._indexes[text] = FactIndex.of(text, self.flat(text))
+        return found
+
+    def claim_index(self, claim_id: str) -> FactIndex:
+        """The claim's index (its text's and its excerpts'), without reading the claim for the rules
+        when no sentence is bound to it (the token layer looks values up in every claim)."""
+        prep = self._claims.get(claim_id)
+        if prep is not None:
+            return prep.index
+        claim = self.material.claims_by_id[claim_id]
+        excerpts = claim.excerpts or (Excerpt(claim.text),)
+        return FactIndex.union([self._text_index(claim.text), *(self._text_index(e.text) for e in excerpts)])
+
     def _prepare(self, claim: ClaimFacts) -> ClaimPrep:
-        claim_text = normalize(claim.text)
+        claim_text = self.flat(claim.text)
         found = [n for n, _, _ in self.names.find(claim_text)]
         # a runbook the claim quotes ("for gateway 502s, follow the upstream") names no subject of
         # its findings
@@ -172,27 +239,27 @@ class Prepared:
             n
             for e in claim.excerpts
             if _scope(e) == w.KNOWLEDGE
-            for n, _, _ in self.names.find(normalize(e.text))
+            for n, _, _ in self.names.find(self.flat(e.text))
         }
         findings = [e for e in claim.excerpts if _scope(e) != w.KNOWLEDGE]
         if findings:
-            stated = {n for e in findings for n, _, _ in self.names.find(normalize(e.text))}
+            stated = {n for e in findings for n, _, _ in self.names.find(self.flat(e.text))}
             found = [n for n in found if n not in quoted or n in stated]
         claim_services = list(dict.fromkeys(found))
         excerpts = claim.excerpts or (Excerpt(claim.text),)
         units = [self._unit(claim, claim_text, e, claim_services) for e in excerpts]
         flat = [t for t in (claim_text, *(u.text for u in units if claim.excerpts)) if t]
-        names = {n for t in flat for n, _, _ in self.names.find(t)}
+        names = self.names.with_bare(n for t in flat for n, _, _ in self.names.find(t))
         return ClaimPrep(
             units,
-            FactIndex.union([FactIndex.of(claim.text, claim_text), *(u.index for u in units)]),
+            FactIndex.union([self._text_index(claim.text), *(u.index for u in units)]),
             flat,
             names,
             names - (quoted - set(claim_services)) if findings else names,
         )
 
     def _unit(self, claim: ClaimFacts, claim_text: str, excerpt: Excerpt, claim_services: list[str]) -> Unit:
-        flat = normalize(excerpt.text)
+        flat = self.flat(excerpt.text)
         scope = _scope(excerpt)
         # an excerpt's own service= field is its subject (labels.upstream=order-service is not);
         # a log line's is the service that wrote it, a log pattern's the claim's first service (the
@@ -209,20 +276,29 @@ class Prepared:
         services = services or {n for n, _, _ in self.names.find(flat)}
         if not services and not claim.negative and not claim.failed:
             services = set(claim_services)  # a log pattern names no service; its claim does
-        index = FactIndex.of(excerpt.text, flat)
+        services = self.names.with_bare(services)
+        index = self._text_index(excerpt.text)
+
+        def ref() -> str:  # read only when the excerpt has no field of its own
+            return self.flat(excerpt.ref_text)
+
+        state = _state(claim, flat, ref)
         return Unit(
             claim=claim,
             text=flat,
             claim_text=claim_text,
             tool=excerpt.tool,
-            state=_state(claim, flat, excerpt.ref_text),
+            state=state,
             scope=scope,
             alert=_alert_of(claim, excerpt, scope),
             services=frozenset(services),
-            severity=_field(_SEVERITY_FIELD, w.REF_SEVERITY, flat, excerpt.ref_text),
+            severity=_field(_SEVERITY_FIELD, w.REF_SEVERITY, flat, ref),
             index=index,
             subject=_subject(claim, excerpt.text, index),
             pairs=tuple(_role_pairs(flat)),
+            narrowed=tuple(m.group(1).strip() for m in _NARROW_FIELD.finditer(flat))
+            if state == w.ABSENT
+            else (),
         )
 
     def bound_units(self, claim_ids: Iterable[str]) -> list[Unit]:
@@ -245,6 +321,7 @@ def _alert_of(claim: ClaimFacts, excerpt: Excerpt, scope: str) -> str:
     return alert.group(1).lower() if alert else ""
 
 
+_NARROW_FIELD = re.compile(r"(?<![\w.])(?:alert_name|alertname|keyword)\s*=\s*([^;|,]+)")
 _ASKED = re.compile(
     r"(?<![\w.])(?:query|name|service|alert_name|alertname|keyword|pattern|signal|expr|level)\s*=\s*([^;|]+)"
 )
@@ -267,7 +344,7 @@ def _scope(excerpt: Excerpt) -> str:
     return next((scope for tool, scope in _SCOPE_OF_TOOL.items() if tool == excerpt.tool), "")
 
 
-def _state(claim: ClaimFacts, flat: str, ref: str) -> str:
+def _state(claim: ClaimFacts, flat: str, ref: Callable[[], str]) -> str:
     if claim.failed:
         return w.UNCHECKED
     if claim.claim_type == ClaimType.NEGATIVE_OBSERVATION:
@@ -275,13 +352,13 @@ def _state(claim: ClaimFacts, flat: str, ref: str) -> str:
     return _field(_STATE_FIELD, _STATE_WORDS, flat, ref) or w.FOUND
 
 
-def _field(pattern: re.Pattern[str], words: Mapping[str, str], flat: str, ref: str) -> str:
-    """The word of a state= / severity= field: the excerpt's, else its ref text's."""
-    for text in (flat, ref):
-        found = pattern.search(text) if text is flat else pattern.search(normalize(text)) if text else None
-        if found is not None and found.group(1) in words:
-            return words[found.group(1)]
-    return ""
+def _field(pattern: re.Pattern[str], words: Mapping[str, str], flat: str, ref: Callable[[], str]) -> str:
+    """The word of a state= / severity= field: the excerpt's, else its ref text's (`ref` gives it
+    normalised, read only when the excerpt has none)."""
+    found = pattern.search(flat)
+    if found is None or found.group(1) not in words:
+        found = pattern.search(ref())
+    return words[found.group(1)] if found is not None and found.group(1) in words else ""
 
 
 def _role_pairs(flat: str) -> Iterable[tuple[str, str]]:
@@ -310,3 +387,14 @@ def claim_texts(prepared: Prepared, claim_ids: Iterable[str], hypothesis_ids: It
     texts = [t for cid in claim_ids for t in prepared.claim(cid).flat]
     texts.extend(prepared.hypothesis_flat[h] for h in hypothesis_ids if h in prepared.hypothesis_flat)
     return texts
+
+
+def holding(selected: list[Unit], named: list[str]) -> list[Unit]:
+    """Of the units a value may come from, those that hold the identifiers the clause names
+    ("OOMKilled twice": the OOMKilled line's count, not another line's), when any does."""
+    holders = [u for u in selected if any(u.index.supports(n, "word") for n in named)]
+    return holders or selected
+
+
+def names_alert(unit: Unit, alert: str) -> bool:
+    return unit.alert == alert or (not unit.alert and unit.subject.supports(alert, "word"))

@@ -9,6 +9,7 @@ available" inside it says nothing about the state of an alert.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -56,6 +57,7 @@ _STATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
             r"|confirm|confirmed)\b|\bnot (?:been )?(?:checked|queried|verified)\b"
             r"|\b(?:query|call|check|lookup|tool call) (?:failed|errored)\b"
             r"|\b(?:is|was|were) (?:unreachable|unavailable|down)\b|\bno metrics source\b"
+            r"|\bno (?:[\w-]+ ){1,3}(?:is|are) configured\b|\b(?:is|are) not configured\b"
             r"|(?:无法|未能|没能|不能)(?:检查|查询|确认|获取|访问|连接|读取|核实|执行|调用)"
             r"|(?:查询|调用|检查)(?:失败|出错)|未配置|不可用|不可达"
         ),
@@ -167,17 +169,24 @@ def _state_word(word: str) -> str:
 def states(clause: str) -> tuple[list[tuple[str, str]], bool]:
     """(state, phrase) of each state a clause asserts, in the order of the patterns, and whether it
     asserts a negated state of every item ("no alert is firing")."""
+    found, universal = _states(clause)
+    return list(found), universal
+
+
+@functools.lru_cache(maxsize=4096)
+def _states(clause: str) -> tuple[tuple[tuple[str, str], ...], bool]:
+    # the same clause is read again by the kind rule, and a runbook's text by every step bound to it
     clause = _UNKNOWN_CAUSE.sub(" ", clause)  # "no root cause could be determined" finds nothing absent
     universal = _UNIVERSAL_NOT.search(clause)
     if universal is not None:
         word = next(g for g in universal.groups() if g)
-        return [(NEGATED[_state_word(word)], universal.group().strip())], True
+        return ((NEGATED[_state_word(word)], universal.group().strip()),), True
     found: dict[str, str] = {}
     for pattern, state in _STATE_PATTERNS:
         for match in list(pattern.finditer(clause)):
             found.setdefault(state, match.group().strip())
             clause = _mask(clause, match)
-    return list(found.items()), False
+    return tuple(found.items()), False
 
 
 # --- scopes ---------------------------------------------------------------------------------

@@ -231,6 +231,7 @@ class GuardFinding:
     claim_id: str | None
     subject: str
     safe_phrasing: str
+    scope: str = ""  # where the claim's query looked (rules.guard.SCOPES), "" when not known
 
     def to_seed(self) -> dict[str, Any]:
         return {

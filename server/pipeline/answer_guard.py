@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules import guard
+from evigate.rules.enums import SentenceKind
 
 JSON = dict[str, Any]
 REWRITTEN = "rewritten"
@@ -42,11 +43,31 @@ def apply(output: JSON, negative_claims: Sequence[JSON], language: str) -> Guard
         findings.extend({**f.to_seed(), "field": where, "action": action} for f in found)
         return rewritten
 
+    def check_sentence(sentence: JSON, index: int) -> JSON:
+        before = len(findings)
+        text = check(sentence["text"], f"sentences[{index}]")
+        if text == sentence["text"]:
+            return sentence
+        # the safe phrasing speaks for the negative claim it names: a sentence that is nothing but
+        # safe phrasings is an absence bound to those claims, so the sentence check passes it as
+        # written; one that keeps words of its own keeps its kind and adds them
+        rewritten = findings[before:]
+        ids = [str(f["claim_id"]) for f in rewritten if f.get("claim_id")]
+        if not ids:
+            return {**sentence, "text": text}
+        alone = "".join(str(f["safe_phrasing"]) for f in rewritten).split() == text.split()
+        bound = ids if alone else [*_ids(sentence.get("claim_ids")), *ids]
+        out = {**sentence, "text": text, "claim_ids": list(dict.fromkeys(bound))}
+        if alone:
+            out["kind"] = SentenceKind.ABSENCE
+            out["hypothesis_ids"] = []
+        return out
+
     sentences = guarded.get("sentences")
     if isinstance(sentences, list) and sentences:
         # a structured answer's text is joined from its sentences: they are what is guarded
         guarded["sentences"] = [
-            {**sentence, "text": check(sentence["text"], f"sentences[{index}]")}
+            check_sentence(sentence, index)
             if isinstance(sentence, dict) and isinstance(sentence.get("text"), str)
             else sentence
             for index, sentence in enumerate(sentences)
@@ -69,3 +90,7 @@ def apply(output: JSON, negative_claims: Sequence[JSON], language: str) -> Guard
             checked.append(action)
         guarded["recommended_actions"] = checked
     return GuardOutcome(guarded, findings, residual)
+
+
+def _ids(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

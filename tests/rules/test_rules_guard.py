@@ -102,7 +102,7 @@ def test_rewrite_replaces_only_offending_sentences_zh() -> None:
     text = "查询结果如下。inventory-service 的连接池问题不存在。建议继续观察 30m。"
     findings = scan(text, [HIKARI_CLAIM])
     assert rewrite(text, findings, "zh") == (
-        "查询结果如下。当前查询未检索到与 inventory-service HikariCP 匹配的证据。建议继续观察 30m。"
+        "查询结果如下。当前查询在日志中未检索到与 inventory-service HikariCP 匹配的证据。建议继续观察 30m。"
     )
     assert scan(rewrite(text, findings, "zh"), [HIKARI_CLAIM]) == []
 
@@ -111,7 +111,7 @@ def test_rewrite_replaces_only_offending_sentences_en() -> None:
     text = "Summary follows. HikariCP exhaustion has been ruled out. Keep watching the pool."
     findings = scan(text, [HIKARI_CLAIM])
     assert rewrite(text, findings, "en") == (
-        "Summary follows. This query found no matching evidence for inventory-service HikariCP. "
+        "Summary follows. This query found no matching evidence in the logs for inventory-service HikariCP. "
         "Keep watching the pool."
     )
 

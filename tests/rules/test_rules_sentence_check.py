@@ -365,6 +365,55 @@ ROWS = [
     Row("an action no runbook gives", EN, [S(ST, "Roll back the last deploy.", "runbook")], {t.ACTION}),
     Row("an action in Chinese", ZH, [S(FI, "建议扩容 payment-service。", "cpu")], {t.ACTION}),
     Row("an action a runbook gives, in Chinese", ZH, [S(ST, "先检查慢查询，再重启服务。", "runbook")], set()),
+    # --- definitions and vague quantities -------------------------------------------------------
+    Row(
+        t.DEFINITION,
+        EN,
+        [S(FI, "The HighCPUUsage alert means payment-service is overloaded.", "cpu")],
+        {t.DEFINITION},
+    ),
+    Row(
+        "an implication in Chinese",
+        ZH,
+        [S(FI, "payment-service 的 HighCPUUsage 告警意味着服务已经过载。", "cpu")],
+        {t.DEFINITION},
+    ),
+    Row(
+        "a definition that restates its excerpt",
+        EN,
+        [S(FI, "The HighCPUUsage alert of payment-service is firing, which means CPU is at 92%.", "cpu")],
+        set(),
+    ),
+    Row(
+        "an implication a hypothesis hedges",
+        EN,
+        [
+            S(
+                HY,
+                "This may mean that slow queries hold the pool's connections (unconfirmed).",
+                hyps=("hypothesis-2",),
+            )
+        ],
+        set(),
+    ),
+    Row(
+        t.VAGUE_QUANTITY,
+        EN,
+        [S(FI, "order-service logged dozens of HikariPool-1 timeouts.", "log")],
+        {t.VAGUE_QUANTITY},
+    ),
+    Row(
+        "a vague quantity in Chinese",
+        ZH,
+        [S(FI, "order-service 记录了几十条 HikariPool-1 超时日志。", "log")],
+        {t.VAGUE_QUANTITY},
+    ),
+    Row(
+        "lots of, with no count",
+        ZH,
+        [S(FI, "payment-service 触发了大量 HighCPUUsage 告警。", "cpu")],
+        {t.VAGUE_QUANTITY},
+    ),
     # --- the token layer and the whole answer ---------------------------------------------------
     Row(ac.UNSUPPORTED_NUMBER, EN, [S(FI, "CPU is at 99%.", "cpu")], {ac.UNSUPPORTED_NUMBER, t.VALUE}),
     Row(ac.EMPTY, EN, [], {ac.EMPTY}),

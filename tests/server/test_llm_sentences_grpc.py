@@ -10,14 +10,12 @@ as written."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
 import pytest
 
 from evigate.server.agents.base import AgentBackend
-from evigate.server.agents.llm import build_llm_backend
 from evigate.server.app import App
 from evigate.server.cli import render
 from evigate.v1 import (
@@ -28,8 +26,8 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
     verdict_pb2,
 )
-from tests.pipeline import llm_script as s
 from tests.server.conftest import AppFactory
+from tests.support import llm_script as s
 from tests.support.fake_openai import FakeOpenAI, json_reply
 
 JSON = dict[str, Any]
@@ -48,7 +46,7 @@ FALSE: dict[str, dict[str, tuple[str, str]]] = {
         "flipped_state": ("payment-service 的 HighCPUUsage 告警已经恢复。", "sentence.state@2"),
         "negation": ("payment-service 的 HighCPUUsage 告警没有在触发。", "sentence.state@2"),
         "invented_cause": ("由于流量激增，payment-service 的 CPU 使用率为 92%。", "sentence.causal@2"),
-        "other_service": ("order-service 的 CPU 使用率为 92%。", "sentence.subject@2"),
+        "other_service": ("order-service 的 CPU 使用率为 92%。", "sentence.subject@3"),
         "invented_action": ("请回滚 payment-service 的最近一次发布。", "sentence.action@2"),
     },
     "en": {
@@ -58,28 +56,10 @@ FALSE: dict[str, dict[str, tuple[str, str]]] = {
             "payment-service's CPU is at 92% because of a traffic spike.",
             "sentence.causal@2",
         ),
-        "other_service": ("order-service's CPU usage is 92%.", "sentence.subject@2"),
+        "other_service": ("order-service's CPU usage is 92%.", "sentence.subject@3"),
         "invented_action": ("Roll back the last deploy of payment-service.", "sentence.action@2"),
     },
 }
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeOpenAI) -> AsyncIterator[AgentBackend]:
-    backend = build_llm_backend(s.settings(fake.base_url))
-    yield backend
-    await backend.aclose()
 
 
 async def _chat(

@@ -23,12 +23,15 @@ from typing import Any
 from evigate.rules import answer_check, sentence_check
 from evigate.rules.enums import SentenceKind, ToolName, Verdict
 from evigate.rules.sentence_types import FIXED_LINES, ClaimFacts, Sentence, SentenceMaterial
-from evigate.server.agents.offline import readable
+from evigate.server.agents.offline import answer_length, readable
 from evigate.server.agents.offline.asked import asked_terms, asks_for, asks_healthy, is_yes_no, yes_or_no
 from evigate.server.agents.offline.facts import has_scoped_negative_phrase, is_overstatement
 from evigate.server.agents.offline.readable_fields import hedge, step_text
 
-# Length by relevance: each claim's most telling sentence, then its further ones while short.
+# Length by relevance: each claim's most telling sentence, then its further ones while short; the
+# headline, findings and absences together at most MAX_PROSE (the lists aside: steps, what could not
+# be checked), unless the question asks for a list.
+MAX_PROSE = 8
 MAX_FINDINGS = 8
 MAX_EXTRA = 4  # sentences beyond one per claim
 MAX_ABSENCES = 2
@@ -83,13 +86,19 @@ def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list
         told.update(headline.text.removeprefix(p) for p in _YES[language])  # the line it says yes / no to
         if headline_of and headline.text in (headline_of[0].phrase.sentence, headline_of[0].phrase.fallback):
             told.add(headline_of[0].phrase.sentence)
-    out.extend(_finding_sentences(ranked, plain, told, material))
+    said_absences: list[Sentence | None] = []
     for claim in absences:
         text = _absence_text(claim, language)
         if text not in told:
-            out.append(
+            said_absences.append(
                 _first_passing(SentenceKind.ABSENCE, [text, _NEGATIVE_GENERIC[language]], claim, material)
             )
+    found = _finding_sentences(ranked, plain, told, material)
+    if not answer_length.asks_for_list(material.question):
+        room = MAX_PROSE - (headline is not None) - sum(a is not None for a in said_absences)
+        found = answer_length.most_severe(found, max(room, 1))
+    out.extend(found)
+    out.extend(said_absences)
     out.append(_fixed("scope_note", language) if absences else None)
     out.extend(_lists(unchecked, runbooks, headline, told, material))
     kept = _passing(out, material)
@@ -160,11 +169,11 @@ def _lists(
     out: list[Sentence | None] = []
     if unchecked:
         out.append(_fixed("missing_header", language))
-        out.extend(
-            _sentence(SentenceKind.COULD_NOT_CHECK, text, c)
-            for c in unchecked
-            if (text := _unchecked_text(c, zh)) not in told
-        )
+        for claim in unchecked:  # a failed call and the missing item that names it are one line
+            text = _unchecked_text(claim, zh)
+            if text not in told:
+                told.add(text)
+                out.append(_sentence(SentenceKind.COULD_NOT_CHECK, text, claim))
     hypotheses = [h for h in material.hypotheses if h.text.strip() and not is_overstatement(h.text)]
     if hypotheses:
         out.append(_fixed("hypotheses_header", language))

@@ -14,8 +14,8 @@ from evigate.rules.enums import CallStatus, EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.rules.types import parse_evidence_refs
 from evigate.server.agents.base import JSON
-from evigate.server.agents.offline import cluster_claims, signal_calls
-from evigate.server.agents.offline.calls import PlannedCall, describe_call
+from evigate.server.agents.offline import cluster_claims, readable_calls, signal_calls
+from evigate.server.agents.offline.calls import PlannedCall
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
 from evigate.server.agents.offline.tool_hooks import hooks_of
 from evigate.server.tools.calls import ToolCallResult
@@ -308,34 +308,27 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
 
 
 def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> str:
+    """A call whose result gives no evidence, as the could-not-check line the Composer writes for
+    it: in words, never the call (readable_calls)."""
     zh = language == "zh"
     if (
         result.status == CallStatus.SUCCESS
         and result.retrieval_details.get("evidence_status") != EvidenceStatus.FAILED
     ):
-        if zh:
-            return f"{describe_call(call)} 没有返回可引用的证据，无法确认该查询的结果。"
-        return f"{describe_call(call)} returned no citable evidence; its result could not be checked."
+        return readable_calls.not_citable(call.tool_name, call.arguments, zh)
     error = re.sub(r"\s+", " ", (result.error or "no error detail").strip())[:200]
-    if zh:
-        return f"{describe_call(call)} 调用失败（{error}），无法确认该查询的结果。"
-    return f"{describe_call(call)} failed ({error}); its result could not be checked."
+    return readable_calls.failed(call.tool_name, call.arguments, error, zh)
 
 
 def off_subject_text(call: PlannedCall, term: LogTerm, language: str) -> str:
     """A query whose returned lines do not hold the question's subject: nothing is cited."""
-    if language == "zh":
-        return f"{describe_call(call)} 返回的日志行不包含 {term.name}，未作为证据引用，无法确认该查询的结果。"
-    return (
-        f"{describe_call(call)} returned lines that do not contain {term.name}; none was cited "
-        "and the result could not be checked."
-    )
+    return readable_calls.off_subject(call.tool_name, call.arguments, term.name, language == "zh")
 
 
 def unqueried_text(term: LogTerm, language: str) -> str:
     """A term of the question that no call searched (a narrow task queries one log term)."""
     if language == "zh":
-        return f"问题还提到 {term.label_zh}，本次未单独查询该关键字。"
+        return f"问题还提到 {term.label_zh}，该关键字本次未能查询（未单独为它发起查询）。"
     return f"The question also names {term.label_en}; it was not queried on its own."
 
 

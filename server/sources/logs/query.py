@@ -170,7 +170,10 @@ class IndexedFile:
         level: int | None,
         query: LogSearch,
         regex: re.Pattern[str] | None,
+        finders: dict[tuple[bytes, bool], Finder] | None = None,
     ) -> None:
+        """`finders`: the keyword's matchers one search shares among its files (on one thread),
+        by needle: a file's needle depends only on its format."""
         self.index, self.config, self.codes, self.level = index, config, codes, level
         self.since = query.window.since.timestamp() if query.window.since else float("-inf")
         self.until = query.window.until.timestamp() if query.window.until else float("inf")
@@ -185,7 +188,11 @@ class IndexedFile:
                 composed=index.composed,
                 escaped=index.escaped,
             )
-            self.finder = Finder(needle, lowered) if needle is not None else None
+            if needle is not None:
+                shared = finders if finders is not None else {}
+                self.finder = shared.get((needle, lowered))
+                if self.finder is None:
+                    self.finder = shared[(needle, lowered)] = Finder(needle, lowered)
         self.parse_all, self.bare = query.parse_all, query.bare
         self.parser = EventParser(index.source, index.member.rel, index.file_format, config)
 

@@ -1,0 +1,57 @@
+"""Values read aloud in every sentence the offline Composer writes, not only its headline:
+`p99=4.2s` is "p99 4.2 s", `350ms` is "350 ms"; each still passes the sentence check against the
+excerpt that writes it unspaced."""
+
+from __future__ import annotations
+
+import pytest
+
+from evigate.rules.enums import SentenceKind
+from evigate.rules.sentence_check import check
+from evigate.rules.sentence_types import ClaimFacts, Excerpt, SentenceMaterial
+from evigate.server.agents.offline import answer_writer, readable
+
+LATENCY = (
+    "CheckoutLatencyHigh, service=checkout, state=firing, current=p99=4.2s, threshold=p99=2s, "
+    "duration=12m, severity=critical, starts_at=2026-07-08 23:05:00"
+)
+SLOW = "CheckoutSlow, service=checkout, state=firing, current=350ms, threshold=200ms, severity=warning"
+
+
+@pytest.mark.parametrize(
+    ("raw", "spoken"),
+    [
+        ("p99=4.2s", "p99 4.2 s"),
+        ("350ms", "350 ms"),
+        ("4.2s", "4.2 s"),
+        ("92%", "92%"),
+        ("25m", "25m"),
+        ("x", "x"),
+    ],
+)
+def test_a_value_is_spaced_from_its_unit(raw: str, spoken: str) -> None:
+    assert readable.value(raw) == spoken
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_finding_sentences_space_their_values(language: str) -> None:
+    claims = (
+        ClaimFacts(
+            "a",
+            "observation",
+            "checkout latency alert",
+            (Excerpt(LATENCY, LATENCY, "query_metrics", "$.alerts[0]"),),
+        ),
+        ClaimFacts(
+            "b", "observation", "checkout slow alert", (Excerpt(SLOW, SLOW, "query_metrics", "$.alerts[1]"),)
+        ),
+    )
+    material = SentenceMaterial(
+        claims, catalog=("checkout",), question="What's wrong with checkout?", language=language
+    )
+    written = answer_writer.write({"verdict": "PASS"}, material)
+    findings = " ".join(s.text for s in written if s.kind in (SentenceKind.FINDING, SentenceKind.HEADLINE))
+    assert "p99 4.2 s" in findings and "p99 2 s" in findings, findings
+    assert "350 ms" in findings and "200 ms" in findings, findings
+    assert "4.2s" not in findings and "350ms" not in findings, findings
+    assert not any(check(written, material).sentences)
