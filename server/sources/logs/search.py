@@ -198,22 +198,9 @@ class LogReader:
         found = Found(query.limit)
         selected: list[FileIndex] = []
         consulted: dict[str, str] = {}
+        self._scan(files, _ScanQuery(query, level_code, regex), found, consulted)
         by_order = dict(files.indexed)
         finders: dict[tuple[bytes, bool], Finder] = {}
-        for plan in files.scans:  # found (and held) first: one that cannot finish is indexed instead
-            filters = _scan_filters(plan, query, level_code, regex)
-            try:
-                hits = list(scan.hits(plan, filters.keeps))
-            except scan.ScanError:
-                index = self.tree.index(plan.entry)
-                if index is not None:
-                    files.indexed.append((plan.entry.order, index))
-                    by_order[plan.entry.order] = index
-                continue
-            if hits:  # which of the files it read hold the service is known only where it matched
-                consulted[plan.entry.member.rel] = plan.parsers
-            for hit in hits:
-                found.add(hit)
         for order, index in files.indexed:
             codes = wanted_services(index, query.service)
             if codes is None:
@@ -237,6 +224,30 @@ class LogReader:
             raise ToolError(f"no readable log line for this query: {describe(selected, unreadable)}")
         events = materialize(found.newest(), by_order, self.config)
         return SearchResult(events, found.total, skipped, list(consulted), consulted)
+
+    def _scan(self, files: _Files, asked: _ScanQuery, found: Found, consulted: dict[str, str]) -> None:
+        """The hits of the files scanned (found, and held, first: a file whose scan cannot finish is
+        indexed instead and joins files.indexed)."""
+        for plan in files.scans:
+            filters = _scan_filters(plan, asked.query, asked.level, asked.regex)
+            try:
+                hits = list(scan.hits(plan, filters.keeps))
+            except scan.ScanError:
+                index = self.tree.index(plan.entry)
+                if index is not None:
+                    files.indexed.append((plan.entry.order, index))
+                continue
+            if hits:  # which of the files it read hold the service is known only where it matched
+                consulted[plan.entry.member.rel] = plan.parsers
+            for hit in hits:
+                found.add(hit)
+
+
+@dataclass(frozen=True)
+class _ScanQuery:
+    query: LogSearch
+    level: int | None
+    regex: re.Pattern[str] | None
 
 
 def _level_code(level: str | None) -> int | None:
