@@ -56,8 +56,30 @@ _EN_STOP_WORDS = """
     serious high low big huge too
     pod pods deployment deployments statefulset statefulsets daemonset daemonsets replicaset
     replicasets workload workloads container containers namespace namespaces ns
+    fetch fetched retrieve pull display dump read view give gimme summarize summarise summary
+    troubleshoot investigate debug diagnose explain cause causes causing caused reason reasons
+    use using only answer both each every different distinct app apps application applications
+    loki datadog newrelic relic elasticsearch kibana splunk cloudwatch graylog papertrail stackdriver
 """
+# A log store's name is where the logs were asked from, never what they say ("from New Relic").
+_LOG_STORES = ("new relic", "google cloud logging")
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
+# A day or a month the question dates its logs by ("since last Thursday", "last December", "June 12",
+# "上周四", "从 6 月 12 日以来", "去年 12 月") is when, never what the logs say.
+_DATES = re.compile(
+    r"(?i)\b(?:(?:last|this|next|past)\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|\b(?:(?:last|this|next|past)\s+)?(?:january|february|march|april|june|july|august|september"
+    r"|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b\.?"
+    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:,?\s+\d{4})?"
+    r"|\b(?:last|this|past)\s+(?:week|month|year)\b|\b\d{4}-\d{2}-\d{2}\b"
+    r"|(?:\d{1,4}\s*[年月日号]\s*)+|(?:上|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|上周|上个?月|去年|今年|本月|本周|这周"
+)
+# The name written beside the word "namespace" is a namespace, never a search term.
+_NAMESPACE_NAME = (
+    re.compile(r"(?i)\bnamespaces?\s+`?([\w.-]+)"),
+    re.compile(r"(?i)(?<![\w-])([\w.-]+)`?\s*(?:namespaces?\b|命名空间|名字空间)"),
+)
 _POD_NAME = re.compile(r"(?<![\w.-])[a-z0-9]+(?:-[a-z0-9]+)*-[a-z0-9]+(?![\w-])")
 # Chinese phrases that separate the words of a question (never part of a subject).
 _ZH_SEPARATORS = tuple(
@@ -148,6 +170,32 @@ _ZH_SEPARATORS = tuple(
             "太多",
             "突然",
             "是不是",
+            "给我看",
+            "给我",
+            "获取",
+            "拉取",
+            "调取",
+            "列出",
+            "列举",
+            "总结",
+            "汇总",
+            "概括",
+            "排查",
+            "调查",
+            "诊断",
+            "应用",
+            "所有",
+            "全部",
+            "不同",
+            "两个",
+            "各个",
+            "每个",
+            "只根据",
+            "回答",
+            "导致",
+            "造成",
+            "以来",
+            "容器",
         ),
         key=len,
         reverse=True,
@@ -157,6 +205,7 @@ _ZH_SEPARATORS = tuple(
 _ZH_EDGE = (
     *("处理", "排查", "解决", "发生", "存在", "服务", "报"),
     *("有", "了", "过", "么", "和", "与", "及", "或", "在", "中", "里", "上", "下", "请", "还", "都"),
+    *("把", "从"),
 )
 _PUNCT = re.compile(r"[^\w\s\u3400-\u9fff-]|_")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*|[\u3400-\u9fff]+")
@@ -220,6 +269,29 @@ def _mark(mask: list[int], start: int, end: int, value: int) -> None:
             mask[i] = value
 
 
+def _break_spans(question: str, lowered: str, known: Iterable[str]) -> list[tuple[int, int]]:
+    """Where subjects end: services, alert names, pods, namespaces, windows, dates, log stores,
+    punctuation."""
+    spans: list[tuple[int, int]] = []
+    # `known`: the service mentions and alert names the question was found to hold.
+    known = [*known, *_pods_of(lowered, known)]
+    for name in known:
+        if name.isascii():
+            pattern = _ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT
+        else:
+            pattern = re.escape(name.lower())
+        spans.extend(m.span() for m in re.finditer(pattern, lowered))
+    named = (*_SERVICE_RE.finditer(question), *_CAMEL_RE.finditer(question))
+    windows = (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question), *_PUNCT.finditer(question))
+    spans.extend([*(m.span(1) for m in named), *(m.span() for m in windows), *clock_spans(question)])
+    if known:  # a namespace beside the service asked about is where it runs, not a search term
+        spans.extend(m.span(1) for regex in _NAMESPACE_NAME for m in regex.finditer(question))
+    spans.extend(m.span() for m in _DATES.finditer(question))
+    for store in _LOG_STORES:
+        spans.extend(m.span() for m in re.finditer(_flexible(store), lowered))
+    return spans
+
+
 def _subjects(
     question: str, lowered: str, known: Iterable[str], log_terms: tuple[LogTerm, ...]
 ) -> tuple[list[LogTerm], list[tuple[int, int]], list[tuple[int, int]]]:
@@ -242,24 +314,15 @@ def _subjects(
     if any(term.name.isdigit() for term in log_terms):
         phrases.extend(_STATUS_WORDS)
     for phrase in phrases:
-        for match in re.finditer(_flexible(phrase), lowered):
+        # an ASCII phrase from a word's start: "space" is not inside "namespace"
+        left = r"(?<![a-z0-9])" if phrase.isascii() else ""
+        for match in re.finditer(left + _flexible(phrase), lowered):
             _mark(mask, *match.span(), _COVERED)
     for term in log_terms:
         for match in re.finditer(re.escape(term.name.lower()), lowered):
             _mark(mask, *match.span(), _COVERED)
     # Breaks: services, alert names, windows, punctuation, function words.
-    spans: list[tuple[int, int]] = []
-    # `known`: the service mentions and alert names the question was found to hold.
-    known = [*known, *_pods_of(lowered, known)]
-    for name in known:
-        if name.isascii():
-            pattern = _ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT
-        else:
-            pattern = re.escape(name.lower())
-        spans.extend(m.span() for m in re.finditer(pattern, lowered))
-    named = (*_SERVICE_RE.finditer(question), *_CAMEL_RE.finditer(question))
-    windows = (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question), *_PUNCT.finditer(question))
-    spans.extend([*(m.span(1) for m in named), *(m.span() for m in windows), *clock_spans(question)])
+    spans = _break_spans(question, lowered, known)
     for start, end in spans:
         _mark(mask, start, end, _BREAK)
     for match in _WORD.finditer(question):
