@@ -266,9 +266,9 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     services = mentions.services
     # A quoted name of the service the question is about ("the logs of `billing-api`", a pod of it)
     # is its subject, never a search term.
-    named = {m.mention.lower() for m in mentions.matches} | {name.lower() for name in services}
+    subject = {m.mention.lower() for m in mentions.matches} | {name.lower() for name in services}
     log_terms = tuple(
-        t for t in log_terms if t.name.lower() not in named and service_of_pod(t.name.lower()) not in named
+        t for t in log_terms if t.name.lower() not in subject and service_of_pod(t.name.lower()) not in subject
     )
     if namespaces and not services and not written:
         # "what is wrong in the accounts namespace?": a survey of the namespace's services
