@@ -267,9 +267,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     # A quoted name of the service the question is about ("the logs of `billing-api`", a pod of it)
     # is its subject, never a search term.
     subject = {m.mention.lower() for m in mentions.matches} | {name.lower() for name in services}
-    log_terms = tuple(
-        t for t in log_terms if t.name.lower() not in subject and service_of_pod(t.name.lower()) not in subject
-    )
+    log_terms = tuple(t for t in log_terms if not {t.name.lower(), service_of_pod(t.name.lower())} & subject)
     if namespaces and not services and not written:
         # "what is wrong in the accounts namespace?": a survey of the namespace's services
         asks_log = asks_log or level is not None
