@@ -115,8 +115,10 @@ LOG_TERMS: tuple[_TermEntry, ...] = (
         LogTerm(
             "exception",
             None,
-            r"Traceback \(most recent call last\)|(?<![\w$])(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*"
-            r"(?:Exception|Error)\b|(?<![\w.])(?:[a-z_]\w*\.)+[A-Z]\w*(?=[:(])|Caused by:|panic:",
+            # an exception as it is printed ("pkg.SomeError: message", a traceback's header, a
+            # cause, a panic), not a class named inside a message ("retrying after SomeError(...)")
+            r"Traceback \(most recent call last\)|(?<![\w$.])(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*"
+            r"(?:Exception|Error)(?=:)|(?<![\w.])(?:[a-z_]\w*\.)+[A-Z]\w*(?=:)|Caused by:|panic:",
             "异常堆栈",
             "exceptions and stack traces",
         ),
