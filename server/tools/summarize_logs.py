@@ -39,6 +39,7 @@ def pattern_text(item: Mapping[str, Any]) -> str:
         [refs.text(slot) for slot in item.get("slots", ())],
         refs.text(item.get("per_bucket", "")),
         refs.text(item.get("change", "")),
+        refs.text(item.get("cause", "")),
     )
 
 

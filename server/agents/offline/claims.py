@@ -190,7 +190,8 @@ def _pattern_parts(text: str) -> list[str]:
     """A template's ref quoted in verbatim pieces: its head (template, count, span, example), then
     how it changed across the compared moment and its first varying value, when the ref holds them."""
     head, *details = text.split(" | ")
-    kept = [d for d in details if d.startswith("change=")] + [d for d in details if d.startswith("slot1:")]
+    kept = [d for d in details if d.startswith(("cause=", "change="))]
+    kept += [d for d in details if d.startswith("slot1:")]
     return [quote(head, 220), *(quote(d, 200) for d in kept)]
 
 
