@@ -152,8 +152,6 @@ def build_evidence(
     actions: list[JSON] = []
     zh = language == "zh"
     for call, result in results:
-        if _not_the_alerts_runbook(call, result):
-            continue
         refs = c.refs_of(result)
         state = c.outcome(result, refs)
         claim_id = f"claim-{len(claims) + 1}"
@@ -193,14 +191,6 @@ def build_evidence(
     queried = {call.term.name for call, _ in results if call.term is not None}
     missing.extend(c.unqueried_text(term, language) for term in unqueried if term.name not in queried)
     return c.evidence(cap_claims(claims, language), missing, actions)
-
-
-def _not_the_alerts_runbook(call: PlannedCall, result: ToolCallResult) -> bool:
-    """A survey looks up the runbooks of the alerts it found by their names: a runbook that only
-    reads like the query (an L1 match, no key of it named) is another alert's, and is not quoted."""
-    if call.tool_name != ToolName.LOOKUP_KNOWLEDGE or call.purpose != "survey":
-        return False
-    return result.retrieval_details.get("match_level") != "L0"
 
 
 def cap_claims(claims: list[JSON], language: str) -> list[JSON]:
