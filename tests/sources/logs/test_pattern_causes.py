@@ -56,3 +56,17 @@ def test_summarize_logs_reads_the_error_field_of_a_json_record(tmp_path: Path) -
     page = LogFiles(LogConfig(root=tmp_path)).summarize(query)
     (item,) = page.items
     assert item["cause"] == "dial tcp 10.9.8.7:4410: connect: connection refused"
+
+
+def test_a_template_names_the_service_it_was_asked_for() -> None:
+    from evigate.server.agents.offline.answer_writer import _PATTERN_SERVICE
+    from evigate.server.sources.logs.items import pattern_item
+    from evigate.server.tools.summarize_logs import pattern_text
+
+    pattern = Pattern("sync aborted", 3, AT, AT, ("ERROR",), "sync aborted")
+    text = pattern_text({**pattern_item(pattern), "service": "vault-sync"})
+    assert text == pattern_ref_text(pattern) + " | service=vault-sync"
+    found = _PATTERN_SERVICE.search(text)
+    assert found is not None and found.group(1) == "vault-sync"
+    phrase = _pattern(text, found.group(1), zh=False)
+    assert phrase is not None and phrase.sentence.startswith("vault-sync logged 3 errors")
