@@ -31,6 +31,21 @@ VIEW = CatalogView(
     ],
 )
 def test_asking_for_a_services_logs_searches_no_word_of_the_request(question: str) -> None:
+    _assert_a_listing(question)
+
+
+@pytest.mark.parametrize(
+    ("question", "term"),
+    [
+        ("在 quota-keeper 的日志里查找 'lease lost'。", "lease lost"),
+        ("搜索 quota-keeper 日志中的 'lease lost'", "lease lost"),
+    ],
+)
+def test_the_quoted_text_to_find_is_the_term_not_the_word_find(question: str, term: str) -> None:
+    assert [t.name for t in extract(question, VIEW).log_terms] == [term]
+
+
+def _assert_a_listing(question: str) -> None:
     entities = extract(question, VIEW)
     assert entities.services and not entities.log_terms, [t.name for t in entities.log_terms]
     assert entities.listing
