@@ -221,8 +221,8 @@ def _findings(
         said_lines: set[str] = set()
         for excerpt in claim.excerpts:
             # a template names the service it was asked for (a merged claim holds several)
-            asked = _PATTERN_SERVICE.search(excerpt.text)
-            phrase = readable.phrase(excerpt, asked.group(1) if asked else service, language)
+            templated = _PATTERN_SERVICE.search(excerpt.text)
+            phrase = readable.phrase(excerpt, templated.group(1) if templated else service, language)
             if phrase is None:
                 if not excerpt.raw_path.startswith("$.no_evidence"):
                     unphrased.append(excerpt)
