@@ -277,7 +277,7 @@ async def main_async(args: argparse.Namespace) -> None:
         settings = LLMSettings(
             base_url=null.base_url,
             model="null",
-            timeout=args.timeout,
+            timeout_s=args.timeout,
             max_retries=1,
             max_tokens=args.max_tokens,
         )
@@ -291,7 +291,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 base_url=args.base_url,
                 api_key=args.api_key,
                 model=args.model,
-                timeout=args.timeout,
+                timeout_s=args.timeout,
                 max_retries=1,
                 max_tokens=args.max_tokens,
                 json_mode=args.json_mode,

@@ -43,8 +43,8 @@ from evigate.server.skills import load_skills  # noqa: E402
 from evigate.server.tools import build_backend  # noqa: E402
 from evigate.server.tools.registry import default_registry  # noqa: E402
 from evigate.storage import Database, migrate  # noqa: E402
-from tests.pipeline import llm_script  # noqa: E402
 from tests.pipeline.test_demo_questions import CASES  # noqa: E402
+from tests.support import llm_script  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Step  # noqa: E402
 
 QUERY = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -148,7 +148,7 @@ async def llm_concurrency(dbs: Databases, kind: str, sessions: int, delay: float
     base_url = (await child.stdout.readline()).decode().strip()
     if not base_url.startswith("http"):
         raise RuntimeError(f"the FakeOpenAI process did not start (exit code {await child.wait()})")
-    settings = llm_script.settings(base_url, timeout=60.0, max_retries=0)
+    settings = llm_script.settings(base_url, timeout_s=60.0, max_retries=0)
     agents = build_llm_backend(settings)
     db = await dbs.open(kind, pool_size=20)
     runner = pipeline(db, agents)

@@ -21,6 +21,9 @@ from hypothesis import is_hypothesis_test, settings
 
 from evigate.storage import Database, migrate
 
+# The scripted OpenAI-compatible server's fixtures (script, fake, agents), for every folder.
+pytest_plugins = ("tests.support.scripted_llm",)
+
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")

@@ -2,9 +2,9 @@
 are exact keys (a question naming them finds the case at L0), and its services and fault category
 filter and rank the cases a question matches.
 
-Kept apart from the lexical index (server.sources.files.knowledge_base) so other retrieval (the
-semantic index) can apply the same structure: `structure_extra` is what a case block carries,
-`rank_cases` the filter and boost over matched blocks.
+Kept apart from the retrieval index (server.sources.retrieval) so that it stays pure:
+`structure_extra` is what a case block carries, `rank_cases` the filter and boost over matched
+blocks, `conditional_keys` the keys that count only beside a service.
 """
 
 from __future__ import annotations

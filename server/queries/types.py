@@ -136,8 +136,8 @@ class CaseLike(Protocol):
 
 
 class KnowledgeSearch(Protocol):
-    """How lookup_knowledge searches the knowledge files and the case library: the lexical
-    `sources.files.knowledge.KnowledgeBase` or the hybrid `sources.retrieval.knowledge.SemanticKnowledge`."""
+    """How lookup_knowledge searches the knowledge files and the case library: the retrieval of
+    `sources.retrieval.semantic_knowledge.SemanticKnowledge`, hybrid or, without an embedder, BM25 alone."""
 
     async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits: ...
 

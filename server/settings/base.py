@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args, get_type_hints
 
 from evigate.rules.errors import EvigateError
 
@@ -46,6 +46,22 @@ def positive(section: Section, *names: str) -> None:
     for field_name in names:
         if getattr(section, field_name) <= 0:
             raise ConfigError(f"{public[field_name]} must be positive")
+
+
+def choice(section: Section, *names: str) -> None:
+    """Each named field must be one of its `Literal` type's values (a config file or the
+    environment can hold anything); the message names the public setting."""
+    public = {f.name: name for name, f in section.public_names()}
+    hints = get_type_hints(type(section))
+    for field_name in names:
+        one_of(public[field_name], getattr(section, field_name), get_args(hints[field_name]))
+
+
+def one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    """`value` of the setting `name` must be one of `allowed`."""
+    if value not in allowed:
+        expected = " or ".join(allowed) if len(allowed) == 2 else f"one of {', '.join(allowed)}"
+        raise ConfigError(f"{name}: expected {expected}, got {value!r}")
 
 
 def split_host_port(address: str, setting: str = "listen") -> tuple[str, int]:

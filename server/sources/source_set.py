@@ -30,7 +30,7 @@ from evigate.server.queries.types import (
     ToolError,
 )
 
-from .clickhouse.merged import MergedLogs, NamedLogs
+from .merged_logs import MergedLogs, NamedLogs
 from .ports import (
     NO_METRIC_SOURCE,
     AlertSource,
@@ -103,7 +103,7 @@ class SourceSet:
         return _joined(await _each(self.alerts, lambda s: s.query_alerts(query, now)), query.limit, "alert")
 
     async def query_logs(self, query: LogsQuery) -> Page:
-        if len(self.logs) > 1:  # newest first across the sources (clickhouse/merged.py)
+        if len(self.logs) > 1:  # newest first across the sources (merged_logs.py)
             return await MergedLogs(self._named_logs()).query_logs(query)
         return _joined(await _each(self.logs, lambda s: s.query_logs(query)), query.limit, "log")
 

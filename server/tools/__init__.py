@@ -26,9 +26,9 @@ from evigate.server.queries.types import (
     ToolError,
 )
 from evigate.server.sources.files.backend import FilesSource, files_source_set
-from evigate.server.sources.files.knowledge_base import DEFAULT_L1_MARGIN, DEFAULT_L1_THRESHOLD
 from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.sources.retrieval.ranking import RankingConfig
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import InvocationRecorder, ToolBackend
@@ -53,22 +53,20 @@ def build_backend(
     data_dir: Path | None,
     cases: CaseSource,
     *,
-    l1_threshold: float = DEFAULT_L1_THRESHOLD,
-    l1_margin: float = DEFAULT_L1_MARGIN,
+    lexical: RankingConfig | None = None,
     logs: LogConfig | None = None,
     knowledge: KnowledgeSearch | None = None,
     embedder: Embedder | None = None,
 ) -> SourceSet:
     """The files source over data_dir (None → the bundled demo world); cases come from the database;
     the log files from `logs` (None: data_dir/logs read with the default field names and formats);
-    `knowledge`: how lookup_knowledge searches (None: the lexical KnowledgeBase over data_dir);
+    `knowledge`: how lookup_knowledge searches (None: the retrieval over data_dir's knowledge with
+    no embedder, deciding a match by the `lexical` rule);
     `embedder`: what query_logs' relevance mode ranks by beside BM25 (None: BM25 alone)."""
     directory = data_dir if data_dir is not None else demo_data_dir()
     if not directory.is_dir():
         raise ValueError(f"tool data directory not found: {directory}")
-    files = FilesSource(
-        directory, cases, l1_threshold, l1_margin, logs=logs, knowledge=knowledge, embedder=embedder
-    )
+    files = FilesSource(directory, cases, lexical=lexical, logs=logs, knowledge=knowledge, embedder=embedder)
     return files_source_set(files)
 
 
@@ -78,8 +76,6 @@ def knowledge_dir(data_dir: Path | None) -> Path:
 
 
 __all__ = [
-    "DEFAULT_L1_MARGIN",
-    "DEFAULT_L1_THRESHOLD",
     "TOOL_NAMES",
     "Answer",
     "ArgumentError",

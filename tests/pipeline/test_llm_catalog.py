@@ -4,35 +4,12 @@ canonical name, passes (scripted OpenAI server on 127.0.0.1, real fixture tools,
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
-
 from evigate.server.agents.base import AgentBackend
-from evigate.server.agents.llm import build_llm_backend
 from evigate.server.deadline import Deadline
 from evigate.storage import Database
-from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
+from tests.support import llm_script as s
 from tests.support.fake_openai import FakeOpenAI
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeOpenAI) -> AsyncIterator[AgentBackend]:
-    backend = build_llm_backend(s.settings(fake.base_url))
-    yield backend
-    await backend.aclose()
 
 
 async def test_the_llm_executor_resolves_a_service_name_with_list_services(

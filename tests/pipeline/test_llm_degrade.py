@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,8 +20,8 @@ from evigate.server.grpc import convert
 from evigate.server.pipeline import ChatResult
 from evigate.storage import Database
 from evigate.storage.records import TraceRecord
-from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
+from tests.support import llm_script as s
 from tests.support.fake_openai import Error, FakeOpenAI, RecordedRequest, Step, json_reply, reply
 
 JSON = dict[str, Any]
@@ -67,17 +66,6 @@ def db_backend() -> str:
     """SQLite only: what these tests check is the stages' behaviour, not storage (test_llm_pipeline
     runs the LLM path on both databases)."""
     return "sqlite"
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
 
 
 async def _run(

@@ -13,8 +13,8 @@ from evigate.server.cli import render
 from evigate.server.deadline import Deadline
 from evigate.server.grpc import convert
 from evigate.storage import Database
-from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
+from tests.support import llm_script as s
 from tests.support.fake_openai import Drip, FakeOpenAI, Raw, Reply, Step
 
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
@@ -40,7 +40,7 @@ async def test_every_stage_falls_back_with_a_named_reason(
     fault: str, db: Database, build_pipeline: BuildPipeline
 ) -> None:
     step, reason = FAULTS[fault]
-    settings = dataclasses.replace(s.settings("http://unused/v1"), timeout=0.5, max_retries=0)
+    settings = dataclasses.replace(s.settings("http://unused/v1"), timeout_s=0.5, max_retries=0)
     with FakeOpenAI(default=step) as fake:
         agents = build_agents(ALL_LLM, dataclasses.replace(settings, base_url=fake.base_url))
         try:

@@ -1,13 +1,13 @@
 """The pipeline on the llm backend: the real `openai` client over HTTP against FakeOpenAI on
 127.0.0.1, with the real fixture tools on the demo world and the real storage (SQLite and MariaDB).
-Executor replies cite the invocation ids the model really received (tests/pipeline/llm_script.py);
+Executor replies cite the invocation ids the model really received (tests/support/llm_script.py);
 the Verifier is credulous, so every REJECT below comes from the code-enforced constraints."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,31 +21,13 @@ from evigate.server.pipeline import ChatResult, material
 from evigate.storage import Database
 from evigate.storage.records import TraceRecord
 from evigate.v1 import verdict_pb2
-from tests.pipeline import llm_script as s
 from tests.pipeline.conftest import BuildPipeline
+from tests.support import llm_script as s
 from tests.support.fake_openai import Error, FakeOpenAI, Hang, RecordedRequest, json_reply, reply
 
 JSON = dict[str, Any]
 HIGH_CPU = "payment-service 现在有 HighCPUUsage 告警吗？"
 HIKARI_NEGATIVE = "inventory-service 有 HikariCP 连接池耗尽的日志吗？"
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeOpenAI) -> Any:
-    backend = build_llm_backend(s.settings(fake.base_url))
-    yield backend
-    await backend.aclose()
 
 
 async def _run(

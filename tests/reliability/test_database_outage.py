@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
-import time
 
 import grpc
 from grpc_health.v1 import health_pb2
@@ -16,6 +15,7 @@ from evigate.v1 import session_pb2
 from tests.reliability.conftest import ServerFactory
 from tests.reliability.procs import QUESTIONS, Client, db_rows, wait_for
 from tests.server.tcp_proxy import TcpProxy
+from tests.support import waiting
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -31,12 +31,10 @@ async def _health(client: Client) -> int:
 
 
 async def _until_health(client: Client, wanted: int, within: float) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if await _health(client) == wanted:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"health not {wanted} within {within}s")
+    async def probe() -> int:
+        return await _health(client)
+
+    await waiting.eventually(probe, lambda status: status == wanted, within=within, what=f"health {wanted}")
 
 
 async def test_mariadb_outage_gives_unavailable_then_recovers_without_restart(

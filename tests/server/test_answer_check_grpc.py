@@ -5,7 +5,6 @@ in StreamChat's events — and the session still ends with a correct answer from
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
@@ -13,7 +12,6 @@ import pytest
 from google.protobuf import text_format
 
 from evigate.server.agents.base import AgentBackend
-from evigate.server.agents.llm import build_llm_backend
 from evigate.server.app import App
 from evigate.server.cli import render
 from evigate.v1 import (
@@ -24,8 +22,8 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
     verdict_pb2,
 )
-from tests.pipeline import llm_script as s
 from tests.server.conftest import AppFactory
+from tests.support import llm_script as s
 from tests.support.fake_openai import FakeOpenAI, RecordedRequest, Responder, Step, json_reply
 
 JSON = dict[str, Any]
@@ -71,24 +69,6 @@ def _composed(answer: str, summary: str | None = None) -> Responder:
             "user_facing_answer": answer,
         }
     )
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeOpenAI) -> AsyncIterator[AgentBackend]:
-    backend = build_llm_backend(s.settings(fake.base_url))
-    yield backend
-    await backend.aclose()
 
 
 async def _chat(

@@ -10,14 +10,12 @@ as written."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
 import pytest
 
 from evigate.server.agents.base import AgentBackend
-from evigate.server.agents.llm import build_llm_backend
 from evigate.server.app import App
 from evigate.server.cli import render
 from evigate.v1 import (
@@ -28,8 +26,8 @@ from evigate.v1 import (
     trace_service_pb2_grpc,
     verdict_pb2,
 )
-from tests.pipeline import llm_script as s
 from tests.server.conftest import AppFactory
+from tests.support import llm_script as s
 from tests.support.fake_openai import FakeOpenAI, json_reply
 
 JSON = dict[str, Any]
@@ -62,24 +60,6 @@ FALSE: dict[str, dict[str, tuple[str, str]]] = {
         "invented_action": ("Roll back the last deploy of payment-service.", "sentence.action@2"),
     },
 }
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
-
-
-@pytest.fixture
-async def agents(fake: FakeOpenAI) -> AsyncIterator[AgentBackend]:
-    backend = build_llm_backend(s.settings(fake.base_url))
-    yield backend
-    await backend.aclose()
 
 
 async def _chat(

@@ -5,8 +5,6 @@ the same exporter). Tests isolate themselves by a unique service label value, so
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ import pytest
 
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.sources_config import QueryLimits, SourceSettings
+from tests.support import waiting
 
 from .exporter import Exporter
 from .servers import Server, start_alertmanager, start_prometheus, start_victoria_metrics, wait_scraped
@@ -122,11 +121,10 @@ def service() -> str:
 
 async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, within: float = 20.0) -> T:
     """Poll an async probe until it returns something other than None/False; bounded."""
-    deadline = time.monotonic() + within
-    last: T | None = None
-    while time.monotonic() < deadline:
-        last = await probe()
-        if last is not None and last is not False:
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out after {within}s waiting for {what} (last: {last!r})")
+
+    def found(got: T | None) -> bool:
+        return got is not None and got is not False
+
+    value = await waiting.eventually(probe, found, within=within, what=what)
+    assert value is not None
+    return value

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from evigate.server.deadline import Deadline
+from evigate.server.sources.retrieval.ranking import RankingConfig
 from evigate.server.tools import KnowledgeQuery, SessionToolBox, build_backend
 from tests.tools.conftest import (
     Case,
@@ -72,7 +73,7 @@ async def test_labelled_queries(demo: Harness, query: str, level: str, source: s
         assert ref["raw_path"] == "$.no_evidence"
         assert ref["text"] == (
             f"lookup_knowledge returned no evidence; evidence_status=no_evidence; query={query}; "
-            "match_level=none; total=0; message=未找到匹配的知识"
+            "match_level=none; retrieval=bm25; total=0; message=未找到匹配的知识"
         )
         return
     assert result.retrieval_details["evidence_status"] == "supported"
@@ -105,7 +106,7 @@ async def test_l0_block_names_the_matched_key(demo: Harness) -> None:
 
 
 async def test_threshold_is_configurable() -> None:
-    strict = make_harness(l1_threshold=50.0)
+    strict = make_harness(lexical=RankingConfig(mode="bm25", lexical_threshold=50.0))
     assert (await strict.call("lookup_knowledge", query="CPU 使用率很高怎么排查")).retrieval_details[
         "match_level"
     ] == "none"
@@ -145,6 +146,7 @@ async def test_case_library_is_searched() -> None:
         "fault_category": "GENERAL",
         "text": "订单锁等待超时 OrderLockTimeoutException，库存扣减事务持有行锁过久。",
         "matched": "OrderLockTimeoutException",
+        "match": "L0 dense=- bm25=5.02 evidence=5.018",
     }
     assert_refs_cover_items(exact, "evidence_blocks")
     similar = await h.call("lookup_knowledge", query="nightly settlement report is slow")
@@ -185,7 +187,9 @@ async def test_corrupt_or_missing_knowledge_fails(data_dir: Path) -> None:
 async def test_documents_without_front_matter_and_long_sections(data_dir: Path) -> None:
     body = "# Heading\n" + "word " * 400 + "\n"
     (data_dir / "knowledge" / "plain.md").write_text(body, encoding="utf-8")
-    h = make_harness(data_dir, l1_threshold=0.1)  # one document: every IDF is small
+    h = make_harness(
+        data_dir, lexical=RankingConfig(mode="bm25", lexical_threshold=0.1)
+    )  # one document: every IDF is small
     result = await h.call("lookup_knowledge", query="plain word word heading")
     assert result.raw_result is not None
     [block] = result.raw_result["evidence_blocks"]

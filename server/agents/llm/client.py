@@ -2,7 +2,7 @@
 
 Retries are ours, not the openai client's (it gets max_retries=0): exponential backoff with jitter
 on 429, 5xx and connection errors / timeouts, and never past the call's deadline. Every HTTP attempt
-gets `timeout = deadline.cap(settings.timeout)` and is also bounded by asyncio, so a slow-dripping
+gets `timeout = deadline.cap(settings.timeout_s)` and is also bounded by asyncio, so a slow-dripping
 endpoint cannot outlive the deadline either.
 """
 
@@ -70,7 +70,7 @@ class LLMClient:
             api_key=settings.api_key or "unused",  # local endpoints often need none; openai insists
             base_url=settings.base_url,
             max_retries=0,
-            timeout=settings.timeout,
+            timeout=settings.timeout_s,
         )
 
     def __repr__(self) -> str:
@@ -105,7 +105,7 @@ class LLMClient:
         attempt = 0
         while True:
             attempt += 1
-            timeout = deadline.cap(settings.timeout)
+            timeout = deadline.cap(settings.timeout_s)
             if deadline.expired() or timeout <= 0:
                 raise DeadlineExceeded(f"llm {stage}: deadline exceeded before attempt {attempt}")
             started = time.monotonic()

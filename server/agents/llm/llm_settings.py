@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from evigate.server.settings import Anchor, Fallback, JsonMode, Retry
+from evigate.server.settings import Anchor, ConfigError, Fallback, JsonMode, Retry
 from evigate.server.settings.pipeline import LlmSettings
 
 Stage = Literal["planner", "executor", "verifier", "composer", "evaluator"]
@@ -22,55 +22,28 @@ FALLBACK_STAGES: tuple[str, ...] = ("planner", "executor", "verifier", "composer
 
 
 @dataclass(frozen=True, repr=False)
-class LLMSettings:
-    """Everything the llm backend needs. The API key never appears in repr() or describe()."""
+class LLMSettings(LlmSettings):
+    """Everything the llm backend needs: the service's `llm` settings section (server.settings),
+    whose fields it inherits, and what only the client sets. The API key never appears in repr()
+    or describe()."""
 
-    base_url: str
-    api_key: str = ""
     model: str = "gpt-4o-mini"  # the default for every stage without its own model
-    planner_model: str | None = None
-    executor_model: str | None = None
-    verifier_model: str | None = None
-    composer_model: str | None = None
-    evaluator_model: str | None = None  # the LLM opinion beside the evidence score (server.worker)
+    evaluator_model: str = ""  # the LLM opinion beside the evidence score (server.worker)
     temperature: float | None = 0.0  # None: not sent (some reasoning models reject it)
     max_tokens: int | None = 2048  # None: not sent
-    timeout: float = 60.0  # seconds per HTTP request, further capped by the call's deadline
-    max_retries: int = 3  # retries after the first attempt, on 429 / 5xx / connection errors
     backoff_base: float = 0.5  # seconds; doubled per retry, with jitter
     backoff_max: float = 8.0
     max_tool_steps: int = 8  # tool calls the Executor may make per round
-    json_mode: JsonMode = "auto"
-    # What a stage does when its endpoint is down or its output stays unusable: run the offline
-    # agent of that stage (recorded in the trace and said in the answer), or fail the session.
-    planner_fallback: Fallback = "offline"
-    executor_fallback: Fallback = "offline"
-    verifier_fallback: Fallback = "offline"
-    composer_fallback: Fallback = "offline"
-    # Who writes the claims of the retry round after the Gatekeeper / Verifier rejected the model's:
-    # the offline Executor over the same tool results (a weak model rarely mends its claims), or the
-    # model again with the retry context. Only with executor_fallback = offline.
-    executor_retry: Retry = "offline"
-    # The planner's calls: those the offline planner reads off the question first, then the model's
-    # (server.agents.llm.anchor), or the model's alone.
-    planner_anchor: Anchor = "offline"
 
     def __post_init__(self) -> None:
         if not self.base_url:
             raise ValueError("LLMSettings.base_url is required")
-        if self.json_mode not in JSON_MODES:
-            raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {self.json_mode!r}")
-        for stage in FALLBACK_STAGES:
-            if self.fallback_for(stage) not in FALLBACKS:
-                raise ValueError(
-                    f"{stage}_fallback must be offline or fail, not {self.fallback_for(stage)!r}"
-                )
-        if self.executor_retry not in RETRIES:
-            raise ValueError(f"executor_retry must be offline or llm, not {self.executor_retry!r}")
-        if self.planner_anchor not in ANCHORS:
-            raise ValueError(f"planner_anchor must be offline or none, not {self.planner_anchor!r}")
-        if self.timeout <= 0:
-            raise ValueError("timeout must be positive")
+        try:
+            self.validate()  # the section's own choices
+        except ConfigError as error:
+            raise ValueError(str(error).removeprefix("llm_")) from None
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
         if (
             self.max_retries < 0
             or self.max_tool_steps < 0
@@ -102,30 +75,17 @@ class LLMSettings:
 
     @classmethod
     def from_settings(cls, llm: LlmSettings) -> LLMSettings:
-        """The service's `llm` settings section (server.settings), the other fields their defaults."""
-        return cls(
-            base_url=llm.base_url,
-            api_key=llm.api_key,
-            model=llm.model,
-            planner_model=llm.planner_model or None,
-            executor_model=llm.executor_model or None,
-            verifier_model=llm.verifier_model or None,
-            composer_model=llm.composer_model or None,
-            timeout=llm.timeout_s,
-            max_retries=llm.max_retries,
-            json_mode=llm.json_mode,
-            planner_fallback=llm.planner_fallback,
-            executor_fallback=llm.executor_fallback,
-            verifier_fallback=llm.verifier_fallback,
-            composer_fallback=llm.composer_fallback,
-            executor_retry=llm.executor_retry,
-            planner_anchor=llm.planner_anchor,
-        )
+        """The service's `llm` settings section, the client's own fields their defaults (an empty
+        `llm_model`: the default model)."""
+        values = {f.name: getattr(llm, f.name) for f in dataclasses.fields(llm)}
+        if not values["model"]:
+            del values["model"]
+        return cls(**values)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], prefix: str = "EVIGATE_LLM_") -> LLMSettings:
         """Builds settings from `{prefix}BASE_URL`, `{prefix}API_KEY`, `{prefix}MODEL`,
-        `{prefix}EXECUTOR_MODEL`, `{prefix}TIMEOUT`, ... (one variable per field, upper-cased)."""
+        `{prefix}EXECUTOR_MODEL`, `{prefix}TIMEOUT_S`, ... (one variable per field, upper-cased)."""
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             raw = env.get(prefix + f.name.upper())
@@ -144,7 +104,7 @@ class LLMSettings:
 _FIELD_KINDS: dict[str, type] = {
     "temperature": float,
     "max_tokens": int,
-    "timeout": float,
+    "timeout_s": float,
     "max_retries": int,
     "backoff_base": float,
     "backoff_max": float,

@@ -15,6 +15,7 @@ from evigate.server.agents.llm.client import LLMClient
 from evigate.server.agents.llm.llm_settings import LLMSettings
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.deadline import Deadline
+from evigate.server.settings import JsonMode
 
 JSON = dict[str, Any]
 _ITEM_SCHEMA: JSON = {
@@ -48,7 +49,7 @@ class LLMOpinionAgent:
         api_key: str,
         model: str,
         timeout_s: float,
-        json_mode: str = "auto",
+        json_mode: JsonMode = "auto",
         *,
         max_retries: int = 3,
         backoff_base: float = 0.5,
@@ -57,8 +58,8 @@ class LLMOpinionAgent:
             base_url=base_url,
             api_key=api_key,
             model=model,
-            timeout=timeout_s,
-            json_mode=json_mode,  # type: ignore[arg-type]  # validated by LLMSettings
+            timeout_s=timeout_s,
+            json_mode=json_mode,
             max_tokens=1024,
             max_retries=max_retries,
             backoff_base=backoff_base,

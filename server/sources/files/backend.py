@@ -8,8 +8,8 @@ backend), a Source that fills the alert, log and knowledge ports (server/sources
                         root, field names, patterns and time zone come from a LogConfig
     knowledge/*.md      Markdown with front matter: title, keys, skill (optional: kind)
 The case library comes from a CaseSource (the database). Knowledge is searched by a KnowledgeSearch:
-the composition root gives the hybrid one (server/sources/retrieval/semantic_knowledge.py); without one, the
-lexical KnowledgeBase of knowledge_base.py. File work runs in a worker thread.
+the composition root gives the hybrid one (server/sources/retrieval/semantic_knowledge.py); without
+one, the same retrieval with no embedder, which ranks by BM25 alone. File work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ import asyncio
 import contextlib
 import json
 import threading
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from evigate.server.queries.types import (
     JSON,
-    CaseLike,
     CaseSource,
     KnowledgeHits,
     KnowledgeQuery,
@@ -36,12 +34,21 @@ from evigate.server.queries.types import (
     PatternsQuery,
     ToolError,
 )
-from evigate.server.sources.files.knowledge_base import KnowledgeBase
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs.log_config import LogConfig
+from evigate.server.sources.retrieval.documents import (
+    DocumentError,
+    Stamp,
+    directory_blocks,
+    directory_stamp,
+    front_matter,
+)
 from evigate.server.sources.retrieval.embedder import Embedder
+from evigate.server.sources.retrieval.factory import build_knowledge
+from evigate.server.sources.retrieval.ranking import RankingConfig
+from evigate.server.sources.retrieval.store import MemoryVectorStore
 from evigate.server.sources.services import Sighting, Sightings, alert_sightings, load_aliases
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.sources.times import display_time
@@ -49,21 +56,6 @@ from evigate.server.sources.times import display_time
 ALERT_REQUIRED = ("alert_name", "service", "state")
 ALIASES_FILE = "service-aliases.json"  # a world's own aliases (Chinese names, team names), optional
 _ALERT_FIRST = ("alert_name", "service", "state", "current", "duration")
-
-
-class LexicalKnowledge:
-    """The BM25-only KnowledgeBase as a KnowledgeSearch: one search at a time, in a worker thread."""
-
-    def __init__(self, knowledge_dir: Path, l1_threshold: float, l1_margin: float) -> None:
-        self._knowledge = KnowledgeBase(knowledge_dir, l1_threshold, l1_margin)
-        self._lock = threading.Lock()
-
-    async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
-        return await asyncio.to_thread(self._search, query, cases)
-
-    def _search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
-        with self._lock:
-            return self._knowledge.search(query, cases)
 
 
 class FilesSource:
@@ -76,9 +68,8 @@ class FilesSource:
         self,
         data_dir: Path,
         cases: CaseSource,
-        l1_threshold: float,
-        l1_margin: float,
         *,
+        lexical: RankingConfig | None = None,
         logs: LogConfig | None = None,
         knowledge: KnowledgeSearch | None = None,
         embedder: Embedder | None = None,
@@ -87,12 +78,15 @@ class FilesSource:
         self._embedder = embedder  # query_logs' relevance mode ranks by it too (None: BM25 alone)
         self._cases = cases
         self.logs = LogFiles(logs if logs is not None else LogConfig(root=data_dir / "logs"))
-        self._knowledge = knowledge or LexicalKnowledge(data_dir / "knowledge", l1_threshold, l1_margin)
+        # `lexical`: how the default search (no embedder: BM25 alone) decides a match.
+        self._knowledge = knowledge or build_knowledge(
+            data_dir / "knowledge", None, MemoryVectorStore(), config=lexical or RankingConfig(mode="bm25")
+        )
         self._alerts_stamp: tuple[int, int] | None = None
         self._alerts: list[JSON] = []
         self._now = _world_now(data_dir / "world.json")
         # The documents' front matter (`services:`, keys) for the catalog, whichever search is used.
-        self._front_matter = KnowledgeBase(data_dir / "knowledge", l1_threshold, l1_margin)
+        self._front_matter: tuple[Stamp, tuple[list[str], tuple[str, ...]]] | None = None
         self._front_lock = threading.Lock()
         self.aliases = load_aliases(data_dir / ALIASES_FILE)
 
@@ -123,10 +117,18 @@ class FilesSource:
             found.extend(Sighting(name, "log") for name in self.logs.services())
             for namespace, names in sorted(self.logs.namespaces().items()):
                 found.extend(Sighting(name, "log", namespace) for name in sorted(names))
-        with contextlib.suppress(ToolError), self._front_lock:
-            services, keys = self._front_matter.front_matter()
+        with contextlib.suppress(DocumentError), self._front_lock:
+            services, keys = self._read_front_matter()
             found.extend(Sighting(name, "knowledge") for name in services)
         return Sightings(tuple(found), (), keys)
+
+    def _read_front_matter(self) -> tuple[list[str], tuple[str, ...]]:
+        """The knowledge documents' front matter, re-read when a file changed."""
+        directory = self.data_dir / "knowledge"
+        stamp = directory_stamp(directory)
+        if self._front_matter is None or self._front_matter[0] != stamp:
+            self._front_matter = (stamp, front_matter(directory_blocks(directory)))
+        return self._front_matter[1]
 
     def now(self) -> datetime:
         return self._now or datetime.now(UTC)

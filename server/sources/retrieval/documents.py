@@ -1,8 +1,9 @@
-"""Knowledge Markdown files and case-library entries as retrieval blocks.
+"""Knowledge Markdown files and case-library entries as retrieval blocks: the one reader of the
+knowledge files, for lookup_knowledge and for the service catalog (front matter `services:`).
 
 The block layout is lookup_knowledge's: one block per section of a Markdown file (front matter
-`title`, `keys`, `skill`), one block per case. What gets embedded is the title, heading and text
-together, so a section reads on its own; its SHA-256 is the block's content hash.
+`title`, `keys`, `skill`, `kind`, `services`), one block per case. What gets embedded is the title,
+heading and text together, so a section reads on its own; its SHA-256 is the block's content hash.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Block:
     keys: tuple[str, ...] = ()  # exact key terms (L0)
     kind: str = "runbook"  # runbook | skill | case
     extra: tuple[tuple[str, str], ...] = field(default=())  # skill, case_id, ... for the ref item
+    services: tuple[str, ...] = ()  # front matter `services:` (or `service:`): for the service catalog
 
     @cached_property
     def embed_text(self) -> str:
@@ -106,12 +108,17 @@ def markdown_blocks(path: Path, source: str) -> list[Block]:
         body = rest.split("\n", 1)[1] if "\n" in rest else ""
     if not isinstance(meta, dict):
         raise DocumentError(f"corrupt knowledge file: {source}: front matter is not a mapping")
-    keys = [str(k) for k in meta.get("keys") or []]
+    keys = meta.get("keys") or []
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise DocumentError(f"corrupt knowledge file: {source}: keys must be a list of strings")
     skill = str(meta.get("skill") or "")
     title = str(meta.get("title") or path.stem)
     extra = (("skill", skill),) if skill else ()
     kind = str(meta.get("kind") or ("skill" if skill else "runbook"))
     all_keys = tuple(dict.fromkeys([*keys, *([skill] if skill else [])]))
+    named = meta.get("services", meta.get("service")) or []
+    listed = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    services = tuple(n for n in listed if isinstance(n, str))
     sections: list[tuple[str, str]] = []
     heading, lines = "", list[str]()
     for line in [*body.splitlines(), "#"]:
@@ -124,9 +131,32 @@ def markdown_blocks(path: Path, source: str) -> list[Block]:
     if not sections:
         sections.append(("", title))
     return [
-        Block(f"{source}#{n}", source, title, text, heading, all_keys, kind, extra)
+        Block(f"{source}#{n}", source, title, text, heading, all_keys, kind, extra, services)
         for n, (heading, text) in enumerate(sections)
     ]
+
+
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+def directory_stamp(directory: Path) -> Stamp:
+    """Name, size and mtime of every `*.md` file: what says the directory changed."""
+    if not directory.is_dir():
+        raise DocumentError(f"knowledge data unavailable: {directory} is not a directory")
+    try:
+        stats = [(p.name, p.stat()) for p in sorted(directory.glob("*.md"))]
+    except OSError as exc:
+        raise DocumentError(f"knowledge data unreadable: {exc}") from exc
+    return tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
+
+
+def front_matter(blocks: Sequence[Block]) -> tuple[list[str], tuple[str, ...]]:
+    """(services the documents' `services:` front matter names, every document key), for the
+    service catalog."""
+    first = {b.source: b for b in blocks}.values()  # every block of a file carries its front matter
+    services = [name for b in first for name in b.services]
+    keys = tuple(dict.fromkeys(key for b in first for key in b.keys))
+    return services, keys
 
 
 def directory_blocks(directory: Path, prefix: str = "knowledge") -> list[Block]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from evigate.server.queries.case_structure import conditional_keys
 from evigate.server.queries.text import tokenize
 
 from .documents import Block, document_view, text_hash
@@ -226,6 +227,10 @@ class RetrievalIndex:
         for token in ["", *set(tokenize(query))]:
             for doc, key in snap.keys_by_token.get(token, ()):
                 if key not in hits.get(doc, []) and key_pattern(key).search(lowered):
+                    hits.setdefault(doc, []).append(key)
+        for doc, extra in snap.coded_cases:
+            for key in conditional_keys(query, extra):
+                if key not in hits.get(doc, []):
                     hits.setdefault(doc, []).append(key)
         return {d: tuple(k) for d, k in hits.items()}
 

@@ -25,7 +25,7 @@ from evigate.server.queries.text import case_keys
 from evigate.server.queries.types import JSON, CaseLike, KnowledgeHits, KnowledgeQuery, ToolError
 
 from . import sections
-from .documents import Block, DocumentError, case_block, directory_blocks
+from .documents import Block, DocumentError, Stamp, case_block, directory_blocks, directory_stamp
 from .index import RetrievalIndex, RetrievalResult, ScoredBlock, SyncReport
 
 log = logging.getLogger(__name__)
@@ -45,14 +45,11 @@ def case_blocks(cases: Sequence[CaseLike]) -> list[Block]:
     return blocks
 
 
-def _stamp(directory: Path) -> tuple[tuple[str, int, int], ...]:
-    if not directory.is_dir():
-        raise ToolError(f"knowledge data unavailable: {directory} is not a directory")
+def _stamp(directory: Path) -> Stamp:
     try:
-        stats = [(p.name, p.stat()) for p in sorted(directory.glob("*.md"))]
-        return tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats)
-    except OSError as exc:
-        raise ToolError(f"knowledge data unreadable: {exc}") from exc
+        return directory_stamp(directory)
+    except DocumentError as exc:
+        raise ToolError(str(exc)) from exc
 
 
 class SemanticKnowledge:
@@ -62,7 +59,7 @@ class SemanticKnowledge:
         self.directory = directory
         self.index = index
         self._prefix = prefix
-        self._file_stamp: tuple[tuple[str, int, int], ...] | None = None
+        self._file_stamp: Stamp | None = None
         self._case_stamp: tuple[tuple[object, ...], ...] | None = None
         self._documents: dict[str, list[Block]] = {}  # source → its sections, in order
         self._lock = asyncio.Lock()  # one refresh at a time; searches run concurrently

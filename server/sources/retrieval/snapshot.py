@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from evigate.server.queries.case_structure import ERROR_CODE
 from evigate.server.queries.text import tokenize
 
 from .anchors import PAIRS
@@ -50,6 +51,9 @@ class Snapshot:
     background: npt.NDArray[np.float32]  # (anchors, dimension); empty when not embedded
     doc_chinese: npt.NDArray[np.float32]  # per document: its share of Chinese (centering.py)
     keys_by_token: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    # Cases with an error code, as (document, structure): a bare HTTP status is a key only with
+    # one of the case's services (case_structure.conditional_keys).
+    coded_cases: list[tuple[int, dict[str, str]]] = field(default_factory=list)
 
     @property
     def doc_zh(self) -> npt.NDArray[np.bool_]:
@@ -92,6 +96,7 @@ def build_snapshot(blocks: list[Block], vectors: Mapping[str, Vector], dim: int)
                 # Indexed under one of its tokens: only keys whose token the query has are tried.
                 anchor = (tokenize(key) or [""])[0]
                 keys_by_token.setdefault(anchor, []).append((int(d), key))
+    coded = [(int(d), dict(b.extra)) for b, d in zip(blocks, doc_of_block, strict=True) if _coded(b)]
     by_doc: list[list[Block]] = [[] for _ in doc_no]
     for b, d in zip(blocks, doc_of_block, strict=True):
         by_doc[d].append(b)
@@ -118,7 +123,12 @@ def build_snapshot(blocks: list[Block], vectors: Mapping[str, Vector], dim: int)
         background[has_bg],
         np.array([chinese_share(document_view(bs)) for bs in by_doc], dtype=np.float32),
         keys_by_token,
+        coded,
     )
+
+
+def _coded(block: Block) -> bool:
+    return block.kind == "case" and any(name == ERROR_CODE for name, _ in block.extra)
 
 
 def _per_doc_max(

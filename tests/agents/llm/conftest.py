@@ -29,7 +29,7 @@ def settings(fake: FakeOpenAI) -> LLMSettings:
         api_key=SECRET,
         model="test-model",
         executor_model="test-executor",
-        timeout=5.0,
+        timeout_s=5.0,
         max_retries=3,
         backoff_base=0.01,
         backoff_max=0.05,

@@ -65,7 +65,7 @@ async def test_content_null_without_tool_calls_is_an_empty_reply(client: LLMClie
 
 
 async def test_a_very_slow_stream_is_a_timeout(fake: FakeOpenAI, settings: LLMSettings) -> None:
-    llm = LLMClient(dataclasses.replace(settings, timeout=0.5, max_retries=0))
+    llm = LLMClient(dataclasses.replace(settings, timeout_s=0.5, max_retries=0))
     fake.script([Drip(interval=1.0)])
     try:
         with pytest.raises(LLMUnavailableError, match="timeout after 1 attempts"):

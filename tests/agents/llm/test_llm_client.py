@@ -111,7 +111,7 @@ async def test_hanging_endpoint_ends_at_the_deadline(client: LLMClient, fake: Fa
 
 
 async def test_request_timeout_below_the_deadline_is_retried(fake: FakeOpenAI, settings: LLMSettings) -> None:
-    llm = LLMClient(dataclasses.replace(settings, timeout=0.2))
+    llm = LLMClient(dataclasses.replace(settings, timeout_s=0.2))
     fake.script([Hang(), reply("second try")])
     try:
         result = await llm.chat("planner", MESSAGES, Deadline.after(30))
@@ -127,7 +127,7 @@ async def test_request_timeout_below_the_deadline_is_retried(fake: FakeOpenAI, s
 
 @pytest.mark.slow  # waits out every attempt's timeout
 async def test_every_attempt_hangs_until_the_deadline(fake: FakeOpenAI, settings: LLMSettings) -> None:
-    llm = LLMClient(dataclasses.replace(settings, timeout=0.2, max_retries=50))
+    llm = LLMClient(dataclasses.replace(settings, timeout_s=0.2, max_retries=50))
     fake.script([Hang()] * 50)
     deadline = Deadline.after(1.5)
     try:

@@ -14,8 +14,8 @@ from evigate.server.agents.llm import LLMClient, LLMOutputError
 from evigate.server.agents.llm.composer import LLMComposer, payload, refusals
 from evigate.server.deadline import Deadline
 from tests.agents.llm.conftest import ALERT
-from tests.pipeline.llm_script import fixed, sentence
 from tests.support.fake_openai import FakeOpenAI, json_reply, reply
+from tests.support.llm_script import fixed, sentence
 
 CLAIM = "payment-service has a firing HighCPUUsage alert; CPU usage is 92%."
 INPUT: dict[str, Any] = {

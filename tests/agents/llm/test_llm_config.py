@@ -37,24 +37,24 @@ def test_from_env() -> None:
         "EVIGATE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
         "EVIGATE_LLM_API_KEY": SECRET,
         "EVIGATE_LLM_COMPOSER_MODEL": "small",
-        "EVIGATE_LLM_TIMEOUT": "12.5",
+        "EVIGATE_LLM_TIMEOUT_S": "12.5",
         "EVIGATE_LLM_MAX_TOOL_STEPS": "3",
         "EVIGATE_LLM_JSON_MODE": "json_object",
         "EVIGATE_LLM_MAX_RETRIES": "",
     }
     settings = LLMSettings.from_env(env)
     assert settings.model_for("composer") == "small"
-    assert (settings.timeout, settings.max_tool_steps, settings.json_mode) == (12.5, 3, "json_object")
+    assert (settings.timeout_s, settings.max_tool_steps, settings.json_mode) == (12.5, 3, "json_object")
     assert settings.max_retries == 3
     with pytest.raises(ValueError, match="BASE_URL"):
         LLMSettings.from_env({})
-    with pytest.raises(ValueError, match="EVIGATE_LLM_TIMEOUT"):
-        LLMSettings.from_env({**env, "EVIGATE_LLM_TIMEOUT": "soon"})
+    with pytest.raises(ValueError, match="EVIGATE_LLM_TIMEOUT_S"):
+        LLMSettings.from_env({**env, "EVIGATE_LLM_TIMEOUT_S": "soon"})
 
 
 @pytest.mark.parametrize(
     "bad",
-    [{"base_url": ""}, {"json_mode": "yaml"}, {"timeout": 0}, {"max_retries": -1}, {"max_tokens": 0}],
+    [{"base_url": ""}, {"json_mode": "yaml"}, {"timeout_s": 0}, {"max_retries": -1}, {"max_tokens": 0}],
 )
 def test_invalid_settings(bad: dict[str, object]) -> None:
     kwargs: dict[str, object] = {"base_url": "http://127.0.0.1:9/v1", **bad}
@@ -153,5 +153,5 @@ def test_unknown_stage() -> None:
 def test_fallback_per_stage() -> None:
     settings = LLMSettings(base_url="http://127.0.0.1:1/v1", verifier_fallback="fail")
     assert [settings.fallback_for(stage) for stage in ("planner", "verifier")] == ["offline", "fail"]
-    with pytest.raises(ValueError, match="composer_fallback must be offline or fail"):
+    with pytest.raises(ValueError, match="composer_fallback: expected offline or fail"):
         LLMSettings(base_url="http://127.0.0.1:1/v1", composer_fallback="retry")  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ class _NoCases:
 
 
 def demo_sources() -> SourceSet:
-    return files_source_set(FilesSource(demo_data_dir(), _NoCases(), 0.5, 0.2))
+    return files_source_set(FilesSource(demo_data_dir(), _NoCases()))
 
 
 def demo_catalog() -> ServiceCatalog:

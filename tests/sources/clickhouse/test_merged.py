@@ -12,11 +12,11 @@ import pytest
 
 from evigate.server.queries.types import LogsQuery, Page, PatternsQuery, TimeWindow
 from evigate.server.sources.clickhouse.clickhouse_config import ClickHouseConfig
-from evigate.server.sources.clickhouse.merged import MergedLogs
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.http import SourceError
 from evigate.server.sources.logs.log_config import LogConfig
+from evigate.server.sources.merged_logs import MergedLogs
 from evigate.server.tools import demo_data_dir
 
 from .conftest import Loaded, source

@@ -49,7 +49,7 @@ def settings(base_url: str, **overrides: Any) -> LLMSettings:
         "executor_model": "executor",
         "verifier_model": "verifier",
         "composer_model": "composer",
-        "timeout": 5.0,
+        "timeout_s": 5.0,
         "max_retries": 3,
         "backoff_base": 0.01,
         "backoff_max": 0.05,

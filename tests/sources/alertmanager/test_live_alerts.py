@@ -14,10 +14,9 @@ from evigate.server.sources.http import SourceError
 from evigate.server.sources.live_alerts import LiveAlerts
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.tools.query_metrics import alert_text
-
-from .conftest import eventually, settings
-from .exporter import Exporter
-from .servers import Server, free_port
+from tests.sources.conftest import eventually, settings
+from tests.sources.exporter import Exporter
+from tests.sources.servers import Server, free_port
 
 
 def _query(service: str, state: str | None = None, since: datetime | None = None) -> MetricsQuery:

@@ -14,9 +14,8 @@ from evigate.server.sources.prom_types import QueryResult
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import fmt_time, fmt_value, result_texts
 from evigate.server.sources.sources_config import QueryLimits, SourceSettings
-
-from .conftest import Store
-from .exporter import Exporter
+from tests.sources.conftest import Store
+from tests.sources.exporter import Exporter
 
 
 def _now() -> datetime:

@@ -9,9 +9,8 @@ from evigate.server.sources.evidence import promql_evidence
 from evigate.server.sources.prom_types import QueryResult, RangeSpec, Sample, Series
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import result_texts
-
-from .conftest import Store
-from .exporter import Exporter
+from tests.sources.conftest import Store
+from tests.sources.exporter import Exporter
 
 T0 = datetime(2026, 7, 8, 10, 0, tzinfo=UTC).timestamp()
 

@@ -15,10 +15,9 @@ from evigate.server.sources.alert_history import AlertHistory, alert_history
 from evigate.server.sources.alertmanager import Alertmanager, AmAlert
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import fmt_time
-
-from .conftest import eventually, settings
-from .exporter import Exporter
-from .servers import Server
+from tests.sources.conftest import eventually, settings
+from tests.sources.exporter import Exporter
+from tests.sources.servers import Server
 
 STEP_S = 1  # the alert history's range-query step
 

@@ -15,9 +15,8 @@ from evigate.server.sources.prom_types import QueryResult
 from evigate.server.sources.prometheus import Prometheus
 from evigate.server.sources.series_text import result_texts
 from evigate.server.sources.signals import SignalCatalogError, SignalResult, load_signal_catalog, resolve
-
-from .conftest import Store
-from .exporter import Exporter
+from tests.sources.conftest import Store
+from tests.sources.exporter import Exporter
 
 CATALOG = load_signal_catalog()
 

@@ -22,12 +22,11 @@ from evigate.server.sources.signals import load_signal_catalog
 from evigate.server.sources.sources_config import QueryLimits, SourcesConfig
 from evigate.server.tools import SessionToolBox, ToolBackend, build_backend
 from evigate.server.tools.calls import ToolCallResult
+from tests.sources.conftest import Store, eventually, settings
+from tests.sources.exporter import Exporter
+from tests.sources.recorder import EMPTY_VECTOR, recording_server
+from tests.sources.servers import Server, free_port, start_prometheus
 from tests.tools.conftest import MemoryCases, MemoryRecorder
-
-from .conftest import Store, eventually, settings
-from .exporter import Exporter
-from .recorder import EMPTY_VECTOR, recording_server
-from .servers import Server, free_port, start_prometheus
 
 FILES = build_backend(None, MemoryCases())
 
