@@ -21,8 +21,8 @@ offline pipeline on its data, as bench_worlds does. Per world it prints:
 - the sentence check's cost per answer (CPU, p50 / p99; target p50 under 5 ms), on the session's
   own material rebuilt from its trace.
 
-demo and tidewater grew with the code (in-sample); kestrel was written questions-first and is
-reported apart.
+demo and tidewater grew with the code (in-sample); osprey and kestrel were written questions-first
+and are reported apart.
 """
 
 from __future__ import annotations
@@ -131,8 +131,13 @@ async def measure(world: str, db: Database, tmp: Path, repeat: int, show: bool) 
     }
 
 
+def _sample(world: str) -> str:
+    """demo and tidewater grew with the code; osprey's and kestrel's questions came first."""
+    return "in-sample" if world in ("demo", "tidewater") else "questions-first"
+
+
 def _print(row: dict[str, Any]) -> None:
-    sample = "held-out (questions-first)" if row["world"] in LIVE_WORLDS else "in-sample"
+    sample = _sample(row["world"])
     print(f"\n{row['world']} ({sample}): {row['answers']} answers, {row['correct']} judged correct")
     print(f"  sentences per answer   mean {row['sentences_mean']:.1f}, max {row['sentences_max']}")
     print(f"  prose per answer       max {row['prose_max']} (steps, could-not-check and fixed lines aside)")
@@ -166,7 +171,7 @@ async def main(worlds: list[str], repeat: int, show: bool) -> list[dict[str, Any
 def _figures(rows: list[dict[str, Any]]) -> list[figures.Figure]:
     out = []
     for row in rows:
-        sample = "held-out" if row["world"] in LIVE_WORLDS else "in-sample"
+        sample = _sample(row["world"])
         w = row["world"]
         out.extend([
             figures.Figure(f"{w}: sentences / characters per answer (mean)",

@@ -1,8 +1,7 @@
 """The ClickHouse log source against the file index, on bench_logs' 1 GB corpus loaded into a table.
 
     .venv/bin/python bench/bench_clickhouse.py [--size-mb 1024] [--services 50] [--runs 30] [--keep DIR]
-        [--clickhouse-dir DIR]
-        [--json FILE]
+        [--clickhouse-dir DIR] [--overhead-runs 200] [--profile N] [--json FILE]
 
 Generates bench_logs' corpus (or reuses --keep, with its index file if bench_logs left one), starts
 Debian's clickhouse-server on free loopback ports with a temporary data directory, and loads the same
@@ -15,21 +14,34 @@ events as otel_logs rows (18.16 types: DateTime, attributes as text). Then:
 - the first query after a start: ClickHouse restarted with its data files evicted from the page
   cache, then the service + keyword query; the files' counterpart is a new reader reading its index
   file back (files evicted too) and the same query;
-- evigate's own overhead per call: the service + keyword call minus the bare HTTP requests it makes
-  (the same two statements, sent at once by a plain httpx client), paired run by run, p50.
+- evigate's own time per call, for the service + keyword query_logs and the hour's summary: the
+  requests the source sends are recorded once (settings in the URL, the SQL and the parameter
+  table in the multipart body), then the call through the source and the same requests sent by a
+  plain httpx client are timed run by run (alternating which goes first), p50 and p99 of each and
+  of the paired difference (--overhead-runs pairs for query_logs, --runs for the summary); then
+  both again with the server's answers replayed from memory (no server, no network), which
+  isolates the client side from the server's and the machine's noise.
+
+--profile N prints cProfile's top N (cumulative) of one query_logs and one summarize_logs call.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import itertools
 import json
+import os
+import pstats
+import re
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,14 +52,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import figures
 from bench.bench_logs import QUERY, START, Generated, _config, _files, _pct, _store, events, evict, generate
-from evigate.server.queries.types import LogsQuery, PatternsQuery, TimeWindow
-from evigate.server.sources.clickhouse import sql
+from evigate.server.queries.types import LogsQuery, Page, PatternsQuery, TimeWindow
 from evigate.server.sources.clickhouse.clickhouse_config import ClickHouseConfig
+from evigate.server.sources.clickhouse.client import ClickHouseClient
 from evigate.server.sources.clickhouse.source import ClickHouseLogs
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogReader
 from tests.sources.clickhouse.server import OTEL_LOGS_18, execute, start_clickhouse
 
+Call = Callable[[ClickHouseLogs], Awaitable[Page]]
 HOUR = TimeWindow(START + timedelta(hours=14), START + timedelta(hours=15))
 ALL = TimeWindow(None, None)
 
@@ -83,48 +96,157 @@ async def _times(action: Callable[[], Awaitable[Any]], runs: int) -> dict[str, f
     return {"p50": _pct(walls, 0.5), "p99": _pct(walls, 0.99)}
 
 
-async def _overhead(logs: ClickHouseLogs, url: str, question: LogsQuery, runs: int) -> dict[str, float]:
-    """Paired: our call, then the bare requests with the same SQL and parameters, run by run."""
-    where = logs._where(question.service, None, question.window)
-    where.keyword(question.keyword)
-    statements = [
-        sql.select_rows(logs.config.columns, logs.config.table_ref, where, question.limit),
-        sql.select_count(logs.config.table_ref, where),
-    ]
-    structure = "service String, keyword String"
-    data = json.dumps(where.params) + "\n"
-    ours, bare, diffs = [], [], []
-    async with httpx.AsyncClient(base_url=url) as client:
+@dataclass
+class Sent:
+    """One request the source sent, as sent (URL with the SQL, headers, multipart body), its wave
+    (how many answers had come back when it left: requests of one wave run concurrently) and the
+    answer it got."""
 
-        async def post(statement: str) -> bytes:
-            params = {"query": statement + "\nFORMAT JSONEachRow", "p_format": "JSONEachRow",
-                      "p_structure": structure, "readonly": "2"}  # fmt: skip
-            response = await client.post("/", params=params, files={"p": ("p", data)}, data={})
-            return response.content
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    wave: int
+    status: int = 0
+    answer: bytes = b""
+    answer_headers: dict[str, str] = field(default_factory=dict)
 
+
+class Recorder(httpx.AsyncBaseTransport):
+    """The source's requests and the server's answers, recorded over one call."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.sent: list[Sent] = []
+        self.answered = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        keep = ("content-type", "x-clickhouse-user", "x-clickhouse-key")
+        headers = {k: v for k, v in request.headers.items() if k.lower() in keep}
+        sent = Sent(str(request.url), headers, await request.aread(), self.answered)
+        self.sent.append(sent)
+        response = await self.inner.handle_async_request(request)
+        sent.answer = await response.aread()
+        sent.status, sent.answer_headers = response.status_code, dict(response.headers)
+        self.answered += 1
+        return httpx.Response(response.status_code, headers=response.headers, content=sent.answer)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Replay(httpx.AsyncBaseTransport):
+    """The recorded answers, from memory: a call's client-side work without a server."""
+
+    def __init__(self, sent: list[Sent]) -> None:
+        self.answers = {_key(s.url, s.body): s for s in sent}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        got = self.answers[_key(str(request.url), await request.aread())]
+        return httpx.Response(got.status, headers=got.answer_headers, content=got.answer)
+
+
+def _key(url: str, body: bytes) -> tuple[str, bytes]:
+    """What tells one request from another: the URL, and the SQL when the body carries it (the
+    multipart field `query`: the boundary varies from request to request), else a plain body."""
+    if body.startswith(b"--"):  # multipart
+        field = re.search(rb'name="query"\r\n\r\n(.*?)\r\n--', body, re.DOTALL)
+        return url, field.group(1) if field else b""
+    return url, body
+
+
+async def record(config: ClickHouseConfig, call: Call) -> list[Sent]:
+    recorder = Recorder()
+    logs = ClickHouseLogs(config, ClickHouseClient(config, transport=recorder))
+    try:
+        await call(logs)
+    finally:
+        await logs.aclose()
+    return recorder.sent
+
+
+async def bare(client: httpx.AsyncClient, sent: list[Sent]) -> None:
+    """The recorded requests, as they were sent (the same SQL, settings and parameter table), wave
+    by wave, each answer read whole: what a caller pays for the same HTTP without evigate."""
+
+    async def post(one: Sent) -> bytes:
+        response = await client.post(one.url, headers=one.headers, content=one.body)
+        return await response.aread()
+
+    for wave in sorted({s.wave for s in sent}):
+        await asyncio.gather(*(post(s) for s in sent if s.wave == wave))
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"p50": _pct(values, 0.5), "p99": _pct(values, 0.99)}
+
+
+async def overhead(logs: ClickHouseLogs, call: Call, runs: int) -> dict[str, Any]:
+    """evigate's own time per call: the call through the source against the same requests sent
+    bare by a plain httpx client, run by run, alternating which goes first; then both again with
+    the server's answers replayed from memory (no server, no network: the client side alone)."""
+    sent = await record(logs.config, call)
+    ours, theirs, diffs = [], [], []
+    async with httpx.AsyncClient() as client:
+        await bare(client, sent)  # a connection open, as the source's pool has one
+        for run in range(runs):
+            order = ("ours", "bare") if run % 2 == 0 else ("bare", "ours")
+            took: dict[str, float] = {}
+            for which in order:
+                started = time.perf_counter()
+                await (call(logs) if which == "ours" else bare(client, sent))
+                took[which] = time.perf_counter() - started
+            ours.append(took["ours"])
+            theirs.append(took["bare"])
+            diffs.append(took["ours"] - took["bare"])
+    replay = Replay(sent)
+    replayed = ClickHouseLogs(logs.config, ClickHouseClient(logs.config, transport=replay))
+    mine, plain = [], []
+    async with httpx.AsyncClient(transport=replay) as client:
         for _ in range(runs):
             started = time.perf_counter()
-            await logs.query(question)
-            mine = time.perf_counter() - started
+            await call(replayed)
+            mine.append(time.perf_counter() - started)
             started = time.perf_counter()
-            await asyncio.gather(*(post(s) for s in statements))
-            theirs = time.perf_counter() - started
-            ours.append(mine)
-            bare.append(theirs)
-            diffs.append(mine - theirs)
-    return {"ours_p50": _pct(ours, 0.5), "bare_p50": _pct(bare, 0.5), "overhead_p50": _pct(diffs, 0.5)}
+            await bare(client, sent)
+            plain.append(time.perf_counter() - started)
+    await replayed.aclose()
+    return {
+        "requests": len(sent),
+        "answer_bytes": sum(len(s.answer) for s in sent),
+        "ours": _spread(ours),
+        "bare": _spread(theirs),
+        "overhead": _spread(diffs),
+        "replayed": {"ours": _spread(mine), "bare": _spread(plain),
+                     "overhead": _spread([a - b for a, b in zip(mine, plain, strict=True)])},
+    }  # fmt: skip
+
+
+async def profile(logs: ClickHouseLogs, call: Call, top: int) -> str:
+    """cProfile of one call (after a warm one): where its own time goes, by cumulative time."""
+    await call(logs)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    await call(logs)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
 
 
 async def measure(root: Path, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     server = start_clickhouse(workdir)
     try:
-        started = time.perf_counter()
-        held = execute(server.url, "EXISTS TABLE otel_logs").strip() == "1"
-        if held:  # a kept --clickhouse-dir: the rows are there already
-            rows = int(execute(server.url, "SELECT count() FROM otel_logs").strip())
+        loading = workdir / "loaded.json"  # how the rows got there, for a kept --clickhouse-dir
+        if execute(server.url, "EXISTS TABLE otel_logs").strip() == "1" and loading.exists():
+            loaded = json.loads(loading.read_text(encoding="utf-8"))
         else:
+            started = time.perf_counter()
             rows = load(server.url, args.size_mb, args.services)
-        loaded_s = time.perf_counter() - started
+            loaded = {"rows": rows, "load_s": time.perf_counter() - started, "load_load": os.getloadavg()[0]}
+            loading.write_text(json.dumps(loaded), encoding="utf-8")
+        rows, loaded_s = int(loaded["rows"]), float(loaded["load_s"])
+        table_dir = workdir / "data" / "data" / "default" / "otel_logs"
+        on_disk = sum(f.stat().st_size for f in table_dir.rglob("*") if f.is_file())
         reader = LogReader(_config(root), _store(root))
         started = time.perf_counter()
         reader.build_all()
@@ -134,7 +256,11 @@ async def measure(root: Path, workdir: Path, args: argparse.Namespace) -> dict[s
         keyword = LogsQuery(args.service, None, QUERY, None, ALL, 20)
         summary = PatternsQuery(args.service, None, HOUR, 10)
         same = (await logs.query(keyword)).total, files.query(keyword).total
-        out: dict[str, Any] = {"rows": rows, "load_s": loaded_s, "files_index_s": index_s, "totals": same}
+        out: dict[str, Any] = {
+            "rows": rows, "load_s": loaded_s, "load_load": loaded.get("load_load"), "table_bytes": on_disk,
+            "corpus_bytes": sum(f.stat().st_size for f in _files(root)), "files_index_s": index_s,
+            "totals": same,
+        }  # fmt: skip
         out["service_keyword"] = {
             "clickhouse": await _times(lambda: logs.query(keyword), args.runs),
             "files": await _times(lambda: asyncio.to_thread(files.query, keyword), args.runs),
@@ -151,7 +277,11 @@ async def measure(root: Path, workdir: Path, args: argparse.Namespace) -> dict[s
             "mined": page.extra["mined"],
             "template_counts": page.extra.get("template_counts"),
         }
-        out["overhead"] = await _overhead(logs, server.url, keyword, args.runs)
+        out["overhead"] = await overhead(logs, lambda s: s.query(keyword), args.overhead_runs)
+        out["summary_overhead"] = await overhead(logs, lambda s: s.summarize(summary), args.runs)
+        if args.profile:
+            print(await profile(logs, lambda s: s.query(keyword), args.profile))
+            print(await profile(logs, lambda s: s.summarize(summary), args.profile))
         await logs.aclose()
         server.stop()
         evict(workdir / "data")
@@ -179,11 +309,12 @@ def labelled(r: dict[str, Any]) -> list[figures.Figure]:
             f"file index p50 {files['p50'] * 1e3:.0f} ms, p99 {files['p99'] * 1e3:.0f} ms"
         )
 
-    overhead = r["overhead"]
     return [
         figures.Figure(
-            f"rows in ClickHouse ({r['rows']:,} events of bench_logs' corpus)",
-            f"loaded in {r['load_s']:.0f} s",
+            f"rows in ClickHouse ({r['rows']:,} events of bench_logs' corpus, "
+            f"{r['corpus_bytes'] / 2**20:,.0f} MB of files)",
+            f"loaded in {r['load_s']:.0f} s (JSONEachRow inserts of 500,000 rows; generating them is most "
+            f"of it; load average {r['load_load'] or 0:.0f}); {r['table_bytes'] / 2**20:,.0f} MB on disk",
         ),
         figures.Figure("service + keyword (query_logs)", pair("service_keyword"), cache="warm"),
         figures.Figure("summarize_logs, one service's hour", pair("summarize_service_hour"), cache="warm"),
@@ -201,13 +332,32 @@ def labelled(r: dict[str, Any]) -> list[figures.Figure]:
             f"file index read back {r['first_query_files_s'] * 1e3:.0f} ms",
             cache="cold",
         ),
-        figures.Figure(
-            "evigate's overhead per call over the bare HTTP requests, p50",
-            f"{overhead['overhead_p50'] * 1e3:.1f} ms (call {overhead['ours_p50'] * 1e3:.1f} ms, "
-            f"bare {overhead['bare_p50'] * 1e3:.1f} ms)",
-            cache="warm",
+        *(
+            figures.Figure(
+                f"evigate's own time per {what} call over the same {r[key]['requests']} HTTP "
+                f"requests sent bare ({r[key]['answer_bytes'] / 1e3:,.0f} kB answered)",
+                _overhead_text(r[key]),
+                cache="warm",
+            )
+            for what, key in (
+                ("query_logs", "overhead"),
+                ("summarize_logs (one service's hour)", "summary_overhead"),
+            )
         ),
     ]
+
+
+def _ms(spread: dict[str, float]) -> str:
+    return f"p50 {spread['p50'] * 1e3:.1f} ms, p99 {spread['p99'] * 1e3:.1f} ms"
+
+
+def _overhead_text(o: dict[str, Any]) -> str:
+    replayed = o["replayed"]
+    return (
+        f"live, paired run by run: {_ms(o['overhead'])} (call {_ms(o['ours'])}; bare {_ms(o['bare'])}); "
+        f"answers replayed from memory: {_ms(replayed['overhead'])} (call {_ms(replayed['ours'])}; "
+        f"bare {_ms(replayed['bare'])})"
+    )
 
 
 WHAT = (
@@ -223,9 +373,22 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--services", type=int, default=50)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--overhead-runs",
+        type=int,
+        default=200,
+        help="paired runs of the query_logs overhead (the machine's noise is larger than it)",
+    )
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
     parser.add_argument("--service", default="svc-10")
     parser.add_argument("--clickhouse-dir", type=Path, help="keep (or reuse) ClickHouse's data here")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print cProfile's top N of one query_logs and one summarize_logs call",
+    )
     figures.add_json_flag(parser)
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="evigate-bench-clickhouse-"))

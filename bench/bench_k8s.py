@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_k8s.py [--pods 5000] [--events 50000] [--runs 50] [--json FILE]
 
 Generates a `kubectl cluster-info dump` tree (synthetic: 50 namespaces, a deployment per 5 pods with
-its ReplicaSets, one pod in ten crash-looping, events spread over the pods), then, in a child
+its ReplicaSets, pods named as the ReplicaSet controller names them — `<deployment>-<pod-template-hash>-
+<5 characters>` —, one pod in ten crash-looping, events spread over the pods), then, in a child
 process so the generator's memory is not counted, reads it through the tools as the service would:
 the first call (the dump read and summarised), the first pod-log query (every pod's logs.txt laid
 out for the log reader), then each query `--runs` times in new sessions.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import resource
 import statistics
@@ -48,18 +50,19 @@ def generate(root: Path, pods: int, events: int) -> Path:
             c.add(
                 "deployments", o.deployment(ns, d, [spec], ready=PODS_PER_DEPLOYMENT, replicas=5, revision=2)
             )
-            for rev, suffix in ((1, "5c8d7f9b4"), (2, "6f7b9c8d2")):
+            for rev in (1, 2):
                 rs = o.replicaset(
                     ns,
                     d,
-                    suffix=suffix,
+                    suffix=safe(f"{ns}/{d}/{rev}", 10),
                     containers=[spec],
                     revision=rev,
                     replicas=5 * (rev - 1),
                     minutes_ago=100 / rev,
                 )
                 c.add("replicasets", rs)
-        name = f"{d}-6f7b9c8d2-{p:05d}"
+        replicaset = f"{d}-{safe(f'{ns}/{d}/2', 10)}"
+        name = f"{replicaset}-{safe(f'{ns}/{replicaset}/{p}', 5)}"
         broken = p % 10 == 0
         state = (
             o.waiting("CrashLoopBackOff", f"back-off 5m0s restarting failed container={d}")
@@ -68,7 +71,7 @@ def generate(root: Path, pods: int, events: int) -> Path:
         )
         last = o.terminated("Error", 1, 2) if broken else None
         status = o.container_status(d, f"{d}:1.0.0", state, last, 9 if broken else 0)
-        c.add("pods", o.pod(ns, name, [spec], [status], owner_rs=f"{d}-6f7b9c8d2"))
+        c.add("pods", o.pod(ns, name, [spec], [status], owner_rs=replicaset))
         c.logs[(ns, name)] = _log(d, p, broken)
         for e in range(per_pod):
             reason, type_ = ("BackOff", "Warning") if broken and e % 2 else ("Pulled", "Normal")
@@ -87,6 +90,16 @@ def generate(root: Path, pods: int, events: int) -> Path:
                 ),
             )
     return c.write(root)
+
+
+# The alphabet of the names Kubernetes makes up (no vowels, no 0 1 3): a pod-template-hash, a pod's suffix.
+SAFE = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def safe(seed: str, length: int) -> str:
+    """`length` characters of SAFE, the same for the same seed: `7d9f8b6c5d`, `x2kqz`, as kubectl shows."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(SAFE[b % len(SAFE)] for b in digest[:length])
 
 
 def _log(workload: str, number: int, broken: bool) -> str:

@@ -3,7 +3,9 @@ average, date) and its figures, each labelled with what it says about itself.
 
 Each figure: `name` (what was measured), `value` (the text the README shows), and two labels:
 `sample` — `in-sample` (the code or its settings were developed or calibrated on this data),
-`held-out` (they were not), or `synthetic` (data the bench generates; there is no sample to speak
+`held-out` (they were not), `questions-first` (the questions were committed before the code that
+answers them, which has been worked on since with them in view: neither in-sample nor held-out),
+or `synthetic` (data the bench generates; there is no sample to speak
 of) — and `cache` — `cold` (first run: nothing built, nothing cached), `warm` (after a first run),
 or `-` when it does not apply."""
 
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-SAMPLES = ("in-sample", "held-out", "synthetic")
+SAMPLES = ("in-sample", "held-out", "questions-first", "synthetic")
 CACHES = ("cold", "warm", "-")
 
 

@@ -40,6 +40,7 @@ def build_sources(settings: Settings) -> SourcesConfig:
         return sources_config(
             prometheus_url=settings.sources.prometheus_url or None,
             alertmanager_url=settings.sources.alertmanager_url or None,
+            clickhouse_url=settings.sources.clickhouse_url or None,
             env=env,
             file_sections=sections,
             cluster_flags=cluster,

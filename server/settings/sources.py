@@ -25,6 +25,9 @@ class SourceSettings(Section):
     alertmanager_url: str = setting(
         "", "Alertmanager for the alerts active now, e.g. http://alertmanager:9093"
     )
+    clickhouse_url: str = setting(
+        "", "ClickHouse whose log table query_logs / summarize_logs read, e.g. http://clickhouse:8123"
+    )
     # env only; or bearer_token(_file) in the sources file
     prometheus_bearer_token: str = setting("", secret=True)
     alertmanager_bearer_token: str = setting("", secret=True)

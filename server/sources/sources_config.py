@@ -193,13 +193,14 @@ def sources_config(
     *,
     prometheus_url: str | None = None,
     alertmanager_url: str | None = None,
+    clickhouse_url: str | None = None,
     env: Mapping[str, str] | None = None,
     file_sections: Mapping[str, Any] | None = None,
     cluster_flags: Mapping[str, Any] | None = None,
 ) -> SourcesConfig:
-    """All sources from `--prometheus-url` / `--alertmanager-url`, the cluster's flags (`dump`,
-    `kubeconfig`, `context`, `in_cluster`, `namespaces`: kubernetes/cluster_config.py), the environment and
-    the config file's `sources` mapping (`{"prometheus": {...}, "kubernetes": {...}}`)."""
+    """All sources from `--prometheus-url` / `--alertmanager-url` / `--clickhouse-url`, the cluster's
+    flags (`dump`, `kubeconfig`, `context`, `in_cluster`, `namespaces`: kubernetes/cluster_config.py),
+    the environment and the config file's `sources` mapping (`{"prometheus": {...}, "kubernetes": {...}}`)."""
     sections = dict(file_sections or {})
     unknown = sorted(set(sections) - set(SOURCE_NAMES))
     if unknown:
@@ -207,7 +208,9 @@ def sources_config(
     for key, value in sections.items():
         if not isinstance(value, Mapping):
             raise SourceConfigError(f"{key}: expected a mapping of settings")
-    clickhouse = source_settings("clickhouse", env=env, section=sections.get("clickhouse"))
+    clickhouse = source_settings(
+        "clickhouse", flag_url=clickhouse_url, env=env, section=sections.get("clickhouse")
+    )
     return SourcesConfig(
         prometheus_limits=query_limits(sections.get("prometheus") or {}),
         prometheus=source_settings(

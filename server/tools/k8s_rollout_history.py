@@ -8,8 +8,7 @@ from typing import Any
 
 from evigate.rules.enums import MatchLevel, ToolName
 from evigate.server.sources.kubernetes.query import closest
-from evigate.server.sources.kubernetes.rollouts import history
-from evigate.server.sources.kubernetes.state import meta
+from evigate.server.sources.kubernetes.rollouts import history, namespaces_of
 from evigate.server.tools import args as tool_args
 from evigate.server.tools.backend import JSON, ToolBackend
 from evigate.server.tools.cluster_access import cluster_state, object_line
@@ -26,11 +25,7 @@ def revision_text(item: Mapping[str, Any]) -> str:
 async def _answer(args: JSON, backend: ToolBackend) -> Answer:
     state = await cluster_state(backend, "Deployment", "ReplicaSet")
     name, namespace = args["deployment"], args.get("namespace")
-    found = [
-        meta(d).get("namespace", "")
-        for d in state.of("Deployment")
-        if meta(d).get("name") == name and namespace in {None, meta(d).get("namespace")}
-    ]
+    found = [ns for ns in namespaces_of(state, name) if namespace in {None, ns}]
     if not found:
         return Answer([], 0, notes={"closest": ", ".join(closest(state, name)) or "none"})
     entries = [entry for ns in found for entry in history(state, ns, name)]

@@ -35,7 +35,8 @@ async def _answer(args: JSON, backend: ToolBackend) -> Answer:
     found = select(state, f)
     if not found:
         return Answer([], 0, window=window, notes=unread_note(state))
-    return Answer(found[: args.get("limit", DEFAULT_LIMIT)], len(found), MatchLevel.L0, window=window)
+    shown = [e.item() for e in found[: args.get("limit", DEFAULT_LIMIT)]]
+    return Answer(shown, len(found), MatchLevel.L0, window=window)
 
 
 TOOL = Tool(

@@ -31,14 +31,19 @@ def pattern_text(item: Mapping[str, Any]) -> str:
     (the same text as server.sources.logs.patterns.pattern_ref_text)."""
     levels = ",".join(refs.text(level) for level in item.get("levels", ())) or "-"
     return (
-        f'template="{refs.text(item["template"])}" count={item["count"]} '
-        f"first={item['first']} last={item['last']} levels={levels} "
-        f'example="{refs.text(item["example"])}"'
-    ) + details_text(
-        refs.text(item["severe"]) if item.get("severe") else None,
-        [refs.text(slot) for slot in item.get("slots", ())],
-        refs.text(item.get("per_bucket", "")),
-        refs.text(item.get("change", "")),
+        (
+            f'template="{refs.text(item["template"])}" count={item["count"]} '
+            f"first={item['first']} last={item['last']} levels={levels} "
+            f'example="{refs.text(item["example"])}"'
+        )
+        + details_text(
+            refs.text(item["severe"]) if item.get("severe") else None,
+            [refs.text(slot) for slot in item.get("slots", ())],
+            refs.text(item.get("per_bucket", "")),
+            refs.text(item.get("change", "")),
+            refs.text(item.get("cause", "")),
+        )
+        + (f" | service={refs.text(item['service'])}" if item.get("service") else "")
     )
 
 
@@ -62,7 +67,10 @@ async def _answer(args: JSON, backend: ToolBackend) -> Answer:
         changed_since=at,
     )
     page = await backend.summarize_logs(query)
-    return Answer(page.items, page.total, window=query.window, notes=skipped_note(page), extra=page.extra)
+    # Each template names the service it was asked for, so an answer can say whose it is even when
+    # the records' own service field calls it otherwise.
+    items = [{**item, "service": query.service} if query.service else item for item in page.items]
+    return Answer(items, page.total, window=query.window, notes=skipped_note(page), extra=page.extra)
 
 
 TOOL = Tool(

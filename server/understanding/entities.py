@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evigate.server.sources.logs.layouts import service_of_pod
 from evigate.server.sources.services import CatalogView, ServiceCatalog, ServiceMatch
 from evigate.server.understanding.clock import clock_window
 from evigate.server.understanding.mentions import alerts_in, paraphrase_alerts, services_in
@@ -29,6 +30,7 @@ from evigate.server.understanding.vocabulary import (
     _EXCEPTION_RE,
     _GUIDANCE_MARKERS,
     _K8S_REASON_RE,
+    _LIST_MARKERS,
     _LOG_MARKERS,
     _POOL_RE,
     _QUOTED_RE,
@@ -66,6 +68,7 @@ class Entities:
     clock: tuple[str, str] | None = None  # a time of day's window ("06:00", "07:00"): clock.py
     namespaces: tuple[str, ...] = ()  # Kubernetes namespaces the question names
     namespace_services: tuple[str, ...] = ()  # the services the catalog places in them
+    listing: bool = False  # asks for every item or for the logs themselves ("list the errors")
 
     @property
     def intent(self) -> str:
@@ -261,6 +264,10 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     if asks_alert and not asks_log:
         log_terms = tuple(t for t in log_terms if t.name in literal and _is_literal(t))
     services = mentions.services
+    # A quoted name of the service the question is about ("the logs of `billing-api`", a pod of it)
+    # is its subject, never a search term.
+    subject = {m.mention.lower() for m in mentions.matches} | {name.lower() for name in services}
+    log_terms = tuple(t for t in log_terms if not {t.name.lower(), service_of_pod(t.name.lower())} & subject)
     if namespaces and not services and not written:
         # "what is wrong in the accounts namespace?": a survey of the namespace's services
         asks_log = asks_log or level is not None
@@ -306,6 +313,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         paraphrased=paraphrased,
         wants_steps=_contains_any(lowered, _STEPS_MARKERS),
         asks_log=asks_log or level is not None,
+        listing=_contains_any(lowered, _LIST_MARKERS),
         clock=clock_window(question) if window is None else None,
         namespaces=namespaces,
         namespace_services=tuple(

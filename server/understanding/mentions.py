@@ -102,6 +102,10 @@ def _service_shaped(question: str, start: int, end: int, word: str) -> bool:
     return bool(_BEFORE.search(question[:start])) and bool(_AFTER.match(question[end:]))
 
 
+def _exactness(match: ServiceMatch) -> int:
+    return {"exact": 0, "alias": 1}.get(match.how, 2)
+
+
 def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] = ()) -> Mentions:
     """The services `question` names. `skip`: words that are other entities (alert names)."""
     skipped = {s.lower() for s in skip}
@@ -110,8 +114,12 @@ def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] 
     taken = [(m.start, m.end) for m in matches]
     first: dict[str, ServiceMatch] = {}
     for match in matches:
-        first.setdefault(match.name, match)
-    matches = list(first.values())
+        # one mention per service: its name written out rather than a word of it ("the logs of the
+        # deployment `x-deployment`" names x-deployment by its name, not by "deployment")
+        earlier = first.get(match.name)
+        if earlier is None or (_exactness(match) < _exactness(earlier)):
+            first[match.name] = match
+    matches = sorted(first.values(), key=lambda m: m.start)
     unknown: list[tuple[int, str]] = []
     for m in _NAME_RE.finditer(question):
         word = m.group(1)

@@ -9,6 +9,14 @@ from collections.abc import Iterable
 
 from evigate.server.sources.logs.layouts import service_of_pod
 from evigate.server.understanding.clock import clock_spans
+from evigate.server.understanding.subject_words import (
+    _DATES,
+    _EN_STOP,
+    _LOG_STORES,
+    _NAMESPACE_NAME,
+    _ZH_EDGE,
+    _ZH_SEPARATORS,
+)
 from evigate.server.understanding.symptoms import COMPONENT_WORDS, symptoms
 from evigate.server.understanding.vocabulary import (
     _ASCII_LEFT,
@@ -34,130 +42,7 @@ from evigate.server.understanding.vocabulary import (
 # names, mapped terms and function words are taken away is its subject, and it becomes an exact
 # term of the query: a narrow question is never answered from a query that lacks its subject.
 
-# English function words and the words the other entities already stand for (levels, "logs").
-_EN_STOP_WORDS = """
-    a an the any some all are is was were be been being am do does did done have has had having
-    there here it its this that these those what which who whom whose when where why how many much
-    i me my we our you your they them their he she his her please can could would should will shall
-    whether if may might must show find search see seen list get got give tell check look looking
-    log logs logged logging logger entry entries line lines message messages record records
-    event events output outputs print printed trace traces stack stacktrace
-    error errors warn warns warning warnings info debug level levels fatal severity
-    exception exceptions alert alerts alarm alarms firing fired resolved
-    mention mentions mentioning mentioned contain contains containing contained include includes
-    including with without about regarding related like such as of on in at by for from to into
-    onto within during since until after before between over under and or but nor not no also too
-    either neither both yet still ever now right currently current recent recently lately today
-    yesterday last past previous latest hour hours minute minutes min mins day days week weeks
-    time times happen happens happened happening occur occurs occurred occurring appear appears
-    appeared there's any there're service services issue issues problem problems anything
-    something thing things kind sort type types
-    stuck really very keep keeps kept again constantly frequently often lot lots bad badly severe
-    serious high low big huge too
-    pod pods deployment deployments statefulset statefulsets daemonset daemonsets replicaset
-    replicasets workload workloads container containers namespace namespaces ns
-"""
-_EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _POD_NAME = re.compile(r"(?<![\w.-])[a-z0-9]+(?:-[a-z0-9]+)*-[a-z0-9]+(?![\w-])")
-# Chinese phrases that separate the words of a question (never part of a subject).
-_ZH_SEPARATORS = tuple(
-    sorted(
-        (
-            "有没有",
-            "是否有",
-            "是否",
-            "有无",
-            "是不是",
-            "日志",
-            "记录",
-            "报错",
-            "错误",
-            "警告",
-            "异常",
-            "告警",
-            "报警",
-            "警报",
-            "堆栈",
-            "级别",
-            "相关",
-            "命名空间",
-            "名字空间",
-            "哪些服务",
-            "的",
-            "吗",
-            "呢",
-            "吧",
-            "以及",
-            "或者",
-            "同时",
-            "并且",
-            "还有",
-            "现在",
-            "当前",
-            "目前",
-            "正在",
-            "此刻",
-            "最近",
-            "过去",
-            "今天",
-            "昨天",
-            "出现过",
-            "出现",
-            "打印",
-            "看看",
-            "看一下",
-            "查一下",
-            "查查",
-            "查询",
-            "查看",
-            "帮我",
-            "请问",
-            "一下",
-            "什么",
-            "哪些",
-            "多少",
-            "怎么",
-            "如何",
-            "为什么",
-            "里面",
-            "关于",
-            "包含",
-            "提到",
-            "涉及",
-            "类似",
-            "这种",
-            "那种",
-            "这个",
-            "那个",
-            "这些",
-            "那些",
-            "情况",
-            "信息",
-            "内容",
-            "问题",
-            "原因",
-            "办法",
-            "建议",
-            "步骤",
-            "严重",
-            "一直",
-            "频繁",
-            "经常",
-            "总是",
-            "很多",
-            "太多",
-            "突然",
-            "是不是",
-        ),
-        key=len,
-        reverse=True,
-    )
-)
-# Trimmed from either end of a Chinese run ("有用户登录失败" → "用户登录失败").
-_ZH_EDGE = (
-    *("处理", "排查", "解决", "发生", "存在", "服务", "报"),
-    *("有", "了", "过", "么", "和", "与", "及", "或", "在", "中", "里", "上", "下", "请", "还", "都"),
-)
 _PUNCT = re.compile(r"[^\w\s\u3400-\u9fff-]|_")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*|[\u3400-\u9fff]+")
 # HTTP reason phrases next to a status code describe it ("502 Bad Gateway").
@@ -220,6 +105,29 @@ def _mark(mask: list[int], start: int, end: int, value: int) -> None:
             mask[i] = value
 
 
+def _break_spans(question: str, lowered: str, known: Iterable[str]) -> list[tuple[int, int]]:
+    """Where subjects end: services, alert names, pods, namespaces, windows, dates, log stores,
+    punctuation."""
+    spans: list[tuple[int, int]] = []
+    # `known`: the service mentions and alert names the question was found to hold.
+    known = [*known, *_pods_of(lowered, known)]
+    for name in known:
+        if name.isascii():
+            pattern = _ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT
+        else:
+            pattern = re.escape(name.lower())
+        spans.extend(m.span() for m in re.finditer(pattern, lowered))
+    named = (*_SERVICE_RE.finditer(question), *_CAMEL_RE.finditer(question))
+    windows = (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question), *_PUNCT.finditer(question))
+    spans.extend([*(m.span(1) for m in named), *(m.span() for m in windows), *clock_spans(question)])
+    if known:  # a namespace beside the service asked about is where it runs, not a search term
+        spans.extend(m.span(1) for regex in _NAMESPACE_NAME for m in regex.finditer(question))
+    spans.extend(m.span() for m in _DATES.finditer(question))
+    for store in _LOG_STORES:
+        spans.extend(m.span() for m in re.finditer(_flexible(store), lowered))
+    return spans
+
+
 def _subjects(
     question: str, lowered: str, known: Iterable[str], log_terms: tuple[LogTerm, ...]
 ) -> tuple[list[LogTerm], list[tuple[int, int]], list[tuple[int, int]]]:
@@ -242,24 +150,15 @@ def _subjects(
     if any(term.name.isdigit() for term in log_terms):
         phrases.extend(_STATUS_WORDS)
     for phrase in phrases:
-        for match in re.finditer(_flexible(phrase), lowered):
+        # an ASCII phrase from a word's start: "space" is not inside "namespace"
+        left = r"(?<![a-z0-9])" if phrase.isascii() else ""
+        for match in re.finditer(left + _flexible(phrase), lowered):
             _mark(mask, *match.span(), _COVERED)
     for term in log_terms:
         for match in re.finditer(re.escape(term.name.lower()), lowered):
             _mark(mask, *match.span(), _COVERED)
     # Breaks: services, alert names, windows, punctuation, function words.
-    spans: list[tuple[int, int]] = []
-    # `known`: the service mentions and alert names the question was found to hold.
-    known = [*known, *_pods_of(lowered, known)]
-    for name in known:
-        if name.isascii():
-            pattern = _ASCII_LEFT + re.escape(name.lower()) + _ASCII_RIGHT
-        else:
-            pattern = re.escape(name.lower())
-        spans.extend(m.span() for m in re.finditer(pattern, lowered))
-    named = (*_SERVICE_RE.finditer(question), *_CAMEL_RE.finditer(question))
-    windows = (*_ZH_WINDOW.finditer(question), *_EN_WINDOW.finditer(question), *_PUNCT.finditer(question))
-    spans.extend([*(m.span(1) for m in named), *(m.span() for m in windows), *clock_spans(question)])
+    spans = _break_spans(question, lowered, known)
     for start, end in spans:
         _mark(mask, start, end, _BREAK)
     for match in _WORD.finditer(question):

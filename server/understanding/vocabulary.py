@@ -104,6 +104,26 @@ LOG_TERMS: tuple[_TermEntry, ...] = (
             "connection refused",
         ),
     ),
+    _TermEntry(
+        # A kind of line, not its words: "a Python traceback", "what exception is X throwing",
+        # "抛出的是什么异常" ask for the events that carry a stack trace or an exception class.
+        (
+            *("traceback", "stack trace", "stacktrace", "what exception", "which exception"),
+            *("exception is", "exceptions is", "throwing", "thrown", "throws", "raised", "raising"),
+            *("什么异常", "哪些异常", "抛出", "堆栈"),
+        ),
+        LogTerm(
+            "exception",
+            None,
+            # an exception as it is printed ("pkg.SomeError: message", a traceback's header, a
+            # cause, a panic), not a class named inside a message ("retrying after SomeError(...)")
+            r"Traceback \(most recent call last\)|(?<![\w$.])(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*"
+            r"(?:Exception|Error)(?=:)|(?<![\w.])(?:[a-z_]\w*\.)+[A-Z]\w*(?=:)|Caused by:|panic:",
+            "异常堆栈",
+            "exceptions and stack traces",
+        ),
+        ("python", "java", "go", "exception", "exceptions", "异常", "错误"),
+    ),
     # The symptom vocabulary's log concepts (those with a log pattern), after the library names.
     *(_symptom_entry(symptom) for symptom in symptoms() if symptom.log_pattern),
 )
@@ -174,6 +194,14 @@ _ALERT_MARKERS = ("告警", "报警", "警报", "alert", "alerts", "alarm", "ala
 _LOG_MARKERS = (
     *("日志", "报错", "异常", "log", "logs", "logged", "exception", "exceptions", "stack trace", "堆栈"),
     *("warnings", "errors"),
+)
+# Asks for every item, or for the logs themselves ("summarize the errors", "show me the logs",
+# "列出所有不同的错误"): the answer lists each distinct template, not the newest lines alone.
+_LIST_MARKERS = (
+    *("summarize", "summarise", "summary", "list", "every", "all the", "distinct", "different"),
+    *("show me", "fetch", "retrieve", "give me", "get me", "display", "dump", "what are the"),
+    *("what were the", "列出", "列举", "总结", "汇总", "概括", "所有", "全部", "有哪些", "给我看"),
+    *("给我", "获取", "拉取", "调取"),
 )
 _GUIDANCE_MARKERS = (
     "找谁",

@@ -112,3 +112,27 @@ def test_bench_answers_reports_binding_tokens_and_language_per_world(tmp_path: P
     assert "internal tokens        0" in result.stdout and "language mismatches    0" in result.stdout
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["bench"] == "bench_answers" and document["figures"]
+
+
+def test_bench_clickhouse_runs_small_and_reports_its_own_time_per_call(tmp_path: Path) -> None:
+    """bench_clickhouse end to end on a 2 MB corpus against a real clickhouse-server: the figures
+    side by side with the file index, and evigate's own time per call over the same HTTP requests
+    sent bare (live and replayed), for query_logs and summarize_logs."""
+    out = tmp_path / "clickhouse.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_clickhouse.py"), "--size-mb", "2", "--services", "3",
+         "--service", "svc-01", "--runs", "3", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    raw = json.loads(out.read_text(encoding="utf-8"))["raw"]
+    assert raw["totals"][0] == raw["totals"][1] > 0  # the same rows found both ways
+    for key in ("overhead", "summary_overhead"):
+        measured = raw[key]
+        assert measured["requests"] >= 2 and measured["answer_bytes"] > 0
+        assert set(measured["replayed"]) == {"ours", "bare", "overhead"}
+    assert "evigate's own time per query_logs call over the same 2 HTTP requests sent bare" in result.stdout

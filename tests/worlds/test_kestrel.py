@@ -41,28 +41,30 @@ FAMILIES_OF_KESTREL = (
 # measured after the service learnt to resolve names, discover metrics, widen windows and pick the
 # runbook section a question asks for (bench/bench_worlds.py --world kestrel: 52 of 101), and once it
 # read times of day as windows, followed a dependency the evidence names and took a namespace for
-# one (65 of 101).
+# one (65 of 101), and once request words, dates and namespaces were no search terms, list intents
+# got every template and a kind of line was searched as that kind (74 of 101), and once a template's
+# ref held its example's cause and named the service it was asked for (80 of 101).
 FLOORS = {
-    "known_alert": 4,
+    "known_alert": 6,
     "unknown_service": 3,
     "resolved_alert": 5,
-    "paraphrase": 2,
-    "compound": 1,
+    "paraphrase": 3,
+    "compound": 3,
     "runbook_steps": 8,
-    "survey": 4,
+    "survey": 5,
     "out_of_scope": 4,
-    "naming": 3,
-    "namespace": 2,
-    "search_terms": 3,
-    "evidence_facts": 1,
-    "summaries": 4,
+    "naming": 4,
+    "namespace": 3,
+    "search_terms": 7,
+    "evidence_facts": 5,
+    "summaries": 5,
     "time_levels": 5,
-    "identity_sources": 0,
-    "metrics": 5,
+    "identity_sources": 3,
+    "metrics": 6,
     "change": 1,
     "dependency": 4,
 }
-OVERALL_FLOOR = 65
+OVERALL_FLOOR = 80
 # "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
 # anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
 KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()

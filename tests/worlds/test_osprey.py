@@ -22,8 +22,8 @@ QUESTIONS_SHA256 = "15261d94ddd9b8791714414129d0ab5ec770f4ee4c337dbb604856bb07a2
 # the service read times of day as windows, followed a dependency the evidence names, took a pod or
 # a workload kind for its workload and a namespace for one (bench/bench_worlds.py --world osprey: 20
 # of 22).
-FLOORS = {"namespace": 4, "workload": 2, "plain_names": 4, "clock_time": 6, "dependency": 4}
-OVERALL_FLOOR = 20
+FLOORS = {"namespace": 4, "workload": 3, "plain_names": 4, "clock_time": 6, "dependency": 4}
+OVERALL_FLOOR = 21
 
 
 def test_the_questions_are_the_ones_written_first() -> None:

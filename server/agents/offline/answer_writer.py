@@ -44,6 +44,7 @@ ASKED_BONUS = 15
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b")  # an alert's CamelCase name
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T][\d:.,]+Z?\s*")
 _SERVICE_OF = re.compile(r"^For ([\w.-]+),|^([\w.-]+) 的|\bof ([\w.-]+): |^The [\w:.]+ of ([\w.-]+) is ")
+_PATTERN_SERVICE = re.compile(r" \| service=([\w.-]+)$")
 _YES = {"zh": ("是的，", "没有，"), "en": ("Yes. ", "No. ")}
 _NOT_WELL = {"zh": "不是，", "en": "No. "}  # the no to "is it healthy?" ("一切正常吗？")
 _VERDICT_LINES: dict[str, str] = {Verdict.LOW_CONFID: "low_confidence", Verdict.REJECT: "rejected"}
@@ -228,7 +229,9 @@ def _findings(
         unphrased = []
         said_lines: set[str] = set()
         for excerpt in claim.excerpts:
-            phrase = readable.phrase(excerpt, service, language)
+            # a template names the service it was asked for (a merged claim holds several)
+            templated = _PATTERN_SERVICE.search(excerpt.text)
+            phrase = readable.phrase(excerpt, templated.group(1) if templated else service, language)
             if phrase is None:
                 if not excerpt.raw_path.startswith("$.no_evidence"):
                     unphrased.append(excerpt)

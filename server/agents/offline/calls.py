@@ -94,7 +94,7 @@ def plan_calls(entities: Entities, question: str, available: Collection[str] = (
         return calls + namespace_calls(entities, available)
     if entities.survey:
         return calls + survey_calls(entities, available)
-    calls.extend(_narrow_calls(entities, question))
+    calls.extend(_narrow_calls(entities, question, available))
     service = entities.services[0] if entities.services else None
     calls.extend(
         PlannedCall(name, args, service) for name, args in planned_arguments(question, entities.services)
@@ -153,7 +153,33 @@ def namespace_calls(entities: Entities, available: Collection[str]) -> list[Plan
     return calls
 
 
-def _narrow_calls(entities: Entities, question: str) -> list[PlannedCall]:
+def _listing_calls(entities: Entities, available: Collection[str]) -> list[PlannedCall]:
+    """ "Summarize the errors in X's logs", "show me X's logs", "列出 X 日志里所有不同的错误": every
+    distinct template of each service's logs at the level asked (every level when none is), each
+    quoted (purpose "list"), over the question's window or all the logs hold."""
+    if SUMMARIZE_LOGS not in available or not entities.listing or entities.log_terms:
+        return []
+    if "log" not in entities.intents:
+        return []
+    calls = []
+    for service in entities.services[:MAX_SERVICES]:
+        arguments: dict[str, Any] = {"service": service, **_window(entities)}
+        if entities.level is not None:
+            arguments["level"] = entities.level
+        calls.append(
+            PlannedCall(
+                SUMMARIZE_LOGS,
+                arguments,
+                service,
+                level=entities.level,
+                window_minutes=entities.window_minutes,
+                purpose="list",
+            )
+        )
+    return calls
+
+
+def _narrow_calls(entities: Entities, question: str, available: Collection[str] = ()) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     services: list[str | None] = list(entities.services[:MAX_SERVICES]) or [None]
     span = _window(entities)
@@ -178,7 +204,10 @@ def _narrow_calls(entities: Entities, question: str) -> list[PlannedCall]:
                         )
                     )
 
-    if "log" in entities.intents:
+    listing = _listing_calls(entities, available)
+    calls.extend(listing)
+    # A listing at a level stands for the level's lines; "show me the logs" also quotes the newest.
+    if "log" in entities.intents and not (listing and entities.level is not None):
         terms: list[LogTerm | None] = list(entities.log_terms[:MAX_TERMS]) or [None]
         for service in services:
             for term in terms:

@@ -23,6 +23,9 @@ from evigate.server.understanding.vocabulary import LogTerm
 
 # A claim binds at most this many array items: enough to show a pattern, short enough to verify.
 MAX_BINDINGS = 5
+# A list intent ("list the errors", "show me the logs") quotes every template summarize_logs returns
+# (its default 10 most frequent and the rare severe ones after them).
+MAX_LIST_BINDINGS = 12
 QUOTE_CHARS = 160  # a quoted log line or knowledge block in a claim
 _ALERT_FIELDS = ("state", "severity", "current", "duration", "ends_at", "resolved_at")
 STEPS_CHARS = 600  # a runbook block quoted in a claim: its steps, its commands
@@ -187,7 +190,8 @@ def _pattern_parts(text: str) -> list[str]:
     """A template's ref quoted in verbatim pieces: its head (template, count, span, example), then
     how it changed across the compared moment and its first varying value, when the ref holds them."""
     head, *details = text.split(" | ")
-    kept = [d for d in details if d.startswith("change=")] + [d for d in details if d.startswith("slot1:")]
+    kept = [d for d in details if d.startswith(("cause=", "change="))]
+    kept += [d for d in details if d.startswith("slot1:")]
     return [quote(head, 220), *(quote(d, 200) for d in kept)]
 
 

@@ -24,7 +24,8 @@ from evigate.server.understanding.entities import Entities
 _ASKS = re.compile(
     r"\b(?:up|down)stream|\bdepend(?:s|ency|encies|ing)?\b|\bdatabase\b|\bbackend\b|\bwrites? to\b"
     r"|\bstore it\b|\bcalls?\b|\bpeer\b|\bwhich service\b|\broot cause|\bcascad|\bcaused by\b|\bwhy\b"
-    r"|为什么|根因|根本原因|上游|下游|依赖|数据库|连不上|调用的|后端|哪个服务",
+    r"|\bwhat(?:'s| is) causing\b|为什么|根因|根本原因|原因|导致"
+    r"|上游|下游|依赖|数据库|连不上|调用的|后端|哪个服务",
     re.IGNORECASE,
 )
 # "what was wrong with it at the time?": the dependency's logs around the evidence that named it.
@@ -37,6 +38,8 @@ _NAMED = re.compile(
     r"|\b(?:upstream|peer\.service|peer_service|target|datasource)[=:]\s*\"?(?:https?://)?"
     r"([A-Za-z0-9][A-Za-z0-9_.-]*)",
 )
+# host:port, where the host is a known service by its own name ("postgres:5432 - no response")
+_HOST_PORT = re.compile(r"(?<![\w.:/-])([a-z][a-z0-9-]*[a-z0-9]):\d{2,5}\b")
 
 
 def asks_dependency(question: str) -> bool:
@@ -65,6 +68,10 @@ def _named(
                 host = (match.group(1) or match.group(2) or "").split(".", 1)[0].split(":", 1)[0]
                 found = view.match(host) if host else None
                 if found is not None and found.name not in asked:
+                    return found.name, ref.text
+            for match in _HOST_PORT.finditer(ref.text):
+                found = view.match(match.group(1))
+                if found is not None and found.how == "exact" and found.name not in asked:
                     return found.name, ref.text
     return None
 

@@ -119,6 +119,9 @@ class OfflineExecutor:
                 if widening.widenable(call, result, entities.names_window, task.query):
                     call, result = await widening.widen(call, result, call_once)
                 results.append((call, result))
+                unlevelled = widening.every_level(call, result, entities.level is not None)
+                if unlevelled is not None:
+                    results.append((unlevelled, await call_once(unlevelled)))
 
         await run(planned)
         await run(dependency.follow_up_calls(task.query, entities, results, view, available))
@@ -162,7 +165,7 @@ def build_evidence(
                     continue
             if call.purpose == "survey" and call.tool_name == ToolName.QUERY_METRICS:
                 positive = sorted(positive, key=c.alert_rank)  # firing, most severe, first
-            positive = positive[: c.MAX_BINDINGS]
+            positive = positive[: c.MAX_LIST_BINDINGS if call.purpose == "list" else c.MAX_BINDINGS]
             text = c.observation_text(call, result, positive, language)
             text = c.safe_text(text, [ref.text for ref in positive], negative=False, language=language)
             claims.append(

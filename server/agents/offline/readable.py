@@ -37,6 +37,8 @@ _SOURCE = re.compile(r"\s*\((?:source|path)=.*$", re.S)
 _SERIES = re.compile(r"^(?P<name>[\w:.]+)\{(?P<labels>[^}]*)\} window=(?P<window>.+?); (?P<rest>.*)$", re.S)
 _CHANGE = re.compile(r"change at (.+?)(?:;|$)")
 _ERROR_MESSAGE = re.compile(r'(?:"message"|\b(?:err|error|exception|reason))\s*[:=]\s*"?([^";|{}]{6,2000})')
+# What a log template's example event said of why it failed (its exception chain, its error field).
+_CAUSE = re.compile(r' \| cause="(.*?)"(?= \| |$)', re.S)
 _DOCUMENT = re.compile(r"\((?:source|path)=([^;)\s]+)")
 _STEP = re.compile(r"(?:^|\s)(\d{1,2})\.\s+")
 _VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
@@ -313,11 +315,15 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     start, end = clock(first), clock(match.group("last"), day)
     error = "ERROR" in levels.upper()
     core = _core(match.group("template")) or example
+    said = _CAUSE.search(text)
+    cause = ""
+    if said is not None:
+        cause = f"（原因：{_chain(said.group(1))}）" if zh else f" (cause: {_chain(said.group(1))})"
     if zh:
         owner = f"{service} " if service else ""
         level = levels.replace(",", "/")
         return Phrase(
-            f"{owner}在 {start} 至 {end} 之间记录了 {count} 条 {level} 日志，例如{quoted(example)}。",
+            f"{owner}在 {start} 至 {end} 之间记录了 {count} 条 {level} 日志，例如{quoted(example)}{cause}。",
             f"{count} 条“{core}”{level} 日志",
             LOG_ERROR if error else LOG_WARN,
         )
@@ -325,7 +331,7 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     noun = noun[:-1] if count == "1" else noun
     owner = f"{service} logged" if service else "The logs hold"
     return Phrase(
-        f"{owner} {count} {noun} between {start} and {end}, for example {quoted(example)}.",
+        f"{owner} {count} {noun} between {start} and {end}, for example {quoted(example)}{cause}.",
         f'{count} "{core}" {noun} between {start} and {end}',
         LOG_ERROR if error else LOG_WARN,
     )

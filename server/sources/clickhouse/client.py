@@ -1,7 +1,8 @@
 """ClickHouse's HTTP interface, read-only, with every value bound on the server.
 
 ClickHouse 18.16 has no query parameters (`{name:Type}` came in 19.x). What every version has is
-external data: the request carries a one-row table `p` (JSONEachRow) beside the SQL, and the SQL reads
+external data: the request carries a one-row table `p` (JSONEachRow) beside the SQL (both in the
+multipart body; the URL holds only settings), and the SQL reads
 each value as a scalar subquery, `(SELECT keyword FROM p)`, which the server evaluates once, as a
 constant, before it plans the query (so the primary key still prunes by time). The SQL text holds
 only identifiers from configuration and fixed fragments; user input never enters it.
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 
@@ -29,6 +32,7 @@ SOURCE = "clickhouse"
 _TYPES: dict[type, str] = {str: "String", int: "Int64", float: "Float64", bool: "UInt8"}
 _EXCEPTION = re.compile(r"Code: \d+, e\.displayText\(\) = |Code: \d+\. DB::Exception")
 Row = dict[str, Any]
+_JSON = json.JSONDecoder()
 
 
 def _column_type(value: Any) -> str:
@@ -58,6 +62,12 @@ class ClickHouseClient:
             limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
             transport=transport,
         )
+        settings = {
+            "readonly": "2",
+            "max_execution_time": f"{config.timeout_s:g}",
+            "output_format_json_quote_64bit_integers": "0",
+        }
+        self._settings = f"{self.url}/?{urlencode(settings)}"
 
     @property
     def url(self) -> str:
@@ -66,45 +76,78 @@ class ClickHouseClient:
     def _error(self, kind: ErrorKind, detail: str, status: int | None = None) -> SourceError:
         return SourceError(SOURCE, self.url, kind, detail, status=status, error_type="clickhouse")
 
+    def _request(self, sql: str, params: Mapping[str, Any] | None) -> httpx.Request:
+        """The SQL in the body, never in the URL (a long URL costs more to build than the rest of
+        the call): plain text without parameters, else a multipart form of the field `query` and
+        the table `p`, as the official clients send external data. The URL holds the settings."""
+        statement = f"{sql}\nFORMAT JSONEachRow".encode()
+        if not params:
+            headers = {"Content-Type": "text/plain; charset=utf-8"}
+            return self._client.build_request("POST", self._settings, content=statement, headers=headers)
+        structure = ", ".join(f"{name} {_column_type(value)}" for name, value in params.items())
+        url = f"{self._settings}&{urlencode({'p_format': 'JSONEachRow', 'p_structure': structure})}"
+        table = (json.dumps(dict(params), ensure_ascii=False) + "\n").encode()
+        boundary = secrets.token_hex(16)
+        while boundary.encode() in statement or boundary.encode() in table:
+            boundary = secrets.token_hex(16)
+        body = b"".join(
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="query"\r\n\r\n'.encode(),
+                statement,
+                f'\r\n--{boundary}\r\nContent-Disposition: form-data; name="p"; filename="p"\r\n'
+                "Content-Type: application/octet-stream\r\n\r\n".encode(),
+                table,
+                f"\r\n--{boundary}--\r\n".encode(),
+            )
+        )
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        return self._client.build_request("POST", url, content=body, headers=headers)
+
     async def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """The rows of one SELECT (`FORMAT JSONEachRow` is appended); `params` are readable in
-        the SQL as `(SELECT name FROM p)`."""
-        query = {
-            "query": f"{sql}\nFORMAT JSONEachRow",
-            "readonly": "2",
-            "max_execution_time": f"{self.config.timeout_s:g}",
-            "output_format_json_quote_64bit_integers": "0",
-        }
-        files = None
-        if params:
-            structure = ", ".join(f"{name} {_column_type(value)}" for name, value in params.items())
-            query |= {"p_format": "JSONEachRow", "p_structure": structure}
-            files = {"p": ("p", json.dumps(dict(params), ensure_ascii=False) + "\n")}
+        the SQL as `(SELECT name FROM p)`. The body is parsed as it arrives, line by line."""
+        request = self._request(sql, params)
         try:
-            response = await self._client.post("/", params=query, files=files, data={} if files else None)
+            response = await self._client.send(request, stream=True)
+            try:
+                if response.status_code >= 400:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                    kind: ErrorKind = "bad_query" if _EXCEPTION.search(text) else "http_status"
+                    raise self._error(kind, _clean_message(text) or "(empty body)", response.status_code)
+                return await self._streamed(response)
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as exc:
             raise self._error("timeout", f"no answer within {self.config.timeout_s:g}s") from exc
         except httpx.TransportError as exc:
             raise self._error("unreachable", f"{type(exc).__name__}: {exc or 'connection failed'}") from exc
-        text = response.text
-        if response.status_code >= 400:
-            kind: ErrorKind = "bad_query" if _EXCEPTION.search(text) else "http_status"
-            raise self._error(kind, _clean_message(text) or "(empty body)", response.status_code)
-        return self._decode(text, response.status_code)
 
-    def _decode(self, text: str, status: int) -> list[Row]:
-        rows = []
-        for line in text.splitlines():
+    async def _streamed(self, response: httpx.Response) -> list[Row]:
+        rows: list[Row] = []
+        held = b""  # the last chunk's unfinished line
+        async for chunk in response.aiter_bytes():
+            whole, _, held = (held + chunk).rpartition(b"\n")
+            if whole:
+                self._decode(whole.decode(), response.status_code, rows)
+        if held.strip():
+            self._decode(held.decode(), response.status_code, rows)
+        return rows
+
+    def _decode(self, text: str, status: int, rows: list[Row]) -> None:
+        decode = _JSON.raw_decode
+        for line in text.split("\n"):
             if not line:
                 continue
             try:
-                rows.append(json.loads(line))
+                row, end = decode(line)
+                if end != len(line) and line[end:].strip():
+                    raise ValueError(f"text after the row: {line[end:][:40]!r}")
             except ValueError as exc:
                 # An error after the first block is written into the body of a 200 answer.
                 if _EXCEPTION.search(line):
                     raise self._error("bad_query", _clean_message(line), status) from exc
                 raise self._error("bad_response", f"not JSONEachRow: {line[:200]!r}", status) from exc
-        return rows
+            rows.append(row)
 
     async def health(self) -> SourceHealth:
         """Reachable (/ping answers), ready (the log table answers a count), the server's version."""

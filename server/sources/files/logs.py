@@ -8,7 +8,7 @@ which parser read each file. Only "nothing readable" is a ToolError (raised by t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,9 @@ MAX_NAMED = 12
 MAX_RANKED = 5_000
 # Severe events under the summary's level, kept per severe word searched (the newest).
 SEVERE_PER_WORD = 50
+# Templates whose example event is read again whole for its cause (exception chain, error field).
+MAX_CAUSES = 6
+CAUSE_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
 
 
 class LogFiles:
@@ -129,13 +132,31 @@ class LogFiles:
             events.extend(self._severe_below(q, set(below)))
         span = (q.window.since, q.window.until)
         summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)
-        items = [log_items.pattern_item(p) for p in summary.patterns]
+        items = [log_items.pattern_item(p) for p in self._with_causes(q, summary.patterns)]
         extra = {
             "events": sum(r.total for r in results),
             "mined": len(events),
             **_read_report(results),
         }
         return Page(items, summary.total, extra)
+
+    def _with_causes(self, q: PatternsQuery, patterns: list[Any]) -> list[Any]:
+        """Mining reads each event's message only; the first MAX_CAUSES templates at WARN and above
+        (or severe) get their example's whole event read again, so the ref says why it failed: its
+        exception chain or its record's error field (`err`, `error`, …)."""
+        out, looked = [], 0
+        for pattern in patterns:
+            severe = pattern.severe or any(level in CAUSE_LEVELS for level in pattern.levels)
+            if looked < MAX_CAUSES and severe and pattern.example:
+                looked += 1
+                found = self.reader().search(
+                    LogSearch(service=q.service, keyword=pattern.example, window=q.window, limit=1)
+                )
+                cause = log_items.cause_of(found.events[0]) if found.events else ""
+                out.append(replace(pattern, cause=cause) if cause else pattern)
+                continue
+            out.append(pattern)
+        return out
 
     def _severe_below(self, q: PatternsQuery, levels: set[str]) -> list[Any]:
         """Events under the asked level that hold a severe word and are severe by it."""

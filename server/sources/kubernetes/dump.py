@@ -8,6 +8,8 @@ never the whole source lost; kinds this source does not read are passed over."""
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +24,24 @@ def read_dump(root: Path) -> ClusterState:
     if not root.is_dir():
         raise FileNotFoundError(f"cluster dump {root} is not a directory")
     state = ClusterState()
-    for path in sorted(root.rglob("*")):
-        if len(path.relative_to(root).parts) > MAX_DEPTH or not path.is_file():
-            continue
+    for path in _files(root):
         if path.name == "logs.txt":
             state.pod_logs[(path.parent.parent.name, path.parent.name)] = path
         elif path.suffix == ".json":
             _read_file(state, path, root)
     return state
+
+
+def _files(root: Path) -> list[Path]:
+    """The files at most MAX_DEPTH levels under root, in the order of their paths (os.walk, not
+    rglob: a dump holds a folder per pod)."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        if depth + 1 >= MAX_DEPTH:
+            dirs.clear()  # a file below would be deeper than MAX_DEPTH
+        found += [Path(folder, name) for name in names]
+    return sorted(path for path in found if path.is_file())
 
 
 def _read_file(state: ClusterState, path: Path, root: Path) -> None:
@@ -48,34 +60,60 @@ def _read_file(state: ClusterState, path: Path, root: Path) -> None:
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-# What the readers read of an event (events.py); the rest of it is dropped on reading.
-_EVENT_FIELDS = frozenset(
-    {"metadata", "involvedObject", "regarding", "reason", "message", "note", "type", "count",
-     "firstTimestamp", "lastTimestamp", "eventTime", "series"}
-)  # fmt: skip
+# Kinds whose pod template is read: a ReplicaSet's for its rollout, a workload's for its images.
+TEMPLATED = frozenset(
+    {"ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "ReplicationController", "Job"}
+)
+
+
+_META = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences", "creationTimestamp")
+_POD_STATUS_DROPPED = ("hostIP", "hostIPs", "podIP", "podIPs", "qosClass", "startTime", "resize")
+_CONTAINER_STATUS = ("name", "ready", "restartCount", "state", "lastState", "image", "started")
+# What a rollout can change in a pod template (rollouts.shape): kept of a ReplicaSet's containers.
+_TEMPLATE_CONTAINER = ("name", "image", "env", "envFrom", "resources")
+
+
+def _only(item: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    return {k: item[k] for k in keys if k in item}
+
+
+def _config_volumes(spec: Mapping[str, Any]) -> list[Any]:
+    return [
+        v for v in spec.get("volumes") or [] if isinstance(v, dict) and ({"configMap", "secret"} & v.keys())
+    ]
 
 
 def slim(kind: str, item: dict[str, Any]) -> dict[str, Any]:
-    """The object without what no reader reads and what costs memory: managed fields, kubectl's
-    last-applied copy, an event's other fields, a pod's volumes, tolerations and mounts."""
+    """What the readers read of an object (summary.py, rollouts.py, podlogs.py), not what costs
+    memory and says nothing about what is wrong: managed fields, kubectl's last-applied copy, a pod
+    spec's volumes, probes, commands and env (its containers' names and images stay), IPs; a
+    ReplicaSet's template keeps what a rollout changes, a workload's its containers' images. An
+    event is kept as a compact record (state.compact_event)."""
     m = meta(item)
     m.pop("managedFields", None)
     (m.get("annotations") or {}).pop(LAST_APPLIED, None)
-    if kind == "Event":
-        slimmed = {k: v for k, v in item.items() if k in _EVENT_FIELDS}
-        slimmed["metadata"] = {k: m[k] for k in ("name", "namespace", "creationTimestamp") if k in m}
-        for key in ("involvedObject", "regarding"):
-            if isinstance(item.get(key), dict):
-                slimmed[key] = {k: item[key][k] for k in ("kind", "name", "namespace") if k in item[key]}
-        return slimmed
     if kind == "Pod":
         spec = item.get("spec") or {}
-        for key in ("volumes", "tolerations"):
-            spec.pop(key, None)
-        for c in spec.get("containers") or []:
-            c.pop("volumeMounts", None)
-        for s in (item.get("status") or {}).get("containerStatuses") or []:
-            s.pop("volumeMounts", None)
+        status = item.get("status") or {}
+        for key in ("containers", "initContainers"):
+            if isinstance(spec.get(key), list):
+                spec[key] = [_only(c, ("name", "image")) for c in spec[key] if isinstance(c, dict)]
+        item["spec"] = _only(spec, ("containers", "initContainers", "nodeName", "nodeSelector"))
+        for key in ("containerStatuses", "initContainerStatuses"):
+            if isinstance(status.get(key), list):
+                status[key] = [_only(c, _CONTAINER_STATUS) for c in status[key] if isinstance(c, dict)]
+        for key in _POD_STATUS_DROPPED:
+            status.pop(key, None)
+        m.pop("annotations", None)  # no reader reads a pod's
+    elif kind in TEMPLATED:
+        template = ((item.get("spec") or {}).get("template") or {}).get("spec")
+        if isinstance(template, dict):
+            kept = _TEMPLATE_CONTAINER if kind == "ReplicaSet" else ("name", "image")
+            containers = [_only(c, kept) for c in template.get("containers") or [] if isinstance(c, dict)]
+            item["spec"]["template"]["spec"] = {"containers": containers}
+            if kind == "ReplicaSet":
+                item["spec"]["template"]["spec"]["volumes"] = _config_volumes(template)
+    item["metadata"] = _only(m, _META)
     return item
 
 

@@ -1,16 +1,17 @@
 """Events as the tools show them: reason, type, message, count, first and last time and the object
-they are about, a pod's events rolled up to its workload. Both forms are read: core/v1
-(`firstTimestamp`, `lastTimestamp`, `count`) and events.k8s.io as the scheduler writes it
-(`eventTime`, `series`, null first / last times)."""
+they are about, a pod's events rolled up to its workload, indexed once per state. Both forms are
+read (state.compact_event): core/v1 (`firstTimestamp`, `lastTimestamp`, `count`) and events.k8s.io
+as the scheduler writes it (`eventTime`, `series`, null first / last times)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import bisect
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from evigate.server.sources.kubernetes.state import JSON, ClusterState, meta
+from evigate.server.sources.kubernetes.state import JSON, ClusterState, Event, dash_prefixes
 from evigate.server.sources.kubernetes.summary import when
 
 
@@ -24,63 +25,48 @@ class EventFilter:
     until: datetime | None = None
 
 
-def _moment(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+@dataclass(frozen=True, slots=True)
+class Found:
+    """An event with its object's workload (`Kind/name`; empty: the object is its own)."""
+
+    event: Event
+    workload: str
+
+    def item(self) -> JSON:
+        """The event as a tool's item (its ref text is written from it)."""
+        e = self.event
+        out: JSON = {"namespace": e.namespace, "object": f"{e.kind}/{e.name}"}
+        if self.workload:
+            out["workload"] = self.workload
+        out["type"] = e.type
+        out["reason"] = e.reason
+        out["message"] = e.message
+        out["count"] = e.count
+        if e.first is not None:
+            out["first"] = when(e.first.isoformat())
+        if e.last is not None:
+            out["last"] = when(e.last.isoformat())
+        return out
 
 
-def times(event: Mapping[str, Any]) -> tuple[datetime | None, datetime | None]:
-    """The first and last time an event was seen, whichever form it was written in."""
-    series = event.get("series") or {}
-    first = _moment(event.get("firstTimestamp")) or _moment(event.get("eventTime"))
-    last = (
-        _moment(event.get("lastTimestamp"))
-        or _moment(series.get("lastObservedTime"))
-        or first
-        or _moment(meta(event).get("creationTimestamp"))
-    )
-    return first or last, last
+def _found(state: ClusterState, e: Event) -> Found:
+    kind, name = state.workload_of(e.kind, e.namespace, e.name)
+    return Found(e, sys.intern(f"{kind}/{name}") if (kind, name) != (e.kind, e.name) else "")
 
 
-def item(state: ClusterState, event: Mapping[str, Any]) -> JSON:
-    involved = event.get("involvedObject") or event.get("regarding") or {}
-    namespace = str(involved.get("namespace") or meta(event).get("namespace") or "")
-    kind, name = str(involved.get("kind", "")), str(involved.get("name", ""))
-    first, last = times(event)
-    series = event.get("series") or {}
-    out: JSON = {
-        "namespace": namespace,
-        "object": f"{kind}/{name}",
-    }
-    workload_kind, workload_name = state.workload_of(kind, namespace, name)
-    if (workload_kind, workload_name) != (kind, name):
-        out["workload"] = f"{workload_kind}/{workload_name}"
-    out["type"] = event.get("type", "")
-    out["reason"] = event.get("reason", "")
-    out["message"] = " ".join(str(event.get("message") or event.get("note") or "").split())
-    out["count"] = int(event.get("count") or series.get("count") or 1)
-    if first is not None:
-        out["first"] = when(first.isoformat())
-    if last is not None:
-        out["last"] = when(last.isoformat())
-    return out
-
-
-def _matches(found: JSON, last: datetime | None, f: EventFilter) -> bool:
-    if f.namespace and found["namespace"] != f.namespace:
+def _matches(found: Found, f: EventFilter) -> bool:
+    e = found.event
+    if f.namespace and e.namespace != f.namespace:
         return False
-    if f.reason and found["reason"].lower() != f.reason.lower():
+    if f.reason and str(e.reason).lower() != f.reason.lower():
         return False
-    if f.type and str(found["type"]).lower() != f.type.lower():
+    if f.type and str(e.type).lower() != f.type.lower():
         return False
     if f.obj:
-        names = [found["object"].split("/", 1)[1], str(found.get("workload", "/")).split("/", 1)[1]]
+        names = [e.name, found.workload.split("/", 1)[1] if found.workload else ""]
         if not any(n == f.obj or n.startswith(f"{f.obj}-") for n in names):
             return False
+    last = e.last
     if last is not None and f.since is not None and last < f.since:
         return False
     return not (last is not None and f.until is not None and last > f.until)
@@ -88,59 +74,90 @@ def _matches(found: JSON, last: datetime | None, f: EventFilter) -> bool:
 
 @dataclass
 class _Index:
-    """Every event's item, Warnings first and newest first, and where to start looking: by object
-    or workload name, by namespace, and per type the items in that order with their last times."""
+    """Every event, Warnings first and newest first, and where to start looking: by object or
+    workload (namespace, name) and by each name's prefixes up to a dash, by namespace, and per type
+    the events in that order with their last times."""
 
-    ordered: list[tuple[JSON, datetime | None]]
-    by_name: dict[str, list[int]]
+    ordered: list[Found]
+    by_key: dict[tuple[str, str], list[int]]  # (namespace, object or workload name) → its events
+    by_prefix: dict[str, list[tuple[str, str]]]  # a name or its prefix up to a dash → the keys
     by_namespace: dict[str, list[int]]
-    by_type: dict[str, list[int]]  # lowercased type → its items, newest first
+    by_type: dict[str, list[int]]  # lowercased type → its events, newest first
+    stamps: dict[str, list[float]]  # lowercased type → minus each one's last time (0: none), ascending
+
+
+def _stamp(found: Found) -> float:
+    return found.event.last.timestamp() if found.event.last else 0.0
 
 
 def _index(state: ClusterState) -> _Index:
     if "events" not in state.memo:
-        # The index keeps what the tools show of each event; the raw events are let go.
-        raw = state.release("Event")
-        raw.reverse()
-        rows = []
-        while raw:  # each raw event freed as its row is made: the two are never all held at once
-            event = raw.pop()
-            rows.append((item(state, event), times(event)[1]))
-        rows.sort(key=lambda r: (r[0]["type"] != "Warning", -(r[1].timestamp() if r[1] else 0.0)))
-        by_name: dict[str, list[int]] = {}
+        rows = [_found(state, e) for e in state.events]
+        rows.sort(key=lambda r: (r.event.type != "Warning", -_stamp(r)))
+        by_key: dict[tuple[str, str], list[int]] = {}
         by_namespace: dict[str, list[int]] = {}
         by_type: dict[str, list[int]] = {}
-        for i, (found, _last) in enumerate(rows):
-            by_namespace.setdefault(found["namespace"], []).append(i)
-            by_type.setdefault(str(found["type"]).lower(), []).append(i)
-            names = {found["object"].split("/", 1)[1], str(found.get("workload", "/")).split("/", 1)[1]}
+        stamps: dict[str, list[float]] = {}
+        for i, found in enumerate(rows):
+            e = found.event
+            by_namespace.setdefault(e.namespace, []).append(i)
+            kind = str(e.type).lower()
+            by_type.setdefault(kind, []).append(i)
+            stamps.setdefault(kind, []).append(-_stamp(found))
+            names = {e.name, found.workload.split("/", 1)[1] if found.workload else ""}
             for name in names - {""}:
-                by_name.setdefault(name, []).append(i)
-        state.memo["events"] = _Index(rows, by_name, by_namespace, by_type)
+                by_key.setdefault((e.namespace, name), []).append(i)
+        by_prefix: dict[str, list[tuple[str, str]]] = {}
+        for key in by_key:
+            for prefix in (key[1], *dash_prefixes(key[1])):
+                by_prefix.setdefault(prefix, []).append(key)
+        state.memo["events"] = _Index(rows, by_key, by_prefix, by_namespace, by_type, stamps)
     index: _Index = state.memo["events"]
     return index
 
 
-def select(state: ClusterState, f: EventFilter) -> list[JSON]:
-    """The events that pass the filter, Warnings first, newest first within each type."""
+def index(state: ClusterState) -> None:
+    """The events' index, built now."""
+    _index(state)
+
+
+def _of_type(index: _Index, f: EventFilter) -> Sequence[int]:
+    """The items of the filter's type inside its window, found by their last times (newest first):
+    past the window's start the scan stops (unless every timed item is inside: then the items
+    without a time, last in the order, are kept), and items after its end are passed over."""
+    kind = str(f.type).lower()
+    found = index.by_type.get(kind, [])
+    stamps = index.stamps.get(kind, [])
+    end = len(found)
+    if f.since is not None:
+        cut = bisect.bisect_right(stamps, -f.since.timestamp())
+        if cut < bisect.bisect_left(stamps, 0.0):
+            end = cut
+    start = bisect.bisect_left(stamps, -f.until.timestamp()) if f.until is not None else 0
+    return found[start:end]
+
+
+def select(state: ClusterState, f: EventFilter) -> list[Found]:
+    """The events that pass the filter, Warnings first, newest first within each type (a tool
+    shows the first few as items: `Found.item`)."""
     index = _index(state)
     candidates: Sequence[int]
-    newest_first = False  # candidates of one type, newest first: the window's start ends the scan
     if f.obj:
         # an exact name, or a workload's name as the prefix of its pods' names
-        keys = [n for n in index.by_name if n == f.obj or n.startswith(f"{f.obj}-")]
-        candidates = sorted({i for n in keys for i in index.by_name[n]})
+        keys = [k for k in index.by_prefix.get(f.obj, []) if not f.namespace or k[0] == f.namespace]
+        if len(keys) == 1:
+            candidates = index.by_key[keys[0]]
+        else:
+            candidates = sorted({i for k in keys for i in index.by_key[k]})
     elif f.namespace:
         candidates = index.by_namespace.get(f.namespace, [])
-    elif f.type:
-        candidates, newest_first = index.by_type.get(f.type.lower(), []), True
+    elif f.type:  # only the reason is left to check
+        ordered = index.ordered
+        found = [ordered[i] for i in _of_type(index, f)]
+        if f.reason:
+            return [e for e in found if str(e.event.reason).lower() == f.reason.lower()]
+        return found
     else:
         candidates = range(len(index.ordered))
-    out = []
-    for i in candidates:
-        found, last = index.ordered[i]
-        if newest_first and f.since is not None and last is not None and last < f.since:
-            break
-        if _matches(found, last, f):
-            out.append(found)
-    return out
+    ordered = index.ordered
+    return [ordered[i] for i in candidates if _matches(ordered[i], f)]

@@ -25,7 +25,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -140,7 +140,8 @@ class PodLogs:
     def files(self) -> LogFiles:
         if self._files is None:
             root = Path(tempfile.mkdtemp(prefix="evigate-pod-logs-"))
-            self._files = LogFiles(LogConfig(root=root, suffixes=(".log",)))
+            # A dump's logs are laid out once, before the first query reads them: found once.
+            self._files = LogFiles(LogConfig(root=root, suffixes=(".log",), static=not self.live))
         return self._files
 
     @property
@@ -183,7 +184,7 @@ class PodLogs:
                 _write(folder / container / "current.log", body)
 
     async def _fetch(self, state: ClusterState, service: str | None) -> list[str]:
-        wanted = list(_pods(state, service))[:MAX_PODS]
+        wanted = _pods(state, service)[:MAX_PODS]
         unread: list[str] = []
         asked = 0
         now = time.monotonic()
@@ -223,25 +224,30 @@ class PodLogs:
             self._files = None
 
 
-def _pods(state: ClusterState, service: str | None) -> Iterable[dict[str, Any]]:
+def _pods(state: ClusterState, service: str | None) -> list[dict[str, Any]]:
     """The pods a question is about: the service's (by workload, app label or name), else those with
-    problems."""
-    for item in state.of("Pod"):
-        m = meta(item)
-        if service is None:
-            if _troubled(item):
-                yield item
-            continue
-        namespace, name = str(m.get("namespace", "")), str(m.get("name", ""))
-        labels = m.get("labels") or {}
-        names = {
-            service_of_pod(name),
-            state.workload_of("Pod", namespace, name)[1],
-            str(labels.get("app", "")),
-            str(labels.get("app.kubernetes.io/name", "")),
-        }
-        if service.lower() in {n.lower() for n in names if n}:
-            yield item
+    problems. Both are found once per state."""
+    if "pods_by_service" not in state.memo:
+        by_service: dict[str, list[dict[str, Any]]] = {}
+        for item in state.of("Pod"):
+            m = meta(item)
+            namespace, name = str(m.get("namespace", "")), str(m.get("name", ""))
+            labels = m.get("labels") or {}
+            names = {
+                service_of_pod(name),
+                state.workload_of("Pod", namespace, name)[1],
+                str(labels.get("app", "")),
+                str(labels.get("app.kubernetes.io/name", "")),
+            }
+            for known in {n.lower() for n in names if n}:
+                by_service.setdefault(known, []).append(item)
+        state.memo["pods_by_service"] = by_service
+        state.memo["troubled_pods"] = [item for item in state.of("Pod") if _troubled(item)]
+    if service is None:
+        troubled: list[dict[str, Any]] = state.memo["troubled_pods"]
+        return troubled
+    found: list[dict[str, Any]] = state.memo["pods_by_service"].get(service.lower(), [])
+    return found
 
 
 def _refused(reason: str) -> bool:

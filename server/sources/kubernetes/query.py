@@ -3,12 +3,13 @@ name (a workload's name finds its pods too), and the closest names when nothing 
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 from dataclasses import dataclass
 
 from evigate.server.sources.kubernetes.kinds import STATUS_KINDS
-from evigate.server.sources.kubernetes.state import JSON, ClusterState, meta
+from evigate.server.sources.kubernetes.state import JSON, ClusterState, dash_prefixes, meta
 from evigate.server.sources.kubernetes.summary import summarize
 
 MAX_CLOSEST = 5
@@ -22,42 +23,91 @@ class ObjectFilter:
     problems_only: bool = False
 
 
-def _named(summary: JSON, name: str) -> bool:
+def _claim_sets(name: str) -> list[str]:
+    """`data-my-kafka-0` → `my-kafka`, `kafka`: the StatefulSets whose claim (<template>-<set>-<n>)
+    it may be."""
+    stem = re.fullmatch(r"(.+)-\d+", name)
+    if stem is None:
+        return []
+    body = stem.group(1)
+    return [body[i + 1 :] for i, ch in enumerate(body) if ch == "-" and body[i + 1 :]]
+
+
+def _name_keys(summary: JSON) -> set[str]:
+    """Every `name` a filter can give that finds this object: its own, its workload's or target's,
+    a prefix of its own up to a dash (a workload's name finds its pods), a claim's StatefulSet."""
     own = str(summary.get("name", ""))
-    workload = str(summary.get("workload", "/")).split("/", 1)[1]
-    target = str(summary.get("target", "/")).split("/", 1)[1]
-    if summary.get("kind") == "PersistentVolumeClaim" and re.search(rf"-{re.escape(name)}-\d+$", own):
-        return True  # a StatefulSet's claim: <template>-<statefulset>-<ordinal>
-    return name in {own, workload, target} or own.startswith(f"{name}-")
+    keys = {own, *dash_prefixes(own)}
+    for field in ("workload", "target"):
+        keys.add(str(summary.get(field, "/")).split("/", 1)[1])
+    if summary.get("kind") == "PersistentVolumeClaim":
+        keys.update(_claim_sets(own))
+    keys.discard("")
+    return keys
 
 
-def summaries(state: ClusterState, kind: str) -> list[JSON]:
-    """Every object of a kind, summarized once per state (a state does not change once read)."""
-    key = f"summaries:{kind}"
+@dataclass
+class _Kind:
+    """One kind's summaries, those with problems first, then by namespace and name (the order
+    `objects` lists them in), and where a filter starts looking: positions by namespace and by
+    every name that finds the object, ascending."""
+
+    rows: list[JSON]
+    with_problems: int  # rows[:with_problems] have problems
+    by_namespace: dict[str, list[int]]
+    by_name: dict[str, list[int]]
+
+    def candidates(self, f: ObjectFilter) -> list[int] | range:
+        end = self.with_problems if f.problems_only else len(self.rows)
+        if f.name:
+            found = self.by_name.get(f.name, [])
+            if f.namespace:
+                found = [i for i in found if self.rows[i].get("namespace") == f.namespace]
+            return found[: bisect.bisect_left(found, end)]
+        if f.namespace:
+            found = self.by_namespace.get(f.namespace, [])
+            return found[: bisect.bisect_left(found, end)]
+        return range(end)
+
+
+def _kind(state: ClusterState, kind: str) -> _Kind:
+    """A kind's summaries and their indexes, built once per state (a state does not change once read)."""
+    key = f"objects:{kind}"
     if key not in state.memo:
-        state.memo[key] = [summarize(state, kind, item) for item in state.of(kind)]
-    cached: list[JSON] = state.memo[key]
-    return cached
+        rows = [summarize(state, kind, item) for item in state.of(kind)]
+        rows.sort(key=lambda s: (not s.get("problems"), s.get("namespace", ""), s["name"]))
+        by_namespace: dict[str, list[int]] = {}
+        by_name: dict[str, list[int]] = {}
+        for i, summary in enumerate(rows):
+            by_namespace.setdefault(summary.get("namespace", ""), []).append(i)
+            for name in _name_keys(summary):
+                by_name.setdefault(name, []).append(i)
+        problems = sum(1 for s in rows if s.get("problems"))
+        state.memo[key] = _Kind(rows, problems, by_namespace, by_name)
+    index: _Kind = state.memo[key]
+    return index
+
+
+def index(state: ClusterState) -> None:
+    """Every kind's summaries and indexes, and the names, built now."""
+    for kind in STATUS_KINDS:
+        _kind(state, kind)
+    names(state)
 
 
 def objects(state: ClusterState, f: ObjectFilter) -> list[JSON]:
     """Summaries of the objects that pass the filter: those with problems first, then by kind
     (in STATUS_KINDS order), namespace and name."""
     kinds = [f.kind] if f.kind else list(STATUS_KINDS)
-    found: list[tuple[int, int, JSON]] = []
-    for rank, kind in enumerate(kinds):
+    troubled: list[JSON] = []
+    healthy: list[JSON] = []
+    for kind in kinds:
         if f.namespace and kind == "Node":
             continue  # nodes belong to no namespace: asked for one, they are not listed
-        for summary in summaries(state, kind):
-            if f.namespace and summary.get("namespace") != f.namespace:
-                continue
-            if f.name and not _named(summary, f.name):
-                continue
-            if f.problems_only and not summary.get("problems"):
-                continue
-            found.append((0 if summary.get("problems") else 1, rank, summary))
-    found.sort(key=lambda e: (e[0], e[1], e[2].get("namespace", ""), e[2]["name"]))
-    return [e[2] for e in found]
+        index = _kind(state, kind)
+        for i in index.candidates(f):
+            (troubled if i < index.with_problems else healthy).append(index.rows[i])
+    return troubled + healthy
 
 
 def names(state: ClusterState) -> list[str]:

@@ -82,14 +82,45 @@ def changes(before: JSON, after: JSON) -> list[str]:
     return out
 
 
+def _revision(item: Mapping[str, Any]) -> int:
+    return int(meta(item).get("annotations", {}).get(REVISION, 0) or 0)
+
+
+def _replicasets(state: ClusterState) -> dict[tuple[str, str], list[JSON]]:
+    """(namespace, deployment) → its ReplicaSets by revision; read once per state."""
+    if "replicasets" not in state.memo:
+        owned: dict[tuple[str, str], list[JSON]] = {}
+        for rs in state.of("ReplicaSet"):
+            owner = controller(rs)
+            if owner is not None and owner[0] == "Deployment":
+                owned.setdefault((meta(rs).get("namespace", ""), owner[1]), []).append(rs)
+        for items in owned.values():
+            items.sort(key=_revision)
+        state.memo["replicasets"] = owned
+    found: dict[tuple[str, str], list[JSON]] = state.memo["replicasets"]
+    return found
+
+
+def namespaces_of(state: ClusterState, deployment: str) -> list[str]:
+    """The namespaces that hold a deployment of that name, in the order the state read them."""
+    if "deployments" not in state.memo:
+        by_name: dict[str, list[str]] = {}
+        for d in state.of("Deployment"):
+            by_name.setdefault(meta(d).get("name", ""), []).append(meta(d).get("namespace", ""))
+        state.memo["deployments"] = by_name
+    found: dict[str, list[str]] = state.memo["deployments"]
+    return found.get(deployment, [])
+
+
+def index(state: ClusterState) -> None:
+    """The ReplicaSets by deployment and the deployments by name, built now."""
+    _replicasets(state)
+    namespaces_of(state, "")
+
+
 def history(state: ClusterState, namespace: str, deployment: str) -> list[JSON]:
     """The deployment's revisions, newest first, each with its changes from the one before."""
-    owned = [
-        rs
-        for rs in state.of("ReplicaSet")
-        if meta(rs).get("namespace") == namespace and controller(rs) == ("Deployment", deployment)
-    ]
-    owned.sort(key=lambda rs: int(meta(rs).get("annotations", {}).get(REVISION, 0) or 0))
+    owned = _replicasets(state).get((namespace, deployment), [])
     current = state.get("Deployment", namespace, deployment)
     current_revision = (meta(current).get("annotations", {}) if current else {}).get(REVISION)
     out: list[JSON] = []
@@ -97,7 +128,7 @@ def history(state: ClusterState, namespace: str, deployment: str) -> list[JSON]:
     for rs in owned:
         m = meta(rs)
         now = shape(rs)
-        revision = int(m.get("annotations", {}).get(REVISION, 0) or 0)
+        revision = _revision(rs)
         entry: JSON = {
             "deployment": f"{namespace}/{deployment}",
             "revision": revision,

@@ -7,19 +7,17 @@ builds (tests/sources/logs/test_index_equivalence.py compares them)."""
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
+from .blocks import Columns, Event, Events
 from .events import LEVELS, LineFields, SkippedLine, normalize_level
 from .lanes import Lanes, Reads
 from .log_config import LogConfig
-from .multiline import Continuations
-from .reader import MAX_LINE, decode, final_level, open_member, skip_reason
+from .multiline import TRACEBACK, Continuations
+from .reader import MAX_LINE, REMEMBERED, decode, final_level, open_member, skip_reason
 from .stamps import Stamps
 
 if TYPE_CHECKING:
@@ -27,124 +25,11 @@ if TYPE_CHECKING:
 
 LEVEL_CODES = {name: i + 1 for i, name in enumerate(LEVELS)}  # 0: a configured non-standard level
 CHUNK = 4 * 2**20
-# A block never spans more than this, nor a gap of unreadable bytes wider than MAX_GAP between two
-# of its events: a query reads whole blocks, and garbage must not make one huge.
-MAX_SPAN = 16 * 2**20
-MAX_GAP = 2**20
 _OVERLONG = f"longer than {MAX_LINE // 2**20} MiB"  # as reader.decode() says it
 
 
 class _Quick(Protocol):
     def __call__(self, line: str) -> tuple[str, str | None, str | None, bool] | None: ...
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Events in columns, one per line, in file order."""
-
-    offsets: list[int]
-    starts: np.ndarray  # the offsets again, for arithmetic by whole runs
-    lines: list[int]
-    stamps: list[float]
-    levels: list[int]
-    services: list[int]
-    ends: list[int]
-
-    def cut(self, start: int, stop: int) -> Columns:
-        part = slice(start, stop)
-        return Columns(self.offsets[part], self.starts[part], self.lines[part], self.stamps[part],
-                       self.levels[part], self.services[part], self.ends[part])  # fmt: skip
-
-    def event(self, i: int) -> Event:
-        return Event(
-            self.offsets[i], self.lines[i], self.stamps[i], self.levels[i], self.services[i], self.ends[i]
-        )
-
-
-@dataclass(slots=True)
-class Event:
-    """What the index keeps of an event: where it starts, its time, level and service codes, where
-    its last line ends."""
-
-    offset: int
-    line: int
-    stamp: float
-    level: int
-    service: int
-    end: int
-
-
-class Events:
-    """Appends events to a FileIndex and cuts its blocks (of up to `block_events` events)."""
-
-    def __init__(self, index: FileIndex, config: LogConfig) -> None:
-        self.index = index
-        self._block_events = config.block_events
-        self.codes: dict[str, int] = {}  # service name → code
-        self._first = 0  # the open block's first event, its start offset; the last event's end
-        self._start = 0
-        self._prev_end = 0
-
-    def service_code(self, service: str) -> int:
-        code = self.codes.get(service)
-        if code is None:
-            index = self.index
-            code = self.codes[service] = len(self.codes)
-            index.service_names.append(service)
-            if code == 2**16 and index.services.typecode == "H":  # a field that names no service
-                index.services = array("I", index.services)
-        return code
-
-    def add(self, event: Event) -> None:
-        index, offset = self.index, event.offset
-        count = len(index.stamps)
-        first = self._first
-        if count > first and (
-            count - first >= self._block_events
-            or offset - self._prev_end > MAX_GAP
-            or offset - self._start > MAX_SPAN
-        ):
-            index.close_block((first, count), (self._start, self._prev_end))
-            first = self._first = count
-        if count == first:
-            self._start = offset
-        index.starts.append(offset - self._start)
-        index.lines.append(event.line)
-        index.stamps.append(event.stamp)
-        index.levels.append(event.level)
-        index.services.append(event.service)
-        self._prev_end = event.end
-
-    def extend(self, events: Columns) -> None:
-        """Appends events one line each, consecutive in the file (no gap between them): what add()
-        does for each, a block at a time."""
-        index, offsets = self.index, events.offsets
-        at, count = 0, len(index.stamps)
-        while at < len(offsets):
-            first, offset = self._first, offsets[at]
-            if count > first and (
-                count - first >= self._block_events
-                or offset - self._prev_end > MAX_GAP
-                or offset - self._start > MAX_SPAN
-            ):
-                index.close_block((first, count), (self._start, self._prev_end))
-                first = self._first = count
-            if count == first:
-                self._start = offset
-            room = min(len(offsets), at + self._block_events - (count - first))
-            end = max(at + 1, bisect_right(offsets, self._start + MAX_SPAN, at, room))
-            index.starts.extend((events.starts[at:end] - self._start).tolist())
-            index.lines.extend(events.lines[at:end])
-            index.stamps.extend(events.stamps[at:end])
-            index.levels.extend(events.levels[at:end])
-            index.services.extend(events.services[at:end])
-            self._prev_end = events.ends[end - 1]
-            count += end - at
-            at = end
-
-    def finish(self) -> None:
-        if self.index.count > self._first:
-            self.index.close_block((self._first, self.index.count), (self._start, self._prev_end))
 
 
 class Batch:
@@ -161,6 +46,8 @@ class Batch:
         self._levels: dict[str | None, int] = {}
         self._events = Events(index, config)
         self._continuations = Continuations()
+        self._stateless = Continuations()  # never inside a traceback: _continues keeps such lines out
+        self._joined: dict[str, bool] = {}
         self._lanes = Lanes(line_format)
         self._open: Event | None = None
         self._stop = stop or (lambda: False)
@@ -182,7 +69,7 @@ class Batch:
             while data := handle.read(CHUNK):
                 if self._stop():
                     return False
-                data = carry + data
+                data = carry + data if carry else data
                 cut = data.rfind(b"\n") + 1
                 if cut == 0:  # no line ends here: hold it, or only its length if it is too long
                     if overlong or len(data) > MAX_LINE:
@@ -191,7 +78,7 @@ class Batch:
                     carry = data
                     continue
                 body, carry = data[:cut], data[cut:]
-                escaped = escaped or b"\\u" in body
+                escaped = escaped or _escapes(body)
                 if overlong:
                     first = body.find(b"\n") + 1
                     self._skip(number + 1, _OVERLONG)
@@ -205,7 +92,7 @@ class Batch:
                 if overlong or len(carry) >= MAX_LINE:
                     self._skip(number + 1, _OVERLONG)
                 else:
-                    escaped = escaped or b"\\u" in carry
+                    escaped = escaped or _escapes(carry)
                     self._lines([carry], number, offset, whole=False)
         self._close()
         self._events.finish()
@@ -228,7 +115,7 @@ class Batch:
         except UnicodeDecodeError:
             text = ""
         data = np.frombuffer(body, np.uint8)
-        low = np.flatnonzero((data < 32) | (data == 127)) if text else data[:0]
+        low = _controls(body, data) if text else data[:0]
         newline = data[low] == 10
         ends = low[newline] + 1  # where each line ends, its newline included
         count = len(ends)
@@ -238,11 +125,15 @@ class Batch:
         starts = np.concatenate(([0], ends[:-1]))
         read = np.fromiter(map(bool, reads.times), bool, count)
         # Control characters, DEL and overlong lines: one by one (decode() says what they are).
-        read[np.searchsorted(ends, low[~newline], side="right")] = False
-        read[ends - starts > MAX_LINE] = False
+        controls = low[~newline]
+        read[np.searchsorted(ends, controls, side="right")] = False
+        overlong = ends - starts > MAX_LINE
+        read[overlong] = False
         kept, good, times = self._timed(reads, np.flatnonzero(read))
         if not kept:
             return self._lines(body.split(b"\n")[:-1], number, offset)
+        others = controls[data[controls] != 9]  # control characters other than tabs
+        covered, last = self._absorb(body, (starts, ends), good, others, overlong)
         if len(kept) == count:
             levels, services = reads.levels, reads.services
         else:
@@ -261,9 +152,11 @@ class Batch:
             times,
             list(map(levels_of.__getitem__, levels)),
             [],  # per run below: codes are given in the order services first appear
-            (ends[good] + offset).tolist(),
+            (ends[last] + offset).tolist(),
         )
-        breaks = (np.flatnonzero(np.diff(good) != 1) + 1).tolist()
+        # A run ends where a line between two events is neither one of them nor absorbed.
+        gaps = np.cumsum(~covered)[good]
+        breaks = (np.flatnonzero(np.diff(gaps) != 0) + 1).tolist()
         done = 0  # lines indexed so far
         for first, stop in zip((0, *breaks), (*breaks, len(kept)), strict=True):
             if kept[first] > done:
@@ -275,10 +168,68 @@ class Batch:
             self._events.extend(run.cut(0, stop - first - 1))
             self._open = run.event(stop - first - 1)
             self._continuations.reset()
-            done = kept[stop - 1] + 1
+            done = int(last[stop - 1]) + 1
         if done < count:
             self._lines(body[starts[done] :].split(b"\n")[:-1], number + done, offset + int(starts[done]))
         return number + count, offset + len(body)
+
+    def _absorb(
+        self,
+        body: bytes,
+        lines: tuple[np.ndarray, np.ndarray],
+        good: np.ndarray,
+        controls: np.ndarray,
+        overlong: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The lines of a chunk that events cover, and each event's last line. A line no lane read
+        joins the event above it when the line-by-line reader would say so (_continues): so stack traces
+        do not break runs of events."""
+        starts, ends = lines
+        count = len(ends)
+        covered = np.zeros(count, bool)
+        covered[good] = True
+        loose = ~covered & ~overlong
+        if len(controls):  # a control character other than a tab: decode() decides
+            loose[np.searchsorted(ends, controls, side="right")] = False
+        loose[0] = False
+        candidates = np.flatnonzero(loose)
+        if len(candidates):
+            joins = self._joins
+            flags = covered.tolist()
+            for i in candidates.tolist():
+                if flags[i - 1] and joins(body[starts[i] : ends[i] - 1].decode()):
+                    flags[i] = True
+            covered = np.array(flags, bool)
+        # An event's last line: the line before the next event or before the next line not covered.
+        stops = np.flatnonzero(~covered)
+        after = np.concatenate((good[1:], [count]))
+        following = np.searchsorted(stops, good, side="right")
+        uncovered = np.append(stops, count)[following]
+        return covered, np.minimum(after, uncovered) - 1
+
+    def _joins(self, text: str) -> bool:
+        """_continues, remembered per text: stack frames repeat word for word."""
+        known = self._joined.get(text)
+        if known is None:
+            if len(self._joined) >= REMEMBERED:
+                self._joined.clear()
+            known = self._joined[text] = self._continues(text)
+        return known
+
+    def _continues(self, text: str) -> bool:
+        """Whether a line continues the open event as _lines and _exact would read it: it has a
+        word on it, starts no event (neither quick() with a time nor the full parse reads a time),
+        and Continuations takes it without changing its state (not a Python traceback's first
+        line, after which the state decides; the state is then as a new event leaves it)."""
+        if not text or text.isspace() or text.startswith(TRACEBACK):
+            return False
+        quick = self._quick
+        if quick is not None and (found := quick(text)) is not None and self._stamps(found[0]) is not None:
+            return False
+        parsed = self._parse(text)
+        if parsed is not None and parsed.timestamp is not None:
+            return False
+        return self._stateless.accepts(text)
 
     def _timed(self, reads: Reads, rows: np.ndarray) -> tuple[list[int], np.ndarray, list[float]]:
         """Of the rows a lane read, those whose time parses: as a list and an array, and their times."""
@@ -293,11 +244,11 @@ class Batch:
     def _read(self, text: str, body: bytes, ends: np.ndarray) -> Reads | None:
         """The lanes' rows for the chunk; a line no lane read and quick() reads teaches a lane."""
         lanes = self._lanes
-        reads = lanes.read(text[:-1], len(ends))
-        unread = [i for i, t in enumerate(reads.times) if not t][: self.LEARN] if reads else range(self.LEARN)
+        reads = lanes.read(text, len(ends))
+        unread = _first_unread(reads.times, self.LEARN) if reads else range(self.LEARN)
         samples = [body[(ends[i - 1] if i else 0) : ends[i] - 1].decode() for i in unread if i < len(ends)]
         if lanes.learn(samples):
-            reads = lanes.read(text[:-1], len(ends))
+            reads = lanes.read(text, len(ends))
         return reads
 
     def _service_codes(self, raw: list[str]) -> list[int]:
@@ -375,3 +326,31 @@ class Batch:
             self._open.end = max(self._open.end, end)
             return
         self._skip(number, skip_reason(parsed, self.index.file_format, whole))
+
+
+def _first_unread(times: list[str], most: int) -> list[int]:
+    """The first few rows no lane read (found by list.index, in C: most chunks have none)."""
+    out: list[int] = []
+    at = 0
+    while len(out) < most:
+        try:
+            at = times.index("", at)
+        except ValueError:
+            break
+        out.append(at)
+        at += 1
+    return out
+
+
+def _controls(body: bytes, data: np.ndarray) -> np.ndarray:
+    """Where the chunk's bytes below 32 and DEL are (DEL is rare: looked for first, by memchr, so
+    most chunks take one comparison instead of three)."""
+    if body.find(b"\x7f") == -1:
+        return np.flatnonzero(data < 32)
+    return np.flatnonzero((data < 32) | (data == 127))
+
+
+def _escapes(data: bytes) -> bool:
+    """Whether the bytes hold a `\\u` escape. Most chunks hold no backslash at all, which memchr
+    tells at memory speed; the two-byte search runs only over those that do."""
+    return data.find(b"\\") != -1 and b"\\u" in data

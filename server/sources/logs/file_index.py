@@ -14,7 +14,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .batch import LEVEL_CODES, Batch, Event, Events
+from .batch import LEVEL_CODES, Batch
+from .blocks import Event, Events
 from .events import SkippedLine, SkipReport
 from .finder import Finder
 from .layouts import LogSource, Member

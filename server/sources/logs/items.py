@@ -63,4 +63,23 @@ def pattern_item(pattern: Pattern) -> dict[str, object]:
         **({"change": pattern.change.text()} if pattern.change else {}),
         **({"slots": [slot.text() for slot in pattern.slots]} if pattern.slots else {}),
         **({"per_bucket": text} if (text := bucket_text(pattern.buckets)) else {}),
+        **({"cause": pattern.cause} if pattern.cause else {}),
     }
+
+
+# A record's fields that say why it failed (JSON loggers: pino / bunyan `err`, zap / logrus `error`,
+# structlog `exception`), as a reader would look for them.
+CAUSE_FIELDS = ("error", "err", "error.message", "err.message", "error_message", "errorMessage")
+CAUSE_FIELDS_MORE = ("exception", "exc_info", "reason", "cause", "error.msg", "err.msg")
+CAUSE_CHARS = 300
+
+
+def cause_of(event: LogEvent) -> str:
+    """Why the event failed, as it says: its exception chain, else its record's error field."""
+    if event.exceptions:
+        return event.chain_text()[:CAUSE_CHARS]
+    for key in (*CAUSE_FIELDS, *CAUSE_FIELDS_MORE):
+        value = event.fields.get(key)
+        if value and value.strip() and value != event.message:
+            return " ".join(value.split())[:CAUSE_CHARS]
+    return ""

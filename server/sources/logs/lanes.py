@@ -31,10 +31,12 @@ _NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
 _SCALAR = rf"(?:{_STRING}|{_NUMBER}|true|false|null)"
 _KEY_SAFE = re.compile(r'[^"\\\x00-\x1f]+')
 # logfmt values as _PLAIN_PAIR reads them: any, a non-empty one, and one captured without its
-# quotes (group `@`) or as it is (group `@q`).
+# quotes or as it is (group `@`): a lane takes a role's value quoted or not as its line did, so
+# that each role is one group (a line quoting it the other way is another shape).
 _KV_ANY = r'(?:"[^"\\\n]*"|[^\s"]*)'
 _KV_NONEMPTY = r'(?:"[^"\\\n]+"|[^\s"]+)'
-_KV_ROLE = r'(?:"(?P<@>[^"\\\n]+)"|(?P<@q>[^\s"]+))'
+_KV_QUOTED_ROLE = r'"(?P<@>[^"\\\n]+)"'
+_KV_BARE_ROLE = r'(?P<@>[^\s"]+)'
 _KV_KEY = re.compile(r'[^\s="\\]+')
 _ROLES = ("t", "l", "s")
 
@@ -46,7 +48,7 @@ class Lane:
 
     pattern: str
     times: tuple[str, ...]
-    level: tuple[str, ...]  # one group, or two alternatives (logfmt: quoted or not); () when absent
+    level: tuple[str, ...]  # its group; () when absent
     service: tuple[str, ...]
     composed: bool = False  # the shape has no message: quick() says so of every line
     whole: bool = True  # the pattern matches to the line's end (else the rest of the line follows)
@@ -93,11 +95,12 @@ def json_lane(keys: tuple[str, ...], plan: Plan) -> Lane | None:
         role = _role(key, plan)
         value = _PLAIN.replace("@", role) if role else _NONEMPTY if key == plan[3] else _SCALAR
         parts.append(f" *{re.escape(json.dumps(key, ensure_ascii=False))} *: *{value}")
-    return _lane(r"\{" + " *,".join(parts) + r" *\} *", plan, quoted=False)
+    return _lane(r"\{" + " *,".join(parts) + r" *\} *", plan)
 
 
-def logfmt_lane(keys: tuple[str, ...], plan: Plan) -> Lane | None:
-    """The lane of a logfmt line shape: its keys in order, each once, two at least."""
+def logfmt_lane(keys: tuple[str, ...], plan: Plan, quoted: frozenset[str] = frozenset()) -> Lane | None:
+    """The lane of a logfmt line shape: its keys in order, each once, two at least; the roles'
+    values quoted where `quoted` names their keys, bare elsewhere."""
     if plan[0] is None or len(keys) < 2 or len(set(keys)) != len(keys):
         return None
     if not all(_KV_KEY.fullmatch(key) for key in keys):
@@ -105,9 +108,12 @@ def logfmt_lane(keys: tuple[str, ...], plan: Plan) -> Lane | None:
     parts = []
     for key in keys:
         role = _role(key, plan)
-        value = _KV_ROLE.replace("@", role) if role else _KV_NONEMPTY if key == plan[3] else _KV_ANY
+        if role:
+            value = (_KV_QUOTED_ROLE if key in quoted else _KV_BARE_ROLE).replace("@", role)
+        else:
+            value = _KV_NONEMPTY if key == plan[3] else _KV_ANY
         parts.append(f"{re.escape(key)}={value}")
-    return _lane(" +".join(parts) + " *", plan, quoted=True)
+    return _lane(" +".join(parts) + " *", plan)
 
 
 def _role(key: str, plan: Plan) -> str | None:
@@ -117,9 +123,9 @@ def _role(key: str, plan: Plan) -> str | None:
     return None
 
 
-def _lane(pattern: str, plan: Plan, *, quoted: bool) -> Lane:
+def _lane(pattern: str, plan: Plan) -> Lane:
     def groups(name: str, key: str | None) -> tuple[str, ...]:
-        return () if key is None else ((name, f"{name}q") if quoted else (name,))
+        return () if key is None else (name,)
 
     return Lane(pattern, groups("t", plan[0]), groups("l", plan[1]), groups("s", plan[2]), plan[3] is None)
 
@@ -173,12 +179,13 @@ class Lanes:
             return None
 
     def read(self, text: str, count: int) -> Reads | None:
-        """The rows of the `count` lines of `text` (a chunk without its last newline); None when
-        no lane is known or the rows do not count the lines (a match crossed a newline)."""
+        """The rows of the `count` lines of `text` (a chunk ending in a newline, read as if that
+        newline were not there); None when no lane is known or the rows do not count the lines
+        (a match crossed a newline)."""
         regex = self._regex
         if regex is None:
             return None
-        rows = regex.findall(text)  # a tuple per line: there is always more than one group
+        rows = regex.findall(text, 0, len(text) - 1)  # a tuple per line: there is always more than one group
         if len(rows) != count:
             return None
         index = regex.groupindex
@@ -197,6 +204,8 @@ class Lanes:
             found = [column(name) for name in names]
             if not found:
                 return [""] * count
+            if len(found) == 1:  # one lane: its column as it is (nobody writes to it)
+                return found[0]
             out = list(found[0])
             for other in found[1:]:
                 out = _either(out, other)
@@ -206,11 +215,11 @@ class Lanes:
         composed: list[str] = []
         for k, lane in enumerate(self.lanes):
             names = [_name(lane, k, g) for g in lane.times]
-            if lane.whole:  # our own lanes: one time group (two alternatives in logfmt)
+            if lane.whole:  # our own lanes: one time group
                 lane_times = merged(names)
             else:  # a user pattern: the first non-empty of its time groups
                 found = [column(name) for name in names]
-                lane_times = list(found[0])
+                lane_times = found[0]
                 for later in found[1:]:
                     lane_times = [t or u for t, u in zip(lane_times, later, strict=True)]
             times = lane_times if not times else _either(times, lane_times)

@@ -68,3 +68,6 @@ class LogConfig:
     # indexed at once (a fraction of a second), which also counts its unreadable lines.
     scan_from_bytes: int = 4 * 2**20
     index_file: Path | None = None  # where the indexes persist (store.location()); None: in memory only
+    # A tree that does not change once written (a cluster dump's pod logs): its files are found
+    # once, not walked again by every query.
+    static: bool = False

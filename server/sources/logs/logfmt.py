@@ -66,9 +66,11 @@ class Logfmt:
         """The lane of this line's shape (lanes.py), when quick() reads the line."""
         if self.quick(line) is None:
             return None
-        keys = tuple(key for key, _, _, _ in _PLAIN_PAIR.findall(line))
+        pairs = _PLAIN_PAIR.findall(line)
+        keys = tuple(key for key, _, _, _ in pairs)
+        quoted = frozenset(key for key, _, value, _ in pairs if value[:1] == '"')
         plan = self._json.lane_plan(dict.fromkeys(keys, ""))
-        return logfmt_lane(keys, plan) if plan is not None else None
+        return logfmt_lane(keys, plan, quoted) if plan is not None else None
 
     def parse(self, line: str) -> ParsedLine | None:
         pairs = parse_pairs(line)

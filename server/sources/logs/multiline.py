@@ -14,7 +14,7 @@ _EXCEPTION = re.compile(
     r"[\w$]*)(?::\s?(.*))?$"
 )
 _CAUSED = re.compile(r"^Caused by:\s*(.*)$")
-_TRACEBACK = "Traceback (most recent call last):"
+TRACEBACK = "Traceback (most recent call last):"
 _PY_CHAINING = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
@@ -39,7 +39,7 @@ class Continuations:
             return False
         if line[0] in " \t":
             return True  # frames (`\tat ...`, `  File ...`), `... 12 more`, indented Caused by
-        if line.startswith(_TRACEBACK):
+        if line.startswith(TRACEBACK):
             self._in_traceback = True
             return True
         if line.startswith(_PY_CHAINING) or _CAUSED.match(line):
@@ -55,7 +55,7 @@ def continues_only(line: str) -> bool:
     start of a Python traceback, an exception line (the stateless part of Continuations)."""
     return (
         line[:1] in (" ", "\t")
-        or line.startswith((_TRACEBACK, *_PY_CHAINING))
+        or line.startswith((TRACEBACK, *_PY_CHAINING))
         or _CAUSED.match(line) is not None
         or _EXCEPTION.match(line) is not None
     )
@@ -77,7 +77,7 @@ def exception_chain(lines: Iterable[str]) -> tuple[ExceptionInfo, ...]:
     for line in lines:
         if not line.strip() or line[0] in " \t":
             continue
-        if line.startswith(_TRACEBACK):
+        if line.startswith(TRACEBACK):
             in_traceback = True
         elif in_traceback:
             if _PY_LAST.match(line):

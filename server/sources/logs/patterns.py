@@ -74,6 +74,8 @@ class Pattern:
     buckets: Buckets | None = None  # its events per time bucket
     severe: str | None = None  # why it is a rare severe event (severe.py), listed however rare
     change: Change | None = None  # across the moment compared at (changes.py)
+    # why the example failed, as its event says: its exception chain or its record's error field
+    cause: str = ""
 
 
 @dataclass(frozen=True)
@@ -296,6 +298,7 @@ def pattern_ref_text(pattern: Pattern) -> str:
         [s.text() for s in pattern.slots],
         bucket_text(pattern.buckets),
         pattern.change.text() if pattern.change else "",
+        pattern.cause,
     )
 
 
@@ -304,9 +307,12 @@ def bucket_text(counts: Buckets | None) -> str:
     return counts.text() if counts is not None and len(counts.counts) > 1 else ""
 
 
-def details_text(severe: str | None, slots: list[str], counts: str, changed: str = "") -> str:
-    """What follows a pattern's core text: ` severe=... | change=... | slot1: ... | per 5m: ...`
-    (empty parts left out)."""
-    parts = [part for part in (changed, *slots, counts) if part]
+def details_text(
+    severe: str | None, slots: list[str], counts: str, changed: str = "", cause: str = ""
+) -> str:
+    """What follows a pattern's core text: ` severe=... | cause="..." | change=... | slot1: ... |
+    per 5m: ...` (empty parts left out)."""
+    said = f'cause="{_one_line(cause)}"' if cause else ""
+    parts = [part for part in (said, changed, *slots, counts) if part]
     head = f" severe={severe.replace(' ', '_')}" if severe else ""
     return head + "".join(f" | {part}" for part in parts)

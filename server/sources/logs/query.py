@@ -11,18 +11,20 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
 
 from evigate.server.queries.types import TimeWindow
 
 from . import scan
 from .batch import LEVEL_CODES
+from .event_parser import EventParser, Pending
 from .events import LogEvent, SkipReport
 from .file_index import Block, BlockBytes, FileIndex
 from .finder import Finder
 from .log_config import LogConfig
 from .reader import (
     Draft,
-    EventParser,
     StreamParser,
     event_level,
     event_service,
@@ -89,7 +91,7 @@ class Filters:
         self.service = query.service.lower() if query.service is not None else None
         self.keyword = query.keyword.casefold() if query.keyword else None
 
-    def keeps(self, event: LogEvent) -> bool:
+    def keeps(self, event: Readable) -> bool:
         return (
             self.since <= event.timestamp.timestamp() <= self.until
             and (self.level is None or LEVEL_CODES.get(event.level, 0) == self.level)
@@ -98,7 +100,22 @@ class Filters:
         )
 
 
-def text_matches(event: LogEvent, keyword: str | None, regex: re.Pattern[str] | None) -> bool:
+class Readable(Protocol):
+    """What filters read of an event: a LogEvent, or a Pending one (event_parser.py)."""
+
+    @property
+    def timestamp(self) -> datetime: ...
+
+    @property
+    def level(self) -> str: ...
+
+    @property
+    def service(self) -> str: ...
+
+    def search_text(self) -> str: ...
+
+
+def text_matches(event: Readable, keyword: str | None, regex: re.Pattern[str] | None) -> bool:
     text = event.search_text()
     if keyword is not None and keyword not in text.casefold():
         return False
@@ -153,7 +170,10 @@ class IndexedFile:
         level: int | None,
         query: LogSearch,
         regex: re.Pattern[str] | None,
+        finders: dict[tuple[bytes, bool], Finder] | None = None,
     ) -> None:
+        """`finders`: the keyword's matchers one search shares among its files (on one thread),
+        by needle: a file's needle depends only on its format."""
         self.index, self.config, self.codes, self.level = index, config, codes, level
         self.since = query.window.since.timestamp() if query.window.since else float("-inf")
         self.until = query.window.until.timestamp() if query.window.until else float("inf")
@@ -168,7 +188,11 @@ class IndexedFile:
                 composed=index.composed,
                 escaped=index.escaped,
             )
-            self.finder = Finder(needle, lowered) if needle is not None else None
+            if needle is not None:
+                shared = finders if finders is not None else {}
+                self.finder = shared.get((needle, lowered))
+                if self.finder is None:
+                    self.finder = shared[(needle, lowered)] = Finder(needle, lowered)
         self.parse_all, self.bare = query.parse_all, query.bare
         self.parser = EventParser(index.source, index.member.rel, index.file_format, config)
 
@@ -276,6 +300,9 @@ def materialize(entries: list[scan.Hit], indexes: dict[int, FileIndex], config: 
                     loaded[(order, i)] = event
     out = []
     for _, order, _, i, event in entries:
+        if isinstance(event, Pending):
+            out.append(event.event())
+            continue
         found = event if event is not None else loaded.get((order, i))
         if found is not None:
             out.append(found)

@@ -7,13 +7,11 @@ start nor continue an event are yielded as SkippedLine, never raised."""
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,12 +27,11 @@ from .events import (
     message_level,
     normalize_level,
 )
-from .jsonlines import JsonLines, Quick
+from .jsonlines import JsonLines
 from .layouts import LogSource
 from .log_config import LogConfig
 from .logfmt import Logfmt
 from .multiline import Continuations, continues_only, exception_chain
-from .stamps import Stamps
 from .textlines import MixedLines, RawLines, RegexFormat, choose_text_format
 
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
@@ -42,6 +39,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _GZIP_MAGIC = b"\x1f\x8b"
 _NORMAL = frozenset(LEVELS)
 MAX_LINE = 2**20
+REMEMBERED = 4096  # lines a reader remembers the verdict on (stack frames: see EventParser.starts)
 OVERLONG = b"\x00(overlong)"  # stands for a line too long to hold; decode() explains it
 # A truncated or corrupt .gz ends its stream early: what was read before stays.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -199,11 +197,14 @@ class _Line:
 class StreamParser:
     """Turns the lines of one file (or a slice of it starting at an event) into drafts and skips."""
 
-    def __init__(self, rel: str, file_format: FileFormat) -> None:
+    def __init__(self, rel: str, file_format: FileFormat, unparsed: set[str] | None = None) -> None:
         self._rel = rel
         self._format = file_format
         self._continuations = Continuations()
         self._current: Draft | None = None
+        # Texts the format is known to read as nothing (stack frames): kept by an EventParser
+        # across the events it reads, since parse() depends on the text alone.
+        self._unparsed = unparsed
 
     def run(self, lines: Iterable[tuple[int, int, bytes]]) -> Iterator[Draft | SkippedLine]:
         container = self._format.container
@@ -245,7 +246,15 @@ class StreamParser:
         """A new event (then the previous one, complete, is returned), a continuation, or a skipped
         line. A plain function, not a generator: it runs once per line of every file indexed."""
         current = self._current
-        parsed = self._format.line_format.parse(line.text)
+        unparsed = self._unparsed
+        if unparsed is not None and line.text in unparsed:
+            parsed = None
+        else:
+            parsed = self._format.line_format.parse(line.text)
+            if parsed is None and unparsed is not None:
+                if len(unparsed) >= REMEMBERED:
+                    unparsed.clear()
+                unparsed.add(line.text)
         if parsed is not None:
             moment = parsed.timestamp or (line.fragment.time if line.fragment is not None else None)
             if moment is not None:
@@ -278,62 +287,27 @@ def _odd_line(text: str) -> bool:
     return bool(stripped) and not stripped.startswith("{") and not continues_only(text)
 
 
-@dataclass(frozen=True)
-class EventParser:
-    """Reads single events out of one file's bytes, and tells which lines start one."""
-
-    source: LogSource
-    rel: str
-    file_format: FileFormat
-    config: LogConfig
-
-    def event(self, data: bytes, line: int, offset: int) -> LogEvent | None:
-        """The first event of bytes that start with one (its first line number and file offset given)."""
-        parser = StreamParser(self.rel, self.file_format)
-        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
-            if isinstance(item, Draft):
-                return finish(item, self.source, self.file_format, self.rel, self.config)
-        return None
-
-    def first(self, handle: BinaryIO, line: int, offset: int) -> tuple[LogEvent | None, int]:
-        """The event starting at the handle's position (its first line number and offset given),
-        read until the next one starts, and where its last line ends."""
-        parser = StreamParser(self.rel, self.file_format)
-        for item in parser.run(raw_lines(handle, line, offset)):
-            if isinstance(item, Draft):
-                return finish(item, self.source, self.file_format, self.rel, self.config), item.end
-        return None, offset
-
-    def starts(self, raw: bytes) -> bool:
-        """Whether a line (without its newline) starts an event of a file without a container:
-        as the batch indexer tells, the commonest lines by the format's quick() and a time."""
-        if len(raw) >= MAX_LINE:
-            return False
-        text, _ = decode(raw)
-        if not text or text.isspace():
-            return False
-        quick = self._quick
-        if quick is not None and (found := quick(text)) is not None and self._stamps(found[0]) is not None:
-            return True
-        parsed = self._light.parse(text)
-        return parsed is not None and parsed.timestamp is not None
-
-    @cached_property
-    def _light(self) -> LineFormat:
-        """The format reading only what tells a start (a time), as indexing reads it."""
-        return self.file_format.for_indexing().line_format
-
-    @cached_property
-    def _quick(self) -> Callable[[str], Quick | None] | None:
-        return getattr(self._light, "quick", None)
-
-    @cached_property
-    def _stamps(self) -> Stamps:
-        return Stamps(self.config.default_tz)
-
-
 def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, config: LogConfig) -> LogEvent:
     """The typed event: level normalised, service resolved, stack trace read into a chain."""
+    parsed = draft.parsed
+    continuation = event_continuation(draft)
+    chain: tuple[ExceptionInfo, ...] = exception_chain(continuation)
+    return LogEvent(
+        timestamp=draft.timestamp,
+        level=event_level(parsed, config),
+        service=event_service(draft, source),
+        message=parsed.message,
+        fields=event_fields(draft, source),
+        file=rel,
+        line=draft.line,
+        parser=file_format.parser,
+        continuation=tuple(continuation),
+        exceptions=chain,
+    )
+
+
+def event_fields(draft: Draft, source: LogSource) -> dict[str, str]:
+    """The event's fields: the layout's, the container runtime's, the record's own."""
     parsed = draft.parsed
     fields: dict[str, str] = dict(source.fields)
     if draft.container is not None:
@@ -344,23 +318,16 @@ def finish(draft: Draft, source: LogSource, file_format: FileFormat, rel: str, c
         if value not in (None, ""):
             fields[name] = str(value)
     fields.update(getattr(parsed, "fields", None) or {})
+    return fields
+
+
+def event_continuation(draft: Draft) -> list[str]:
+    """The lines after the first, then a stack trace the record carries in a field."""
     continuation = list(draft.continuation)
-    carried = getattr(parsed, "exception_text", None)
+    carried = getattr(draft.parsed, "exception_text", None)
     if carried:
         continuation.extend(line for line in carried.splitlines() if line.strip())
-    chain: tuple[ExceptionInfo, ...] = exception_chain(continuation)
-    return LogEvent(
-        timestamp=draft.timestamp,
-        level=event_level(parsed, config),
-        service=event_service(draft, source),
-        message=parsed.message,
-        fields=fields,
-        file=rel,
-        line=draft.line,
-        parser=file_format.parser,
-        continuation=tuple(continuation),
-        exceptions=chain,
-    )
+    return continuation
 
 
 def skip_reason(parsed: LineFields | None, file_format: FileFormat, whole: bool) -> str:

@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
+from .event_parser import EventParser, Pending
 from .events import LogEvent
 from .file_index import empty
 from .finder import Finder, newlines
 from .log_config import LogConfig
-from .reader import GZIP_ERRORS, EventParser, FileFormat, open_member, raw_lines
+from .reader import GZIP_ERRORS, FileFormat, open_member, raw_lines
 from .tree import Entry
 
 CHUNK = 8 * 2**20
@@ -30,8 +31,9 @@ GZIP_RATIO = 8  # what text logs commonly shrink to: a .gz is weighed by the tex
 MAX_HELD = 64 * 2**20  # bytes held back waiting for an event's end: beyond it, index the file
 # Characters JSON and logfmt writers escape: a keyword containing one is not searched as raw bytes.
 ESCAPED_BY_WRITERS = re.compile(r'["\\/<>&\'\x00-\x1f]')
-# (epoch seconds, file order, offset of the event in the file, its index number or -1, the event)
-Hit = tuple[float, int, int, int, LogEvent | None]
+# (epoch seconds, file order, offset of the event in the file, its index number or -1, the event:
+# None when the index alone chose it, Pending when a scan read it as far as the filters look)
+Hit = tuple[float, int, int, int, LogEvent | Pending | None]
 
 
 class ScanError(Exception):
@@ -95,7 +97,7 @@ def plan(entry: Entry, config: LogConfig, keyword: str) -> Scan | None:
     return Scan(entry, parser, index.compressed, Finder(found, lowered))
 
 
-def hits(scan: Scan, keeps: Callable[[LogEvent], bool]) -> Iterator[Hit]:
+def hits(scan: Scan, keeps: Callable[[Pending], bool]) -> Iterator[Hit]:
     """The file's events that hold the needle and that `keeps`, in file order. ScanError when
     the file cannot be read to its end this way (the caller indexes it instead).
 
@@ -121,7 +123,7 @@ def hits(scan: Scan, keeps: Callable[[LogEvent], bool]) -> Iterator[Hit]:
                     continue
                 for offset, event in _region(scan, buf, limit, (base, line)):
                     if keeps(event):
-                        yield (event.timestamp.timestamp(), order, offset, -1, event)
+                        yield (event.draft.timestamp.timestamp(), order, offset, -1, event)
                 if not got:
                     return
                 line += newlines(buf, 0, limit)
@@ -162,7 +164,7 @@ def _next_start(buf: bytearray, start: int, limit: int, starts: Callable[[bytes]
     return limit
 
 
-def _region(scan: Scan, buf: bytearray, limit: int, at: tuple[int, int]) -> Iterator[tuple[int, LogEvent]]:
+def _region(scan: Scan, buf: bytearray, limit: int, at: tuple[int, int]) -> Iterator[tuple[int, Pending]]:
     """The events of buf[:limit] holding the needle, with their offsets in the file; `at` is the
     offset and line number of the buffer's first byte. Each is cut from its first line to the
     next event's and parsed alone, as the index path cuts and parses it."""
@@ -184,6 +186,6 @@ def _region(scan: Scan, buf: bytearray, limit: int, at: tuple[int, int]) -> Iter
         resume = _next_start(buf, start, limit, starts)
         counted += newlines(buf, counted_at, start)
         counted_at = start
-        event = scan.parser.event(bytes(buf[start:resume]), counted, base + start)
+        event = scan.parser.pending(bytes(buf[start:resume]), counted, base + start)
         if event is not None:
             yield base + start, event

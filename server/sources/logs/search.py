@@ -21,6 +21,7 @@ from . import scan
 from .batch import LEVEL_CODES
 from .events import SkippedLine, SkipReport, normalize_level
 from .file_index import FileIndex
+from .finder import Finder
 from .log_config import LogConfig
 from .query import (
     Filters,
@@ -35,7 +36,7 @@ from .query import (
     wanted_services,
 )
 from .store import IndexStore
-from .tree import LogTree, Progress
+from .tree import Entry, LogTree, Progress
 
 _UNBOUNDED = TimeWindow(None, None)
 __all__ = ["LogReader", "LogSearch", "SearchResult", "Snapshot", "search"]
@@ -69,6 +70,8 @@ class LogReader:
         if store is None and config.index_file is not None:
             store = IndexStore(config.index_file, config)
         self.tree = LogTree(config, store)
+        # A static tree's files that may hold a service (lowercased), decided once per service.
+        self._holding: dict[str, tuple[list[Entry], bool]] = {}
 
     @property
     def progress(self) -> Progress:
@@ -122,10 +125,36 @@ class LogReader:
                 out.setdefault(namespace, set()).add(entry.source.service)
         return out
 
+    def _entries(self, service: str | None) -> tuple[list[Entry], bool]:
+        """The files a query about the service looks at, and whether that is every file. A static
+        tree's files that cannot hold the service (their place names another and neither their
+        index nor their bytes name it) are left out once and for all, not passed over by every
+        query (each summary runs a dozen)."""
+        entries = self.tree.files()
+        if service is None or not self.config.static:
+            return entries, True
+        wanted = service.lower()
+        if wanted not in self._holding:
+            kept = [entry for entry in entries if self._may_hold(entry, service)]
+            self._holding[wanted] = (kept, len(kept) == len(entries))
+        return self._holding[wanted]
+
+    def _may_hold(self, entry: Entry, service: str) -> bool:
+        if entry.identity is None:
+            return True  # unreadable: reported to the queries about the service its place names
+        try:
+            index = self.tree.ready(entry)
+        except OSError:
+            return True
+        if index is not None:
+            return wanted_services(index, service) is not None
+        return self.tree.may_hold(entry, service)
+
     def _files(self, service: str | None, keyword: str | None) -> _Files:
         files = _Files()
         tree = self.tree
-        for entry in tree.files():
+        entries, files.complete = self._entries(service)
+        for entry in entries:
             if entry.identity is None:
                 files.unreadable.append(
                     (entry.source.service, SkippedLine(entry.member.rel, 0, f"unreadable: {entry.error}"))
@@ -162,31 +191,16 @@ class LogReader:
         for service, line in files.unreadable:
             if wanted is None or service.lower() == wanted:
                 unreadable.add(line)
-        level = None
-        if query.level is not None:
-            level = normalize_level(query.level) or query.level.upper()
-        level_code = LEVEL_CODES.get(level, 0) if level is not None else None
+        level_code = _level_code(query.level)
         regex = re.compile(query.regex) if query.regex else None
         skipped = SkipReport(keep=self.config.skipped_keep)
         skipped.merge(unreadable)
         found = Found(query.limit)
         selected: list[FileIndex] = []
         consulted: dict[str, str] = {}
+        self._scan(files, _ScanQuery(query, level_code, regex), found, consulted)
         by_order = dict(files.indexed)
-        for plan in files.scans:  # found (and held) first: one that cannot finish is indexed instead
-            filters = _scan_filters(plan, query, level_code, regex)
-            try:
-                hits = list(scan.hits(plan, filters.keeps))
-            except scan.ScanError:
-                index = self.tree.index(plan.entry)
-                if index is not None:
-                    files.indexed.append((plan.entry.order, index))
-                    by_order[plan.entry.order] = index
-                continue
-            if hits:  # which of the files it read hold the service is known only where it matched
-                consulted[plan.entry.member.rel] = plan.parsers
-            for hit in hits:
-                found.add(hit)
+        finders: dict[tuple[bytes, bool], Finder] = {}
         for order, index in files.indexed:
             codes = wanted_services(index, query.service)
             if codes is None:
@@ -199,7 +213,9 @@ class LogReader:
             if not blocks:
                 continue
             consulted[index.member.rel] = index.file_format.parser
-            reading = IndexedFile(index, self.config, codes=codes, level=level_code, query=query, regex=regex)
+            reading = IndexedFile(
+                index, self.config, codes=codes, level=level_code, query=query, regex=regex, finders=finders
+            )
             for hit in reading.entries(order, blocks):
                 found.add(hit)
         # A scanned file holds events and may hold the service's (its bytes name it).
@@ -208,6 +224,36 @@ class LogReader:
             raise ToolError(f"no readable log line for this query: {describe(selected, unreadable)}")
         events = materialize(found.newest(), by_order, self.config)
         return SearchResult(events, found.total, skipped, list(consulted), consulted)
+
+    def _scan(self, files: _Files, asked: _ScanQuery, found: Found, consulted: dict[str, str]) -> None:
+        """The hits of the files scanned (found, and held, first: a file whose scan cannot finish is
+        indexed instead and joins files.indexed)."""
+        for plan in files.scans:
+            filters = _scan_filters(plan, asked.query, asked.level, asked.regex)
+            try:
+                hits = list(scan.hits(plan, filters.keeps))
+            except scan.ScanError:
+                index = self.tree.index(plan.entry)
+                if index is not None:
+                    files.indexed.append((plan.entry.order, index))
+                continue
+            if hits:  # which of the files it read hold the service is known only where it matched
+                consulted[plan.entry.member.rel] = plan.parsers
+            for hit in hits:
+                found.add(hit)
+
+
+@dataclass(frozen=True)
+class _ScanQuery:
+    query: LogSearch
+    level: int | None
+    regex: re.Pattern[str] | None
+
+
+def _level_code(level: str | None) -> int | None:
+    if level is None:
+        return None
+    return LEVEL_CODES.get(normalize_level(level) or level.upper(), 0)
 
 
 def _scan_filters(

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from evigate.server.queries.types import ToolError
 
@@ -33,8 +34,8 @@ class Entry:
     identity: Identity | None  # None: the file could not be read (`error` says why)
     error: str = ""
 
-    @property
-    def key(self) -> str:
+    @cached_property
+    def key(self) -> str:  # asked of every file by every query
         return str(self.member.path)
 
 
@@ -104,8 +105,11 @@ class LogTree:
         self._building: dict[str, threading.Lock] = {}
         # (file, identity) → services whose names its bytes do not contain
         self._absent: dict[tuple[str, Identity], set[str]] = {}
+        self._found: list[Entry] | None = None  # a static tree's files, as first found
 
     def files(self) -> list[Entry]:
+        if self._found is not None:
+            return self._found
         root = self.config.root
         if not root.is_dir():
             raise ToolError(f"log data unavailable: {root} is not a directory")
@@ -122,6 +126,8 @@ class LogTree:
             seen = {entry.key for entry in entries}
             for gone in set(self._indexes) - seen:
                 del self._indexes[gone]
+        if self.config.static:
+            self._found = entries
         return entries
 
     def held(self) -> int:

@@ -67,3 +67,14 @@ def test_at_the_time_the_dependency_is_read_around_the_evidence_that_named_it() 
         "since": "2026-12-01T02:39:00Z",
         "until": "2026-12-01T03:18:30Z",
     }
+
+
+def test_a_host_and_port_of_a_service_known_by_that_exact_name_is_followed() -> None:
+    view = CatalogView({name: ("log",) for name in ("ledger-db", "quota-api", "ledger-db-proxy")})
+    results = [_result("quota-api", 'template="ledger-db:5433 - no response" count=30')]
+    assert named_dependency(results, ["quota-api"], view) == "ledger-db"
+    # a partial name, a URL path or a time is no service
+    for text in ("ledger:5433 refused", "GET /ledger-db:5433/x", "at 10:30 ledger-db-prox:80"):
+        assert named_dependency([_result("quota-api", text)], ["quota-api"], view) is None, text
+    assert asks_dependency("What's causing the slowness of quota-api?")
+    assert asks_dependency("quota-api 响应很慢，是什么导致的？")

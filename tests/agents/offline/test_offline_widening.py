@@ -63,3 +63,32 @@ def test_an_alert_query_about_this_moment_is_not_widened_one_about_an_ending_is(
     assert not asks_now_only("Is OrderRouter's JavaHeapUsageHigh alert still firing?")
     assert not asks_now_only("Did the LedgerSyncTaskFailures alert resolve?")
     assert not asks_now_only("hotel-inventory 早上的错误率告警现在还在吗？")
+
+
+def _patterns_result(call: PlannedCall, found: bool) -> ToolCallResult:
+    ref = (
+        {"raw_path": "$.patterns[0]", "text": "Environment variable <*> is undefined (count=4)"}
+        if found
+        else {"raw_path": "$.no_evidence", "text": "no log patterns at WARN and above"}
+    )
+    status = "supported" if found else "no_evidence"
+    details = {"evidence_status": status, "match_level": "L0", "evidence_refs": [ref]}
+    return ToolCallResult(601, call.tool_name, dict(call.arguments), "success", None, {}, details)
+
+
+def test_a_survey_that_found_no_levelled_line_anywhere_reads_every_level_once() -> None:
+    from evigate.server.agents.offline.widening import every_level
+
+    # after widening: no `since` left, nothing at WARN and above in all the logs
+    call = PlannedCall("summarize_logs", {"service": "relay-7", "level": "WARN"}, "relay-7", purpose="survey")
+    again = every_level(call, _patterns_result(call, found=False))
+    assert again is not None and again.arguments == {"service": "relay-7"} and again.level is None
+    # found something, still inside its window, not a survey, or already at every level: no second check
+    assert every_level(call, _patterns_result(call, found=True)) is None
+    windowed = PlannedCall("summarize_logs", {**call.arguments, "since": "1h"}, "relay-7", purpose="survey")
+    assert every_level(windowed, _patterns_result(windowed, found=False)) is None
+    narrow = PlannedCall("summarize_logs", dict(call.arguments), "relay-7")
+    assert every_level(narrow, _patterns_result(narrow, found=False)) is None
+    assert every_level(again, _patterns_result(again, found=False)) is None
+    # "which services log errors?": the level was asked
+    assert every_level(call, _patterns_result(call, found=False), asked_level=True) is None

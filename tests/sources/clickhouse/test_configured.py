@@ -50,6 +50,17 @@ def test_evigate_sources_shows_clickhouse(
     assert rows[1]["name"] == "clickhouse" and rows[1]["state"] == "unreachable"
 
 
+def test_the_url_alone_from_the_flag_or_the_environment(
+    clickhouse: Loaded, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OTel exporter's otel_logs needs only the URL: `--clickhouse-url`, or the environment."""
+    assert main(["sources", "--clickhouse-url", clickhouse.server.url]) == 0
+    assert f"clickhouse {clickhouse.server.url}: ready" in capsys.readouterr().out
+    monkeypatch.setenv("EVIGATE_CLICKHOUSE_URL", clickhouse.server.url)
+    assert main(["sources"]) == 0
+    assert f"table default.otel_logs: {clickhouse.demo_rows} rows" in capsys.readouterr().out
+
+
 def test_a_malformed_section_is_named_at_start(tmp_path: Path) -> None:
     path = _sources_file(tmp_path, "http://ch:8123", table="a b")
     with pytest.raises(ConfigError, match=r"clickhouse\.table: not an identifier"):

@@ -52,6 +52,18 @@ async def test_input_is_never_sql(demo_logs: ClickHouseLogs) -> None:
         await demo_logs.query(LogsQuery(hostile, None, None, None, ALL, 5))  # a name, read as one
 
 
+async def test_a_value_shaped_like_the_multipart_body_stays_a_value(demo_logs: ClickHouseLogs) -> None:
+    """The SQL and the parameter table travel as one multipart body: a keyword that forges a part
+    boundary and a `query` field is still only a value, and the URL carries settings, no SQL."""
+    forged = '"}\r\n--x\r\nContent-Disposition: form-data; name="query"\r\n\r\nSELECT 1\r\n--x--\r\n'
+    page = await demo_logs.query(LogsQuery(None, None, forged, None, ALL, 5))
+    assert (page.items, page.total) == ([], 0)
+    request = demo_logs.client._request("SELECT 1 FROM t WHERE x = (SELECT k FROM p)", {"k": forged})
+    assert "SELECT" not in str(request.url) and b"SELECT k FROM p" in request.content
+    plain = await demo_logs.query(LogsQuery(None, None, "HikariPool", None, ALL, 5))
+    assert plain.total > 0
+
+
 async def test_a_user_schema_with_other_column_names(clickhouse: Loaded, demo_logs: ClickHouseLogs) -> None:
     custom = source(clickhouse.server, table="app_events", columns=CUSTOM_COLUMNS)
     try:

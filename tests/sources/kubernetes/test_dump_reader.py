@@ -52,7 +52,7 @@ def test_image_pull_pending_and_missing_config_are_named_by_their_reasons(dump: 
 def test_a_failing_probe_is_in_the_pods_events_rolled_up_to_its_deployment(dump: Path) -> None:
     state = read_dump(dump)
     assert _pod(dump, "inventory")["ready"] == "0/1"
-    [event] = select(state, EventFilter(obj="inventory", reason="Unhealthy"))
+    [event] = [e.item() for e in select(state, EventFilter(obj="inventory", reason="Unhealthy"))]
     assert event["workload"] == "Deployment/inventory" and event["count"] == 118
     assert event["message"] == "Readiness probe failed: HTTP probe failed with statuscode: 503"
 

@@ -51,7 +51,7 @@ def _agree(line_format: object, lines: list[str]) -> int:
         return 0
     lanes = Lanes(line_format)
     lanes.learn(lines)
-    reads = lanes.read("\n".join(lines), len(lines))
+    reads = lanes.read("\n".join(lines) + "\n", len(lines))
     if reads is None:
         return 0  # the chunk is read line by line
     quick = line_format.quick  # type: ignore[attr-defined]

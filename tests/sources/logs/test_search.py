@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from evigate.server.queries.types import TimeWindow, ToolError
 from evigate.server.sources.logs import LogConfig, LogEvent, LogReader, LogSearch, search
-from tests.sources.logs.readerkit import LOGBACK, everything, reader
+from tests.sources.logs.readerkit import LOGBACK, SAMPLES, everything, reader
 
 T0 = datetime(2026, 7, 8, 23, 0, tzinfo=UTC)
 
@@ -51,6 +52,41 @@ def test_filters(filters: dict[str, object], expected: list[str]) -> None:
     result = everything("plain", **filters)
     assert where(result.events) == expected
     assert result.total == len(expected)
+
+
+STATIC_QUERIES = [
+    {"service": "order-service", "level": "ERROR"},
+    {"service": "order-service", "keyword": "connection is NOT available"},
+    {"service": "payment-service"},
+    {"service": "worker", "keyword": "no such text anywhere"},
+    {"service": "no-such-service"},
+    {"keyword": "SocketTimeoutException"},
+    {"level": "FATAL"},
+]
+
+
+def test_a_static_tree_answers_as_a_walked_one() -> None:
+    """Its files found once, and per service once those that may hold it: the same answers, each
+    query asked twice (the second from what the first left)."""
+    walked, static = reader("plain"), reader("plain", static=True)
+    for filters in STATIC_QUERIES * 2:
+        expected = walked.search(LogSearch(limit=1000, **filters))  # type: ignore[arg-type]
+        found = static.search(LogSearch(limit=1000, **filters))  # type: ignore[arg-type]
+        assert (where(found.events), found.total) == (where(expected.events), expected.total), filters
+
+
+def test_a_static_tree_is_walked_once(tmp_path: Path) -> None:
+    """A tree written once (a cluster dump's pod logs): a file added after the first query is not
+    looked for; a tree that may change is walked again by every query."""
+    root = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "plain", root)
+    walked, static = reader(root), reader(root, static=True)
+    for r in (walked, static):
+        assert r.search(LogSearch(service="late")).total == 0
+    (root / "late").mkdir()
+    (root / "late" / "late.log").write_text("2026-07-08 23:00:00.000 ERROR [main] a.B - late to the party\n")
+    assert walked.search(LogSearch(service="late")).total == 1
+    assert static.search(LogSearch(service="late")).total == 0
 
 
 def test_newest_first_limit_and_total() -> None:
