@@ -13,9 +13,11 @@ tests/worlds/judge.py, the same judge as the worlds' tests), three contestants a
 
 Per contestant and world it prints: correct; correct with no stage fallback and an answer the
 Composer wrote ("model-authored": what the model earned itself; for the offline agents every
-answer is theirs); FAILED sessions; answers with an unsupported fact, an over-statement, a
-placeholder not in any tool result, or "could not check" said as "nothing found" (the judge's
-counters, which are 0 for code); stage fallbacks per stage and why; seconds and tokens per stage.
+answer is theirs); correct with the evidence of a call the model made quoted by code (its planned
+calls, or those it added where code's evidence ranked low); FAILED sessions; answers with an
+unsupported fact, an over-statement, a placeholder not in any tool result, or "could not check"
+said as "nothing found" (the judge's counters, which are 0 for code); stage fallbacks per stage
+and why; seconds and tokens per stage.
 Then the headline: the model's gain over the offline agents on the questions the offline agents
 miss (recovered), and what it lost of theirs (lost). Storage is a scratch SQLite file; kestrel's
 alerts and metrics are served live by a VictoriaMetrics and an Alertmanager started here.
@@ -43,6 +45,11 @@ sys.path.insert(0, str(ROOT))  # for tests.worlds (the labelled worlds and their
 from bench import figures  # noqa: E402
 from evigate.server.agents.base import BY_CODE, OFFLINE_FALLBACK, AgentBackend  # noqa: E402
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
+from evigate.server.agents.llm.follow_up import (  # noqa: E402
+    MODEL_ADDED_CALLS,
+    MODEL_CALLS_QUOTED,
+    MODEL_UNUSED,
+)
 from evigate.server.agents.llm.routing import VERIFIER_DISAGREEMENT  # noqa: E402
 from evigate.server.agents.mix import build_agents  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
@@ -117,6 +124,9 @@ class Tally:
     asked: set[str] = field(default_factory=set)
     correct: set[str] = field(default_factory=set)
     authored: set[str] = field(default_factory=set)  # correct, no stage fallback, Composer-written
+    # correct, with evidence of a call the model made (planned or added) quoted by code
+    assisted: set[str] = field(default_factory=set)
+    model_calls: int = 0  # sessions where the model added calls after code's evidence ranked low
     failed: int = 0
     unsupported: int = 0
     overstated: int = 0
@@ -141,6 +151,13 @@ def placeholders(answer: str, trace: TraceRecord) -> list[str]:
     return [p for p in _PLACEHOLDER.findall(answer) if p not in material]
 
 
+_ASKED_FOR_CALLS = "calls asked, "
+
+
+def _why(note: JSON) -> str:
+    return str(note.get("detail", "")).split(":", 1)[0]
+
+
 def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stages: set[str]) -> str:
     extras = trace.session.extras or {}
     q = judged.question
@@ -149,16 +166,19 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
     tally.failed += trace.session.status == "FAILED"
     for latency in extras.get("stage_latencies") or []:
         tally.seconds[str(latency["stage"])] += float(latency["latency_ms"]) / 1000
+    # a stage that ran offline, and a request for calls whose reply was unusable (code's stood)
     fell = [
-        (str(n.get("stage")), str(n.get("detail", "")).split(":", 1)[0])
+        (str(n.get("stage")), _ASKED_FOR_CALLS * (n.get("kind") == MODEL_UNUSED) + _why(n))
         for n in extras.get("stage_notes") or []
-        if n.get("kind") == OFFLINE_FALLBACK
+        if n.get("kind") in (OFFLINE_FALLBACK, MODEL_UNUSED)
     ]
     tally.fallbacks.update(fell)
     notes = extras.get("stage_notes") or []
     handed = sorted({str(n.get("stage")) for n in notes if n.get("kind") == BY_CODE})
     tally.by_code.update(handed)
     tally.disagreements += sum(n.get("kind") == VERIFIER_DISAGREEMENT for n in notes)
+    tally.model_calls += any(n.get("kind") == MODEL_ADDED_CALLS for n in notes)
+    quoted = any(n.get("kind") == MODEL_CALLS_QUOTED for n in notes)
     source = (extras.get("answer_check") or {}).get("answer_source")
     # model-authored: every model stage wrote its own output (no fallback, no hand-over to code)
     authored = (
@@ -176,11 +196,14 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
         tally.correct.add(q.id)
         if authored:
             tally.authored.add(q.id)
+        if quoted:
+            tally.assisted.add(q.id)
     flags = [f"unsupported={judged.unsupported}"] if judged.unsupported else []
     flags += ["OVERSTATED"] if judged.overstated else []
     flags += [f"PLACEHOLDER={unfilled}"] if unfilled else []
     flags += ["offline:" + ",".join(f"{stage}({why})" for stage, why in fell)] if fell else []
     flags += ["by code:" + ",".join(handed)] if handed else []
+    flags += ["model's calls quoted"] if quoted else []
     flags += [f"answer by {source}"] if source and source not in _MODEL_SOURCES else []
     return f"{'ok ' if judged.correct else 'BAD'} {trace.session.status:<7} {' '.join(flags)}"
 
@@ -225,7 +248,10 @@ def report(world: str, tallies: dict[str, Tally]) -> list[figures.Figure]:
     sample = "in-sample"
     for name, t in tallies.items():
         n = max(1, t.sessions)
-        print(f"  {name}: correct {len(t.correct)}/{t.sessions}, model-authored {len(t.authored)}")
+        print(
+            f"  {name}: correct {len(t.correct)}/{t.sessions}, model-authored {len(t.authored)}, "
+            f"with the model's calls quoted {len(t.assisted)} (model asked for calls in {t.model_calls})"
+        )
         print(
             f"    FAILED {t.failed}; unsupported {t.unsupported}, over-statements {t.overstated}, "
             f"placeholders {t.placeholder}, could-not-check said as nothing found {t.unchecked_as_nothing}"
@@ -247,8 +273,10 @@ def report(world: str, tallies: dict[str, Tally]) -> list[figures.Figure]:
                 )
         found.append(
             figures.Figure(
-                f"bench_llm {world}, {name}: correct / model-authored / unsupported / FAILED",
-                f"{len(t.correct)}/{t.sessions} / {len(t.authored)} / {t.unsupported} / {t.failed}",
+                f"bench_llm {world}, {name}: correct / model-authored / model's calls quoted / "
+                "unsupported / FAILED",
+                f"{len(t.correct)}/{t.sessions} / {len(t.authored)} / {len(t.assisted)} / "
+                f"{t.unsupported} / {t.failed}",
                 sample,
             )
         )

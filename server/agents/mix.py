@@ -32,7 +32,7 @@ from evigate.server.agents.base import (
 )
 from evigate.server.agents.llm import LLMClient, LLMError, LLMSettings, LLMUnavailableError, build_llm_backend
 from evigate.server.agents.llm.llm_settings import FALLBACK_STAGES
-from evigate.server.agents.llm.replies import LLMEndpointReplyError
+from evigate.server.agents.llm.replies import failure_kind
 from evigate.server.agents.offline import build_offline_backend
 from evigate.server.deadline import Deadline
 from evigate.server.jsontext import find_json_object
@@ -44,15 +44,7 @@ _RECOVERABLE = (LLMError, UnusableOutputError)
 
 
 def _note(stage: str, error: BaseException) -> StageNote:
-    kind = "unusable_output"
-    if isinstance(error, LLMEndpointReplyError):
-        # the endpoint answered with something else than a completion: a page, cut JSON, an error body
-        kind = f"endpoint_bad_reply: {error.outcome}"
-    elif isinstance(error, LLMUnavailableError):
-        # a 4xx other than a timeout or rate limit is the request refused (too long a context,
-        # say), not the endpoint down
-        refused = error.status is not None and 400 <= error.status < 500 and error.status not in (408, 429)
-        kind = "endpoint_refused" if refused else "endpoint_unavailable"
+    kind = failure_kind(error)
     log.warning("llm.stage_fallback stage=%s reason=%s error=%s", stage, kind, error)
     return StageNote(OFFLINE_FALLBACK, f"{kind}: {type(error).__name__}: {str(error)[:300]}")
 

@@ -65,7 +65,7 @@ async def test_passing_session(
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"
     assert trace.session.extras is not None
     assert trace.session.extras["prompt_versions"] == {
-        "planner": "planner-v4",
+        "planner": "planner-v5",
         "executor": "executor-v5",
         "verifier": "verifier-v3",
         "composer": "composer-v5",

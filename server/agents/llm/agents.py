@@ -4,9 +4,7 @@ is server.agents.llm.executor; the Composer, sentence by sentence, server.agents
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
-from typing import Any
 
 from evigate.rules.enums import Severity, Verdict
 from evigate.server.agents.base import (
@@ -30,14 +28,6 @@ from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 from evigate.server.tools.registry import default_registry
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, default=str)
-
-
-def _messages(system: str, payload: JSON) -> list[JSON]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": _dumps(payload)}]
 
 
 def _notes(reply: ChatReply) -> tuple[StageNote, ...]:
@@ -125,14 +115,23 @@ class LLMVerifier:
             return model
         code = await self._code.verify(verifier_input, deadline)
         said, kept = str(model.data["verdict"]), str(code.data.get("verdict"))
-        if _RANK.get(said, 0) >= _RANK.get(kept, 0):
+        # a claim the model calls unsupported that code's check supports would be left out of the
+        # answer: that is a disagreement too
+        refused = sorted(_unsupported(model.data) - _unsupported(code.data))
+        if _RANK.get(said, 0) >= _RANK.get(kept, 0) and not refused:
             return model
+        what = f"{said}, and {', '.join(refused)} unsupported," if refused else said
         note = StageNote(
             routing.VERIFIER_DISAGREEMENT,
-            f"the model said {said} of claims code wrote and verified; code's {kept} stands "
+            f"the model said {what} of claims code wrote and verified; code's {kept} stands "
             f"(the model: {str(model.data.get('rationale', ''))[:200]})",
         )
         return dataclasses.replace(code, notes=(*model.notes, *code.notes, note))
+
+
+def _unsupported(verdict: JSON) -> set[str]:
+    checks = verdict.get("claim_checks") or []
+    return {str(c.get("claim_id")) for c in checks if isinstance(c, dict) and c.get("supported") is False}
 
 
 _RANK: dict[str, int] = {Verdict.REJECT: 0, Verdict.LOW_CONFID: 1, Verdict.PASS: 2}

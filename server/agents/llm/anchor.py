@@ -25,9 +25,16 @@ def _keys(call: JSON) -> frozenset[str]:
 
 
 def widens(call: JSON, code_calls: Sequence[JSON]) -> bool:
-    """Whether `call` is a code call of the same tool with some of its filters dropped."""
+    """Whether `call` is a code call of the same tool with some of its filters dropped and the
+    others as they were (another keyword without the level is a new query, not a looser one)."""
     keys = _keys(call)
-    return any(code.get("tool_name") == call.get("tool_name") and keys < _keys(code) for code in code_calls)
+    arguments = call.get("arguments") or {}
+    return any(
+        code.get("tool_name") == call.get("tool_name")
+        and keys < _keys(code)
+        and all(code["arguments"].get(key) == arguments.get(key) for key in keys)
+        for code in code_calls
+    )
 
 
 def anchored_calls(

@@ -19,17 +19,25 @@ import json
 import logging
 
 from evigate.rules.enums import ToolName
-from evigate.server.agents.base import JSON, Executor, ExecutorOutput, ExecutorTask, StageNote
-from evigate.server.agents.llm import routing
+from evigate.server.agents.base import (
+    JSON,
+    Executor,
+    ExecutorOutput,
+    ExecutorTask,
+    StageNote,
+)
+from evigate.server.agents.llm import follow_up, routing
 from evigate.server.agents.llm.budget import compact_schemas, dumps, stage_messages
 from evigate.server.agents.llm.client import (
     ChatReply,
     LLMClient,
+    LLMError,
     LLMOutputError,
     LLMUnavailableError,
     ToolCallRequest,
 )
 from evigate.server.agents.llm.prompt_loader import load_prompt
+from evigate.server.agents.llm.replies import failure_kind
 from evigate.server.jsontext import find_json_object
 from evigate.server.tools.calls import ToolCallResult
 
@@ -64,24 +72,17 @@ class LLMExecutor:
         notes: list[StageNote] = []
         for planned in _planned(task.plan)[:budget]:
             results.append(await task.tools.call(planned[0], planned[1], task.deadline))
-        used = len(results)
         gap = routing.evidence_gap(results)
-        if self._code is not None and gap is None and task.retry_context is None:
-            # the same ToolBox: the offline Executor's calls are the plan's, deduped, not run again
-            out = await self._code.execute(task)
-            note = StageNote(routing.BY_CODE, "a planned call found supporting evidence; code quoted it")
-            return dataclasses.replace(out, notes=(*out.notes, note))
-        if gap is not None:
+        if self._code is not None and task.retry_context is None:
+            why = gap or routing.low_evidence(results)
+            if why is not None and results:
+                notes = await self._follow_up(task, results, why)
+            if gap is None or any(follow_up.found_evidence(r) for r in results):
+                return await self._quoted_by_code(self._code, task, results, notes)
+        if gap is not None and not notes:
             notes.append(StageNote("model_asked", gap))
-        payload: JSON = {
-            "language": task.language,
-            "plan": task.plan.get("plan", []),
-            "planned_calls": task.plan.get("tool_calls", []),
-            "round": task.round,
-        }
-        if task.retry_context is not None:
-            payload["retry_context"] = task.retry_context
-        messages = stage_messages(prompt.text, task.query, {"task": payload})
+        used = len(results)
+        messages = stage_messages(prompt.text, task.query, {"task": _task_payload(task)})
         if results:
             messages.append({"role": "user", "content": dumps(evidence_listing(results, task.language))})
         schemas = compact_schemas(task.tools.schemas(), offered_tools(task.plan))
@@ -125,6 +126,54 @@ class LLMExecutor:
                 continue
             return ExecutorOutput(text, prompt.version, tuple(results), tuple(notes))
 
+    async def _follow_up(
+        self, task: ExecutorTask, results: list[ToolCallResult], why: str
+    ) -> list[StageNote]:
+        """The calls the model adds where code's evidence is missing or ranks low, run (their
+        results appended to `results`), and the notes saying why it was asked, and what it added or
+        why it added none."""
+        asked = StageNote("model_asked", why)
+        try:
+            calls, note = await follow_up.ask(
+                self._client, task.query, task.language, results, why, task.tools.schemas(), task.deadline
+            )
+        except LLMError as error:
+            kind = failure_kind(error)
+            log.warning("llm.follow_up_unused reason=%s error=%s", kind, error)
+            return [
+                asked,
+                StageNote(follow_up.MODEL_UNUSED, f"{kind}: {type(error).__name__}: {str(error)[:300]}"),
+            ]
+        for call in calls:
+            results.append(await task.tools.call(call["tool_name"], call["arguments"], task.deadline))
+        return [asked, note]
+
+    async def _quoted_by_code(
+        self, code: Executor, task: ExecutorTask, results: list[ToolCallResult], notes: list[StageNote]
+    ) -> ExecutorOutput:
+        """Code writes the claims: its own calls' (the same ToolBox: calls already made are deduped,
+        not run again), and quotes of what the model's calls found, its planned ones and those it
+        added (server.agents.llm.follow_up)."""
+        out = await code.execute(task)
+        added = follow_up.new_results(out.tool_calls, results)
+        language = "en" if task.language == "en" else "zh"
+        evidence = follow_up.quote_added(json.loads(out.raw_text), added, language)
+        found = sum(follow_up.found_evidence(r) for r in added)
+        if found:
+            notes.append(
+                StageNote(
+                    follow_up.MODEL_CALLS_QUOTED,
+                    f"{found} call(s) the model made found evidence; code quoted it",
+                )
+            )
+        note = StageNote(routing.BY_CODE, "a planned call found supporting evidence; code quoted it")
+        return dataclasses.replace(
+            out,
+            raw_text=json.dumps(evidence, ensure_ascii=False),
+            tool_calls=(*out.tool_calls, *added),
+            notes=(*out.notes, *notes, note),
+        )
+
     async def _chat(
         self, messages: list[JSON], task: ExecutorTask, schemas: list[JSON], choice: str | None
     ) -> ChatReply:
@@ -160,6 +209,18 @@ class LLMExecutor:
             result.status,
         )
         return tool_result_message(result)
+
+
+def _task_payload(task: ExecutorTask) -> JSON:
+    payload: JSON = {
+        "language": task.language,
+        "plan": task.plan.get("plan", []),
+        "planned_calls": task.plan.get("tool_calls", []),
+        "round": task.round,
+    }
+    if task.retry_context is not None:
+        payload["retry_context"] = task.retry_context
+    return payload
 
 
 def _planned(plan: JSON) -> list[tuple[str, JSON]]:

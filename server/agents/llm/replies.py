@@ -74,6 +74,18 @@ class LLMEndpointReplyError(LLMUnavailableError):
         self.outcome = outcome
 
 
+def failure_kind(error: BaseException) -> str:
+    """How a stage's note names why the model's output was not used: `unusable_output`,
+    `endpoint_bad_reply: <outcome>`, `endpoint_refused` (a 4xx other than a timeout or rate limit:
+    the request refused, too long a context say) or `endpoint_unavailable`."""
+    if isinstance(error, LLMEndpointReplyError):
+        return f"endpoint_bad_reply: {error.outcome}"
+    if isinstance(error, LLMUnavailableError):
+        refused = error.status is not None and 400 <= error.status < 500 and error.status not in (408, 429)
+        return "endpoint_refused" if refused else "endpoint_unavailable"
+    return "unusable_output"
+
+
 def read_completion(stage: str, raw: object, *, attempts: int, model: str) -> ChatReply:
     """The reply in `raw`, what `chat.completions.create` returned (the `openai` client hands back
     the body as text, or as whatever JSON it held, when it is not a completion)."""

@@ -5,9 +5,14 @@ Code reads the service, alert name, log term, level and window off a question an
 that quote the evidence word for word; a small model asked to redo that work loses answers code
 had right and costs minutes on a CPU. So each stage asks the model only when code has a gap:
 - the Planner, when code reads no call off the question, or names a service it cannot resolve;
-- the Executor, when no planned call came back with supporting evidence (the model may then call
-  other tools and writes the claims); otherwise the offline Executor quotes what was found, and
-  states the no-evidence results beside it as code does;
+- for more calls (its Planner prompt), when no planned call came back with supporting evidence, or
+  when some did but the evidence ranks low against the question: the question's own log term
+  found nothing, or no metric discovery found matched its words. It may add calls (another term,
+  as logs write it; a metric among the discovered names), which code runs and quotes beside its
+  own claims (server.agents.llm.follow_up);
+- the Executor, when still no call found supporting evidence: the model may then call other
+  tools (list_services among them) and writes the claims; otherwise the offline Executor quotes
+  what was found, and states the no-evidence results beside it as code does;
 - the Verifier is always asked, but its REJECT of claims code wrote and verified is a recorded
   disagreement, not the verdict (code's stands).
 A stage that code handles carries a `by_code` note saying why, so that no result code earned is
@@ -23,7 +28,15 @@ from evigate.server.agents.base import BY_CODE, CLAIMS_BY, JSON
 from evigate.server.tools.calls import ToolCallResult
 
 VERIFIER_DISAGREEMENT = "verifier_disagreement"
-__all__ = ["BY_CODE", "CLAIMS_BY", "VERIFIER_DISAGREEMENT", "evidence_gap", "plan_gap"]
+__all__ = [
+    "BY_CODE",
+    "CLAIMS_BY",
+    "VERIFIER_DISAGREEMENT",
+    "discovered_metrics",
+    "evidence_gap",
+    "low_evidence",
+    "plan_gap",
+]
 
 
 def plan_gap(code_calls: Sequence[JSON]) -> str | None:
@@ -49,3 +62,40 @@ def evidence_gap(results: Sequence[ToolCallResult]) -> str | None:
 
 def _status(result: ToolCallResult) -> str:
     return str(result.retrieval_details.get("evidence_status") or "")
+
+
+def low_evidence(results: Sequence[ToolCallResult]) -> str | None:
+    """Why code's evidence ranks low against the question though a call found some, or None: a
+    log query for a term read off the question found nothing, or no metric of the service that
+    discovery found shares a word with the question. (A survey's level check that found nothing
+    is an answer, not a gap.)"""
+    for result in results:
+        if result.status != "success" or _status(result) == "supported":
+            continue
+        arguments = result.arguments
+        term = arguments.get("keyword") or arguments.get("pattern") or arguments.get("query")
+        if result.tool_name == ToolName.QUERY_LOGS and term:
+            return f"the question's own term found nothing (query_logs {_shown(arguments)})"
+        if (
+            result.tool_name == ToolName.QUERY_PROMQL
+            and "about" in arguments
+            and discovered_metrics([result])
+        ):
+            service = arguments.get("service", "")
+            return f"no metric discovered for {service} matched the question's words"
+    return None
+
+
+def discovered_metrics(results: Sequence[ToolCallResult]) -> list[str]:
+    """The metric names discovery found for the services queried (query_promql's `about` mode)."""
+    names: list[str] = []
+    for result in results:
+        found = (
+            (result.raw_result or {}).get("discovered") if result.tool_name == ToolName.QUERY_PROMQL else None
+        )
+        names += [str(name) for name in found or [] if str(name) not in names]
+    return names
+
+
+def _shown(arguments: dict[str, object]) -> str:
+    return " ".join(f"{key}={value}" for key, value in arguments.items())

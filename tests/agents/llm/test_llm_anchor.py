@@ -134,12 +134,14 @@ async def test_evidence_every_planned_call_found_is_quoted_by_code_without_the_m
 async def test_where_no_planned_call_found_evidence_the_model_writes_the_claims(
     client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
 ) -> None:
-    fake.script([json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
+    # asked for calls first, the model adds none; then it writes the claims
+    fake.script([_plan([]), json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
     out = await LLMExecutor(client, OfflineExecutor()).execute(_task(toolbox, [EXTRA]))
     assert out.notes[0].kind == "model_asked" and "query_logs" in out.notes[0].detail
+    assert out.notes[1].detail == "the model added 0 call(s)"
     # the tools offered: the plan's, then lookup_knowledge (this box has no list_services), not
     # query_metrics
-    offered = [tool["function"]["name"] for tool in fake.requests[0].tools]
+    offered = [tool["function"]["name"] for tool in fake.requests[1].tools]
     assert offered == ["query_logs", "lookup_knowledge"]
 
 

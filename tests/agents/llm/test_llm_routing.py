@@ -44,6 +44,17 @@ async def test_a_reject_of_code_s_verified_claims_is_a_disagreement(
     assert CLAIMS_BY not in json.loads(fake.requests[0].messages[3]["content"])
 
 
+async def test_a_claim_of_code_s_the_model_calls_unsupported_under_pass_is_a_disagreement(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    refused = {"claim_id": "claim-2", "supported": False, "reason": "unsure", "unsupported_facts": []}
+    fake.script([json_reply({**REJECT, "verdict": "PASS", "claim_checks": [refused]})])
+    out = await LLMVerifier(client, _CodePasses()).verify(_input("code"), Deadline.after(5))
+    assert out.data == {"verdict": "PASS", "rationale": "derivable"}
+    [note] = [n for n in out.notes if n.kind == VERIFIER_DISAGREEMENT]
+    assert "claim-2 unsupported" in note.detail
+
+
 @pytest.mark.parametrize(("claims_by", "severity"), [("model", "none"), ("code", "low_confid")])
 async def test_otherwise_the_model_s_verdict_stands(
     client: LLMClient, fake: FakeOpenAI, claims_by: str, severity: str
