@@ -96,6 +96,14 @@ class Entities:
         return "firing" if self.current and listing and not self.resolved else None
 
 
+def asks_for_the_logs_listed(question: str) -> bool:
+    """ "Fetch the logs of X", "summarize the errors", "列出日志里所有的错误": the user asked for the
+    logs' items themselves, each distinct template, which the Planner lists (purpose "list") and the
+    Composer does not cut to the most severe."""
+    lowered = question.lower()
+    return _contains_any(lowered, _LIST_MARKERS) and _contains_any(lowered, _LOG_MARKERS)
+
+
 def _contains_any(text: str, markers: Iterable[str]) -> bool:
     return any(_has_marker(text, marker) for marker in markers)
 

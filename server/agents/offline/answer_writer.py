@@ -97,7 +97,7 @@ def write(composer_input: Mapping[str, Any], material: SentenceMaterial) -> list
     found = _finding_sentences(ranked, plain, told, material)
     if not answer_length.asks_for_list(material.question):
         room = MAX_PROSE - (headline is not None) - sum(a is not None for a in said_absences)
-        found = answer_length.most_severe(found, max(room, 1))
+        found = answer_length.most_severe(found, max(room, 1), terms)
     out.extend(found)
     out.extend(said_absences)
     out.append(_fixed("scope_note", language) if absences else None)

@@ -8,7 +8,7 @@ import pytest
 from evigate.rules.enums import SentenceKind
 from evigate.rules.sentence_check import check
 from evigate.rules.sentence_types import ClaimFacts, Excerpt, Sentence, SentenceMaterial
-from evigate.server.agents.offline import answer_writer
+from evigate.server.agents.offline import answer_length, answer_writer
 
 MAX_PROSE = 8
 LISTS = (SentenceKind.STEP, SentenceKind.COULD_NOT_CHECK)
@@ -48,7 +48,12 @@ def prose(sentences: list[Sentence]) -> list[Sentence]:
 
 
 @pytest.mark.parametrize(
-    ("question", "language"), [("What's wrong with shop-api?", "en"), ("shop-api 有什么问题？", "zh")]
+    ("question", "language"),
+    [
+        ("What's wrong with shop-api?", "en"),
+        ("shop-api 有什么问题？", "zh"),
+        ("Anything wrong in shop-api's logs?", "en"),  # about the logs, but no list asked for
+    ],
 )
 def test_at_most_eight_sentences_the_most_severe_kept(question: str, language: str) -> None:
     given = material(question, language)
@@ -63,7 +68,13 @@ def test_at_most_eight_sentences_the_most_severe_kept(question: str, language: s
 
 
 @pytest.mark.parametrize(
-    ("question", "language"), [("List all alerts of shop-api.", "en"), ("列出 shop-api 的所有告警。", "zh")]
+    ("question", "language"),
+    [
+        ("List all alerts of shop-api.", "en"),
+        ("列出 shop-api 的所有告警。", "zh"),
+        ("Fetch the logs of shop-api.", "en"),  # the logs' items themselves, as the Planner lists them
+        ("获取 shop-api 两个容器的日志。", "zh"),
+    ],
 )
 def test_a_question_for_a_list_gets_the_list(question: str, language: str) -> None:
     given = material(question, language)
@@ -87,3 +98,16 @@ def test_one_claims_many_findings_fill_the_room() -> None:
     said = prose(answer_writer.write({"verdict": "PASS"}, given))
     assert len(said) == MAX_PROSE, [s.text for s in said]
     assert not any(check(said, given).sentences)
+
+
+def test_a_further_sentence_naming_an_asked_term_is_kept_before_more_of_the_same() -> None:
+    """ "WORKER TIMEOUT or 502?": the one timeout line is not cut for another 502."""
+    lines = [f'claim-1 line: "POST /api/checkout" 502 at 11:{i:02d}' for i in range(6)]
+    lines += [f'claim-2 line: "POST /api/checkout" 503 ReadTimeout at 11:{i:02d}' for i in range(6, 9)]
+    lines.append("claim-2 line: FATAL WORKER TIMEOUT (pid:19)")
+    found = [Sentence(SentenceKind.FINDING, text, (text.split(" ")[0],)) for text in lines]
+    kept = answer_length.most_severe(found, 7, {"worker", "timeout", "502"})
+    assert len(kept) == 7
+    assert kept[-1].text.endswith("WORKER TIMEOUT (pid:19)")
+    assert [s.text for s in kept] == sorted((s.text for s in kept), key=lines.index)  # in their order
+    assert answer_length.most_severe(found, 7)[-1].text != lines[-1]  # without the asked terms: cut
