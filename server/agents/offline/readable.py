@@ -305,6 +305,9 @@ def _stamp(text: str) -> str:
     return match.group(0) if match else ""
 
 
+_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO", "NOTICE"})
+
+
 def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     match = _PATTERN.match(text)
     if match is None:
@@ -314,6 +317,9 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     day = first.split(" ", 1)[0]
     start, end = clock(first), clock(match.group("last"), day)
     error = "ERROR" in levels.upper()
+    # a template of INFO (or quieter) lines alone is activity, not something wrong
+    quiet = {level.strip() for level in levels.upper().split(",")} <= _QUIET_LEVELS
+    weight = LOG_ERROR if error else OTHER if quiet else LOG_WARN
     core = _core(match.group("template")) or example
     said = _CAUSE.search(text)
     cause = ""
@@ -325,7 +331,7 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
         return Phrase(
             f"{owner}在 {start} 至 {end} 之间记录了 {count} 条 {level} 日志，例如{quoted(example)}{cause}。",
             f"{count} 条“{core}”{level} 日志",
-            LOG_ERROR if error else LOG_WARN,
+            weight,
         )
     noun = "errors" if error else "warnings" if "WARN" in levels.upper() else "log lines"
     noun = noun[:-1] if count == "1" else noun
@@ -333,7 +339,7 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     return Phrase(
         f"{owner} {count} {noun} between {start} and {end}, for example {quoted(example)}{cause}.",
         f'{count} "{core}" {noun} between {start} and {end}',
-        LOG_ERROR if error else LOG_WARN,
+        weight,
     )
 
 
