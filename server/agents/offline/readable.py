@@ -305,7 +305,7 @@ def _stamp(text: str) -> str:
     return match.group(0) if match else ""
 
 
-_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO", "NOTICE"})
+_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO", "NOTICE"})  # lines alone: activity, not a problem
 
 
 def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
@@ -317,7 +317,6 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     day = first.split(" ", 1)[0]
     start, end = clock(first), clock(match.group("last"), day)
     error = "ERROR" in levels.upper()
-    # a template of INFO (or quieter) lines alone is activity, not something wrong
     quiet = {level.strip() for level in levels.upper().split(",")} <= _QUIET_LEVELS
     weight = LOG_ERROR if error else OTHER if quiet else LOG_WARN
     core = _core(match.group("template")) or example
