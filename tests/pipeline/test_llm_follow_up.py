@@ -5,8 +5,6 @@ quotes what that call found; the Gatekeeper passes the quote and the answer says
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from evigate.server.agents.mix import build_agents
@@ -24,17 +22,6 @@ ADDED = {"service": "gateway", "keyword": "502 Bad Gateway"}
 @pytest.fixture
 def db_backend() -> str:
     return "sqlite"  # the stages' behaviour is under test, not storage
-
-
-@pytest.fixture
-def script() -> s.StageScript:
-    return s.StageScript()
-
-
-@pytest.fixture
-def fake(script: s.StageScript) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=script) as server:
-        yield server
 
 
 async def test_the_model_s_term_finds_what_code_s_missed_and_code_quotes_it(
