@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_patterns.py [--loghub DIR] [--events 100000]
 
-Quality: each system folder of DIR (default: ../shared/loghub beside the repository) holds
+Quality: each system folder of DIR (default: shared/loghub beside the repository, or beside the one it
+was cloned from; EVIGATE_LOGHUB names another) holds
 `<Name>_2k.log` (raw lines), `<Name>_2k.log_structured.csv` (LineId, ..., EventId: the ground-truth
 template of each line). The raw file goes through the same path as summarize_logs: format detection
 on a sample (a named format, else an inferred header), header parsing, masking and grouping.
@@ -41,8 +42,9 @@ from drain3.template_miner_config import TemplateMinerConfig
 from bench import figures
 from evigate.server.sources.logs.headers import text_format_for
 from evigate.server.sources.logs.patterns import group_messages, pattern_ref_text, summarize
+from tests.support.loghub import loghub_folder
 
-DEFAULT_LOGHUB = Path(__file__).resolve().parents[1] / ".." / "shared" / "loghub"
+DEFAULT_LOGHUB = loghub_folder()
 SAMPLE_LINES = 200
 
 

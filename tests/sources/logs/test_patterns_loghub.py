@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
 from evigate.server.sources.logs.patterns import group_messages
 from evigate.server.sources.logs.textformats import detect_text_format
+from tests.support.loghub import loghub_folder
 
-# CI clones the repository beside a copy of shared/.
-LOGHUB = Path(__file__).resolve().parents[3] / ".." / "shared" / "loghub"
+LOGHUB = loghub_folder()
 
 
 def grouping_accuracy(groups: list[int], truth: list[str]) -> float:
