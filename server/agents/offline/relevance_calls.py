@@ -3,7 +3,9 @@
 
 - **Relevance.** The service's log lines are ranked against the question's own words
   (`query_logs` with `query`: BM25 fused with the shipped embedder), and the best few are quoted.
-  A ranking only orders what is there: when it returns nothing, no claim is made of it.
+  A survey ranks its window's lines (the last hour, widened to 6 h, 24 h and all the logs hold as
+  its other log checks are); a narrow question ranks the window it names, else all the logs. A
+  ranking only orders what is there: when it returns nothing, no claim is made of it.
 - **What came before.** When a log check of the question's symptom found lines, the lines the
   service wrote just before the symptom's first occurrence are read (one bounded query over the
   minute before it) and quoted as what preceded it, in the evidence's own words; no link between
@@ -20,7 +22,7 @@ from datetime import datetime, timedelta
 from evigate.rules.enums import EvidenceStatus, ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall
+from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, SURVEY_WINDOW, PlannedCall
 from evigate.server.tools.calls import ToolCallResult
 from evigate.server.understanding.entities import Entities
 
@@ -69,6 +71,8 @@ def relevance_calls(entities: Entities, question: str, available: Collection[str
         arguments.update({"since": entities.clock[0], "until": entities.clock[1]})
     elif entities.window_minutes is not None:
         arguments["since"] = f"{entities.window_minutes}m"
+    elif entities.survey:  # the survey's window, widened as its other log checks are
+        arguments["since"] = SURVEY_WINDOW
     return [PlannedCall(ToolName.QUERY_LOGS, arguments, service, purpose=RELEVANCE)]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from evigate.rules.enums import ToolName
 from evigate.rules.types import EvidenceRef
 from evigate.server.agents.offline import relevance_calls as r
+from evigate.server.agents.offline import widening
 from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall
 from evigate.server.agents.offline.verifier import off_subject
 from evigate.server.sources.services import CatalogView
@@ -22,6 +23,7 @@ TIMEOUT = LogTerm("socket timeout", "socket timeout", None, "套接字超时", "
 
 def _result(call: PlannedCall, *texts: str, raw: dict[str, Any] | None = None) -> ToolCallResult:
     refs = [{"raw_path": f"$.logs[{i}]", "text": text} for i, text in enumerate(texts)]
+    refs = refs or [{"raw_path": "$.no_evidence", "text": "query_logs returned no evidence"}]
     status = "supported" if texts else "no_evidence"
     return ToolCallResult(
         1,
@@ -38,7 +40,7 @@ def test_a_cause_question_ranks_the_service_lines_by_its_own_words() -> None:
     question = "Why is ledger-api slow to post entries?"
     (call,) = r.relevance_calls(extract(question, VIEW), question, AVAILABLE)
     assert call.tool_name == ToolName.QUERY_LOGS and call.purpose == r.RELEVANCE
-    assert call.arguments == {"service": "ledger-api", "query": "Why is slow to post entries?"}
+    assert call.service == "ledger-api" and call.arguments["query"] == "Why is slow to post entries?"
     # a question that asks for no cause, or names no known service, is not ranked
     for other in ("Show ledger-api logs", "Why is billing slow?"):
         assert r.relevance_calls(extract(other, VIEW), other, AVAILABLE) == []
@@ -112,3 +114,14 @@ def test_the_lines_before_are_quoted_with_the_first_line_of_the_symptom() -> Non
     # the verifier reads the lines beside a line of the subject as its context, not off subject
     assert off_subject([t for t in texts[1:]], [TIMEOUT]) == []
     assert off_subject(texts[2:], [TIMEOUT]) == texts[2:]
+
+
+def test_a_survey_ranks_its_window_widened_as_its_other_log_checks() -> None:
+    question = "What is wrong with ledger-api? Why?"
+    (call,) = r.relevance_calls(extract(question, VIEW), question, AVAILABLE)
+    assert call.arguments["since"] == "1h"
+    assert widening.widenable(call, _result(call), asked_window=False)
+    named = "Why is ledger-api slow over the last 30 minutes?"
+    (asked,) = r.relevance_calls(extract(named, VIEW), named, AVAILABLE)
+    assert asked.arguments["since"] == "30m"
+    assert not widening.widenable(asked, _result(asked), asked_window=True)
