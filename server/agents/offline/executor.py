@@ -127,7 +127,8 @@ class OfflineExecutor:
         await run(planned)
         await run(dependency.follow_up_calls(task.query, entities, results, view, available))
         await run(relevance_calls.first_calls(task.query, results, available))
-        await run(relevance_calls.before_calls(task.query, results, available))
+        anchored = "log" in entities.intents and not entities.survey  # as verifier.subject_terms
+        await run(relevance_calls.before_calls(task.query, results, available, anchored))
         if entities.survey:
             await run(follow_up_calls(results, available, task.query))
         self._remember(task.tools, fresh)
@@ -151,6 +152,7 @@ def build_evidence(
     question's subject are never stated as the answer. Terms of the question that no call
     searched are named in missing_info."""
     claims: list[JSON] = []
+    context: list[JSON] = []  # what the service logged before the symptom: a finding of its own
     missing: list[str] = []
     actions: list[JSON] = []
     zh = language == "zh"
@@ -164,7 +166,7 @@ def build_evidence(
             if found:
                 text = relevance_calls.observation_text(call, found, language)
                 text = c.safe_text(text, [ref.text for ref in found], negative=False, language=language)
-                claims.append(
+                (context if call.purpose in relevance_calls.CONTEXT else claims).append(
                     c.claim(claim_id, ClaimType.OBSERVATION, text, [c.binding(result, ref) for ref in found])
                 )
             continue
@@ -203,7 +205,9 @@ def build_evidence(
             )
     queried = {call.term.name for call, _ in results if call.term is not None}
     missing.extend(c.unqueried_text(term, language) for term in unqueried if term.name not in queried)
-    return c.evidence(cap_claims(claims, language), missing, actions)
+    kept = [*cap_claims(claims, language), *context]
+    kept = [{**claim, "claim_id": f"claim-{i}"} for i, claim in enumerate(kept, start=1)]
+    return c.evidence(kept, missing, actions)
 
 
 def cap_claims(claims: list[JSON], language: str) -> list[JSON]:

@@ -27,11 +27,13 @@ from evigate.server.tools.calls import ToolCallResult
 from evigate.server.understanding.entities import Entities
 
 RELEVANCE = "relevance"
-BEFORE = "before"
+BEFORE = "before"  # the first line of the symptom with the lines before it
+BEFORE_ONLY = "before_only"  # the lines before it alone (a survey: its Verifier holds no subject)
 FIRST = "first"
 _SPAN_KEYS = ("since", "until")
 BEFORE_SPAN = timedelta(minutes=1)
 BEFORE_LIMIT = 12
+FIRST_LIMIT = 50  # summarize_logs' most
 _CAUSE = re.compile(
     r"\bwhy\b|\bcaus(?:e|es|ed|ing)\b|\btroubleshoot|\binvestigat|\bwhat happened\b|\bwhat went wrong\b"
     r"|\bwhat(?:'s| is) (?:wrong|going on)\b|\broot cause"
@@ -114,6 +116,7 @@ def first_calls(
         arguments = {"service": call.service, **{k: v for k, v in call.arguments.items() if k in _SPAN_KEYS}}
         if call.level is not None:
             arguments["level"] = call.level
+        arguments["limit"] = FIRST_LIMIT  # the rare templates too: the first may be one of them
         return [replace(call, tool_name=SUMMARIZE_LOGS, arguments=arguments, purpose=FIRST)]
     return []
 
@@ -133,9 +136,14 @@ def first_occurrence(call: PlannedCall, result: ToolCallResult) -> datetime | No
 
 
 def before_calls(
-    question: str, results: Sequence[tuple[PlannedCall, ToolCallResult]], available: Collection[str]
+    question: str,
+    results: Sequence[tuple[PlannedCall, ToolCallResult]],
+    available: Collection[str],
+    anchored: bool = True,
 ) -> list[PlannedCall]:
-    """For a cause question, the minute of the service's logs before its symptom first showed."""
+    """For a cause question, the minute of the service's logs before its symptom first showed.
+    `anchored`: the claim also quotes that first line (a narrow log question, whose Verifier holds
+    every claim's lines to the question's subject)."""
     checks = _symptom_checks(question, results, available)
     if not checks:
         return []
@@ -152,10 +160,12 @@ def before_calls(
         "limit": BEFORE_LIMIT,
     }
     call = checks[0][0]
-    return [replace(call, tool_name=ToolName.QUERY_LOGS, arguments=arguments, level=None, purpose=BEFORE)]
+    purpose = BEFORE if anchored else BEFORE_ONLY
+    return [replace(call, tool_name=ToolName.QUERY_LOGS, arguments=arguments, level=None, purpose=purpose)]
 
 
-GATHERED = frozenset({RELEVANCE, FIRST, BEFORE})
+GATHERED = frozenset({RELEVANCE, FIRST, BEFORE, BEFORE_ONLY})
+CONTEXT = frozenset({BEFORE, BEFORE_ONLY})  # a finding of its own, never merged into the others
 MAX_RANKED = 5  # the best-ranked lines quoted
 
 
@@ -171,6 +181,9 @@ def cited(call: PlannedCall, refs: Sequence[Ref]) -> list[Ref]:
         first = [ref for ref in found if term.matches(ref.text)][-1:]
         before = [ref for ref in found if not term.matches(ref.text)][:MAX_RANKED]
         return [*first, *before] if first and before else []
+    if call.purpose == BEFORE_ONLY and call.term is not None:
+        term = call.term
+        return [ref for ref in found if not term.matches(ref.text)][:MAX_RANKED]
     return []
 
 
@@ -181,15 +194,22 @@ def _line(ref: Ref) -> str:
 def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> str:
     zh = language == "zh"
     service = call.service or ""
+    if call.purpose == BEFORE_ONLY:
+        lines = ("；" if zh else "; ").join(f"“{_line(ref)}”" if zh else f'"{_line(ref)}"' for ref in refs)
+        if zh:
+            return f"{service} 在检索到的最早一条问题日志之前一分钟内记录了：{lines}。"
+        return f"In the minute before the earliest line of the problem found, {service} logged: {lines}."
     if call.purpose == BEFORE:
         first, before = refs[0], refs[1:]
         if zh:
             lines = "；".join(f"“{_line(ref)}”" for ref in before)
-            return f"{service} 首次出现该问题的日志是“{_line(first)}”，在此之前一分钟内它记录了：{lines}。"
+            said = _line(first)
+            return f"{service} 检索到的最早一条问题日志是“{said}”，在此之前一分钟内它记录了：{lines}。"
         lines = "; ".join(f'"{_line(ref)}"' for ref in before)
         shown = _line(first)
         return (
-            f'The first line of {service} showing the problem is "{shown}"; in the minute before it: {lines}.'
+            f'The earliest line of {service} found showing the problem is "{shown}"; '
+            f"in the minute before it: {lines}."
         )
     if zh:
         lines = "；".join(f"“{_line(ref)}”" for ref in refs)

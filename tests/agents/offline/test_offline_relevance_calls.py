@@ -10,6 +10,7 @@ from evigate.rules.types import EvidenceRef
 from evigate.server.agents.offline import relevance_calls as r
 from evigate.server.agents.offline import widening
 from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall
+from evigate.server.agents.offline.executor import build_evidence
 from evigate.server.agents.offline.verifier import off_subject
 from evigate.server.sources.services import CatalogView
 from evigate.server.tools.calls import ToolCallResult
@@ -87,6 +88,7 @@ def test_more_lines_than_returned_ask_the_templates_when_they_first_showed() -> 
     symptom = _symptom(900, "2031-03-04 05:06:09 ERROR ledger-api socket timeout")
     (first,) = r.first_calls(question, [symptom], AVAILABLE)
     assert first.tool_name == SUMMARIZE_LOGS and first.purpose == r.FIRST
+    assert first.arguments == {"service": "ledger-api", "limit": r.FIRST_LIMIT}
     templates = _result(
         first,
         'template="socket timeout after <*>ms" count=899 first=2031-03-04 04:59:58 last=2031-03-04 05:06:09',
@@ -125,3 +127,40 @@ def test_a_survey_ranks_its_window_widened_as_its_other_log_checks() -> None:
     (asked,) = r.relevance_calls(extract(named, VIEW), named, AVAILABLE)
     assert asked.arguments["since"] == "30m"
     assert not widening.widenable(asked, _result(asked), asked_window=True)
+
+
+def test_a_survey_quotes_the_lines_before_alone() -> None:
+    question = "What is causing socket timeout in ledger-api?"
+    symptom = _symptom(1, "2031-03-04 05:06:07 ERROR ledger-api socket timeout")
+    (call,) = r.before_calls(question, [symptom], AVAILABLE, anchored=False)
+    assert call.purpose == r.BEFORE_ONLY
+    texts = [
+        "2031-03-04 05:06:07 ERROR ledger-api socket timeout (pool-a)",
+        "2031-03-04 05:06:06 WARN ledger-api pool size changed to 2",
+    ]
+    refs = [EvidenceRef(raw_path=f"$.logs[{i}]", text=t) for i, t in enumerate(texts)]
+    (cited,) = r.cited(call, refs)
+    assert cited.text == texts[1]
+    assert "pool size changed to 2" in r.observation_text(call, [cited], "zh")
+
+
+def test_the_lines_before_are_a_claim_of_their_own() -> None:
+    symptom_call = PlannedCall(
+        ToolName.QUERY_LOGS, {"service": "ledger-api", **TIMEOUT.arguments()}, "ledger-api", term=TIMEOUT
+    )
+    lines = [f"2031-03-04 05:06:0{i} ERROR ledger-api socket timeout #{i}" for i in range(3)]
+    ranked = PlannedCall(
+        ToolName.QUERY_LOGS, {"service": "ledger-api", "query": "q"}, "ledger-api", purpose=r.RELEVANCE
+    )
+    before = PlannedCall(ToolName.QUERY_LOGS, {}, "ledger-api", term=TIMEOUT, purpose=r.BEFORE_ONLY)
+    other = PlannedCall(ToolName.QUERY_LOGS, {"service": "ledger-api", "level": "ERROR"}, "ledger-api")
+    results = [
+        (symptom_call, _result(symptom_call, *lines)),
+        (ranked, _result(ranked, *lines)),
+        (other, _result(other, *lines)),
+        (before, _result(before, lines[0], "2031-03-04 05:05:59 WARN ledger-api pool size changed to 2")),
+    ]
+    claims = build_evidence(results, "en")["claims"]
+    assert [claim["claim_id"] for claim in claims] == ["claim-1", "claim-2"]
+    assert "pool size changed to 2" in claims[-1]["claim_text"]
+    assert "pool size changed" not in claims[0]["claim_text"]
