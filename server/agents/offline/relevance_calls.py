@@ -7,9 +7,10 @@
   its other log checks are); a narrow question ranks the window it names, else all the logs. A
   ranking only orders what is there: when it returns nothing, no claim is made of it.
 - **What came before.** When a log check of the question's symptom found lines, the lines the
-  service wrote just before the symptom's first occurrence are read (one bounded query over the
-  minute before it) and quoted as what preceded it, in the evidence's own words; no link between
-  the two is stated.
+  service wrote in the minute before the earliest of them are read (one bounded query; when the
+  symptom had more lines than its query returned, its templates first say when each first showed)
+  and quoted as a claim of their own, in the evidence's own words; no link between the two is
+  stated. "Earliest found", never "first": a template cut from the lookup may be older.
 """
 
 from __future__ import annotations
