@@ -154,6 +154,8 @@ def build_evidence(
     for call, result in results:
         refs = c.refs_of(result)
         state = c.outcome(result, refs)
+        if call.purpose == "problem" and state != EvidenceStatus.SUPPORTED:
+            continue  # no runbook was asked for: finding none (or none configured) is no finding
         claim_id = f"claim-{len(claims) + 1}"
         if state == EvidenceStatus.SUPPORTED:
             positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"]
