@@ -1,9 +1,9 @@
 """Hybrid ranking, pure: block scores in, ranked documents and a match level out.
 
-Scores are aggregated per document (its best block). The candidates come from reciprocal-rank
-fusion of the BM25 ranking and the dense ranking (RRF needs no common scale between the two); those
-that pass are returned strongest evidence first. The match level is a separate decision, since a
-fused rank says nothing about whether the best document is relevant at all:
+Scores are aggregated per document (its best block). Order comes from reciprocal-rank fusion of
+the BM25 ranking and the dense ranking (RRF needs no common scale between the two). The match level
+is a separate decision, since a fused rank says nothing about whether the best document is relevant
+at all:
 - L0: a key term of a document occurs in the query as a whole token (as lookup_knowledge does);
 - L1: a document's evidence clears its threshold, calibrated on the labelled set
   (bench/eval_retrieval.py). Evidence is the document's cosine minus the query's background (the
@@ -210,10 +210,7 @@ def rank(
         # No vector for this document (its embedding failed): the lexical rule decides.
         return h.bm25 >= config.lexical_threshold and bool(doc_terms[h.doc] >= needed)
 
-    # The documents that pass, strongest evidence first: fusion found the candidates, but BM25 has
-    # nothing to say about a document in the other language, so a fused order puts a same-language
-    # runner-up ahead of the translation that answers.
-    chosen = sorted((h for h in candidates if passes(h)), key=lambda h: -h.evidence)
+    chosen = [h for h in candidates if passes(h)]
     spread = dense.spread if dense is not None and dense.spread is not None else _spread(evidence)
     margin = _margin(candidates, chosen, spread, config.margin)
     if not chosen:
@@ -231,14 +228,21 @@ def _spread(evidence: npt.NDArray[np.float64]) -> float | None:
 
 def _margin(candidates: list[Hit], chosen: list[Hit], spread: float | None, margin: float) -> Margin | None:
     """The best candidate's lead over the runner-up, and the chosen runner-ups it beats by more than
-    `margin` spreads (those are cut)."""
+    `margin` spreads (those are cut). Each is measured by how far its evidence clears its own
+    threshold, so a document in the other language, whose similarities the encoder compresses, is
+    compared on the same footing as one in the question's."""
     if spread is None or spread <= 0 or not candidates:
         return None
     best = chosen[0] if chosen else candidates[0]
     others = [h for h in candidates if h.doc != best.doc]
-    lead = (best.evidence - max(h.evidence for h in others)) / spread if others else None
-    behind = [(h.doc, (best.evidence - h.evidence) / spread) for h in chosen if h.doc != best.doc]
+    lead = (_clear(best) - max(_clear(h) for h in others)) / spread if others else None
+    behind = [(h.doc, (_clear(best) - _clear(h)) / spread) for h in chosen if h.doc != best.doc]
     return Margin(spread, margin, lead, tuple((d, b) for d, b in behind if b > margin))
+
+
+def _clear(hit: Hit) -> float:
+    """How far a document's evidence clears its threshold (its evidence when it has none)."""
+    return hit.evidence - (hit.threshold or 0.0)
 
 
 def _best_block(doc_of_block: npt.NDArray[np.int64], block_scores: npt.NDArray[np.floating], doc: int) -> int:

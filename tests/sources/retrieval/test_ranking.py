@@ -117,12 +117,3 @@ def test_a_runner_up_the_best_beats_by_more_than_the_margin_is_not_returned() ->
     result = rank(DOC_OF_BLOCK, 3, NO_WORDS, near, key_hits={}, config=RankingConfig(), limit=3)
     assert [h.doc for h in result.hits] == [0, 1]
     assert result.margin is not None and result.margin.dropped == ()
-
-
-def test_the_passing_documents_come_strongest_evidence_first() -> None:
-    # BM25 ranks document 2 first (it shares the query's words); by meaning document 1 is closer.
-    words = lexical([0, 0, 0, 1.0], [0, 0, 0, 2])
-    scores = dense([0.1, 0.1, 0.5, 0.45], [0.1, 0.5, 0.45])
-    result = rank(DOC_OF_BLOCK, 3, words, scores, key_hits={}, config=RankingConfig(margin=10), limit=3)
-    assert result.candidates[0].doc == 2  # fused order
-    assert [h.doc for h in result.hits] == [1, 2]  # evidence order: 0.5 > 0.45 + its BM25 bonus
