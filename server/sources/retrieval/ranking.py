@@ -221,7 +221,7 @@ def rank(
     return Ranking("L1", chosen[:limit], candidates, margin)
 
 
-def _spread(evidence: npt.NDArray[np.float64]) -> float | None:
+def _spread(evidence: npt.NDArray[np.floating]) -> float | None:
     """The standard deviation of the documents' scores; None for fewer than three (no spread)."""
     return float(np.std(evidence)) if len(evidence) >= 3 else None
 

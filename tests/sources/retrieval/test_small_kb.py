@@ -125,8 +125,14 @@ async def lookup(knowledge: SemanticKnowledge, query: str) -> ToolCallResult:
     return await toolbox.call("lookup_knowledge", {"query": query}, Deadline.none())
 
 
+def blocks_of(call: ToolCallResult) -> list[dict[str, str]]:
+    assert call.raw_result is not None
+    items: list[dict[str, str]] = call.raw_result["evidence_blocks"]
+    return items
+
+
 def found(call: ToolCallResult) -> list[str]:
-    return list(dict.fromkeys(item["source"] for item in call.raw_result["evidence_blocks"]))
+    return list(dict.fromkeys(item["source"] for item in blocks_of(call)))
 
 
 @pytest.mark.parametrize(
@@ -198,7 +204,7 @@ async def test_each_intent_gets_its_section_whole_with_the_notes(
     knowledge: SemanticKnowledge, question: str, runbook: str, section: str, notes: str
 ) -> None:
     call = await lookup(knowledge, question)
-    blocks = call.raw_result["evidence_blocks"]
+    blocks = blocks_of(call)
     assert blocks and blocks[0]["source"] == runbook, found(call)
     assert blocks[0]["section"] == section
     whole = RUNBOOKS[runbook.removeprefix("knowledge/")].split(f"## {section}\n", 1)[1].split("\n## ")[0]
