@@ -159,6 +159,8 @@ def build_evidence(
     for call, result in results:
         refs = c.refs_of(result)
         state = c.outcome(result, refs)
+        if call.purpose == "problem" and state != EvidenceStatus.SUPPORTED:
+            continue  # no runbook was asked for: finding none (or none configured) is no finding
         claim_id = f"claim-{len(claims) + 1}"
         if call.purpose in relevance_calls.GATHERED:
             # a ranking, a first occurrence, the lines before it: what they found, never an absence
