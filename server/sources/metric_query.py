@@ -35,6 +35,7 @@ _SAYINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("retry", "retried", "retries", "重试"), ("retried", "retry")),
     (("sms", "短信"), ("sms",)),
     (("goroutines", "协程"), ("goroutines",)),
+    (("cpu",), ("usage",)),
     (("rejected", "rejections", "拒绝"), ("rejected",)),
 )  # fmt: skip
 # Label names as a question says them.
@@ -52,6 +53,15 @@ _STATUS_CLASS = re.compile(r"(?<![0-9])([1-5])xx(?![a-z])", re.I)
 _STATUS = ("code", "status", "status_code")
 _RATIO = ("ratio", "share", "percent", "percentage", "比例", "占比", "百分比")
 MIN_SHIFT = 0.2  # a change point is stated when the level moved by at least this share
+# A question that asks for a cause ("investigate why", "有问题吗", "原因") is answered by comparing the
+# metric across each label that splits the service's series into a few values (a `coupon`, an
+# `exchange`): the value that stands out is the evidence, whichever label it is on.
+_CAUSE = re.compile(
+    r"\bwhy\b|\binvestigate|\bcause|\bissues?\b|\bproblems?\b|\bwrong\b|为什么|原因|根因|调查|有问题|问题吗",
+    re.I,
+)
+MAX_BREAKDOWN_VALUES = 8  # a label with more values (ids, pods) is no comparison
+_NOT_COMPARED = frozenset({*SERVICE_LABELS, "namespace", "instance", "pod", "le", "endpoint", "node"})
 
 
 @dataclass(frozen=True)
@@ -99,17 +109,28 @@ def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
         label for word, label in _LABEL_WORDS.items() if word in lowered
     }
     for label, values in metric.label_values:
-        if label in SERVICE_LABELS or label in ("namespace", "instance", "pod"):
+        if label in ("instance", "le") or (
+            not metric.scoped and (label in SERVICE_LABELS or label in ("namespace", "pod"))
+        ):
             continue
         named = [
             v
             for v in values
             if len(v) > 1 and re.search(r"(?<![\w.-])" + re.escape(v.lower()) + r"(?![\w-])", lowered)
         ]
-        if label in said or len(named) > 1:
+        if (label in said and len(values) > 1) or len(named) > 1:
             group.append(label)
         elif len(named) == 1:
             filters.append(f"{label}={promql_string(named[0])}")
+    group = [label for label in group if label not in {f.split("=", 1)[0] for f in filters}]
+    if not group and _CAUSE.search(question):
+        filtered = {f.split("=", 1)[0] for f in filters}
+        group = [
+            label
+            for label, values in metric.label_values
+            if label not in _NOT_COMPARED and label not in filtered and label not in _STATUS
+            and 1 < len(values) <= MAX_BREAKDOWN_VALUES
+        ]  # fmt: skip
     status = _STATUS_CLASS.search(question)
     for label in _STATUS:
         if status is not None and label in metric.labels and label not in group:
@@ -121,7 +142,8 @@ def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
 def promql(metric: Metric, question: str, window: str | None) -> Built:
     """The query for `metric` as the question asks it (`window`: its range, e.g. "1h", if any)."""
     group, filters = _labels_named(question, metric)
-    selector = "{" + ", ".join([metric.selector, *filters]) + "}"
+    filters = [f for f in filters if f != metric.selector]  # a namespace's own matcher is there
+    selector = "{" + ", ".join(m for m in [metric.selector, *filters] if m) + "}"
     by = f" by ({', '.join(group)})" if group else ""
     lowered = question.lower()
     if metric.kind == "histogram":
@@ -136,11 +158,13 @@ def promql(metric: Metric, question: str, window: str | None) -> Built:
         expr = f"sum{by} (rate({metric.name}{selector}[5m]))"
         status = [f for f in filters if "=~" in f and f.split("=", 1)[0] in _STATUS]
         if status and any(w in lowered for w in _RATIO):
-            rest = "{" + ", ".join([metric.selector, *(f for f in filters if f not in status)]) + "}"
+            rest = "{" + ", ".join(m for m in [metric.selector, *filters] if m and m not in status) + "}"
             expr = f"{expr} / sum{by} (rate({metric.name}{rest}[5m]))"
             why = f"{metric.name} is a counter: the share of {status[0]}"
             return Built(expr, tuple(group), False, why, "ratio")
-        return Built(expr, tuple(group), False, f"{metric.name} is a counter: its per-second rate")
+        # A rate of a seconds counter is seconds per second: CPU time is cores.
+        unit = "cores" if "cpu" in metric.name and metric.name.endswith("_seconds_total") else None
+        return Built(expr, tuple(group), False, f"{metric.name} is a counter: its per-second rate", unit)
     expr = f"sum{by} ({metric.name}{selector})" if group else f"{metric.name}{selector}"
     return Built(expr, tuple(group), False, f"{metric.name} is a gauge: read as it is")
 
@@ -177,3 +201,8 @@ def change_point(series: Series) -> str | None:
     if scale == 0 or abs(after - before) / scale < MIN_SHIFT:
         return None
     return f"change at {fmt_time(values[k].t)} from avg={fmt_number(before)} to avg={fmt_number(after)}"
+
+
+def asks_cause(question: str) -> bool:
+    """Whether the question asks why, or whether something is wrong (a comparison across labels)."""
+    return _CAUSE.search(question) is not None
