@@ -200,7 +200,21 @@ def change_point(series: Series) -> str | None:
     scale = max(abs(before), abs(after))
     if scale == 0 or abs(after - before) / scale < MIN_SHIFT:
         return None
+    k = _onset(values, k, after)
+    before, after = prefix[k] / k, (prefix[n] - prefix[k]) / (n - k)
     return f"change at {fmt_time(values[k].t)} from avg={fmt_number(before)} to avg={fmt_number(after)}"
+
+
+def _onset(values: list[Sample], k: int, after: float) -> int:
+    """Where the move that the split at `k` found began: a ramp leaves its earlier level before the
+    split of the means, so the change is stated from the first sample of the run, ending at the
+    split, that has already left that level (the median before the split) by a tenth of the move."""
+    base = sorted(s.v for s in values[:k])[k // 2]
+    tolerance = abs(after - base) / 10
+    sign = 1.0 if after >= base else -1.0
+    while k > 2 and (values[k - 1].v - base) * sign > tolerance:
+        k -= 1
+    return k
 
 
 def asks_cause(question: str) -> bool:

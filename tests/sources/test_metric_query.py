@@ -5,6 +5,7 @@ from __future__ import annotations
 from evigate.server.sources.metric_discovery import Metric
 from evigate.server.sources.metric_query import change_point, promql, rank, unit_of
 from evigate.server.sources.prom_types import Sample, Series
+from evigate.server.sources.series_text import fmt_time
 
 RESPONSES = Metric(
     "gateway_upstream_responses_total",
@@ -123,3 +124,11 @@ def test_a_namespaces_metric_is_grouped_by_the_pod_or_namespace_the_question_nam
     assert promql(store, "Show me a graph of CPU per namespace", None).expr == (
         "sum by (namespace) (rate(container_cpu_usage_seconds_total{}[5m]))"
     )
+
+
+def test_a_ramp_is_stated_from_where_it_left_the_earlier_level() -> None:
+    ramp = [0.5] * 12 + [0.5 + 0.5 * i for i in range(1, 9)] + [4.6] * 12
+    text = change_point(_series(ramp))
+    assert text is not None
+    at = _series(ramp).samples[12].t  # the first value above 0.5
+    assert text.startswith(f"change at {fmt_time(at)} from avg=0.5 to avg=")

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 
 from evigate.rules.enums import ToolName
 from evigate.rules.types import EvidenceRef as Ref
+from evigate.server.agents.offline import survey
 from evigate.server.agents.offline.calls import PlannedCall, with_signal_calls
-from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.sources.metric_query import asks_cause
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.entities import Entities
 
 # An explicit alert question ("CPU 告警还在吗") asks about the alert, not the metric, unless it also
@@ -156,7 +157,10 @@ def metric_calls(
     if wide:
         return wide
     if entities.survey and catalog is not None:
-        return [*planned, *survey_signals(entities, catalog.signals), *discover(question, entities, catalog)]
+        # "since when?" / "what changed?": the signals over the hours where their change point is
+        since = DISCOVERY_WINDOW if asks_change(question) else survey.SURVEY_WINDOW
+        signals = survey.signal_calls(entities, catalog.signals, since)
+        return [*planned, *signals, *discover(question, entities, catalog)]
     if not entities.unknown_services or entities.services:
         signal = plan(question, entities, catalog) + discover(question, entities, catalog)
         return with_signal_calls(planned, signal, entities)
