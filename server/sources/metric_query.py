@@ -36,6 +36,7 @@ _SAYINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("sms", "短信"), ("sms",)),
     (("goroutines", "协程"), ("goroutines",)),
     (("cpu",), ("usage",)),
+    (("率",), ("rate",)),
     (("rejected", "rejections", "拒绝"), ("rejected",)),
 )  # fmt: skip
 # Label names as a question says them.

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from .discovered_metrics import MAX_CANDIDATES, query_built
 from .evidence import PromqlEvidence
-from .matching import promql_string
+from .matching import promql_string, re2_escape
 from .metric_discovery import LOOKBACK, MAX_SERIES, Metric, MetricDiscovery, family_of, kind_of
 from .metric_query import promql, rank
 from .prometheus import Prometheus
@@ -40,8 +40,13 @@ class Scope:
     namespace: str | None  # None: the whole store
 
     @property
-    def selector(self) -> str:
-        return f"namespace={promql_string(self.namespace)}" if self.namespace else ""
+    def selectors(self) -> tuple[str, ...]:
+        """The namespace's series: by their `namespace` label, else by a scrape address inside it
+        (`instance="bidder.app-160.svc.cluster.local:80"`, a Service scraped by its DNS name)."""
+        if not self.namespace:
+            return ("",)
+        address = r"[^/]*\." + re2_escape(self.namespace) + r"(\.svc[^:]*)?(:[0-9]+)?"
+        return (f"namespace={promql_string(self.namespace)}", f"instance=~{promql_string(address)}")
 
     @property
     def name(self) -> str:
@@ -58,10 +63,15 @@ async def metrics_in(discovery: MetricDiscovery, scope: Scope, now: datetime) ->
     cached = discovery._cache.get(key)
     if cached is not None and time.monotonic() - cached[0] < discovery.ttl_s:
         return cached[1]
-    matchers = [f"{{{scope.selector}}}"] if scope.selector else []
-    names = set((await discovery.prom.label_values("__name__", matchers, now - LOOKBACK, now))[:MAX_NAMES])
-    families = sorted({family_of(n, names) for n in names if not n.startswith("ALERTS")})
-    found = [Metric(f, kind_of(f, names, None), "", (), scope.selector, scoped=True) for f in families]
+    found: list[Metric] = []
+    for selector in scope.selectors:
+        matchers = [f"{{{selector}}}"] if selector else []
+        listed = await discovery.prom.label_values("__name__", matchers, now - LOOKBACK, now)
+        names = set(listed[:MAX_NAMES])
+        families = sorted({family_of(n, names) for n in names if not n.startswith("ALERTS")})
+        found = [Metric(f, kind_of(f, names, None), "", (), selector, scoped=True) for f in families]
+        if found:
+            break
     discovery._cache[key] = (time.monotonic(), found)
     return found
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from evigate.server.sources.metric_discovery import Metric
 from evigate.server.sources.metric_query import change_point, promql, rank, unit_of
 from evigate.server.sources.prom_types import Sample, Series
+from evigate.server.sources.scoped_metrics import Scope
 from evigate.server.sources.series_text import fmt_time
 
 RESPONSES = Metric(
@@ -132,3 +135,18 @@ def test_a_ramp_is_stated_from_where_it_left_the_earlier_level() -> None:
     assert text is not None
     at = _series(ramp).samples[12].t  # the first value above 0.5
     assert text.startswith(f"change at {fmt_time(at)} from avg=0.5 to avg=")
+
+
+def test_a_namespace_is_found_by_its_label_or_by_a_scrape_address_inside_it() -> None:
+    label, address = Scope("app-1").selectors
+    assert label == 'namespace="app-1"'
+    pattern = re.compile(address.split("=~", 1)[1].strip('"').replace("\\\\", "\\"))
+    assert pattern.fullmatch("bidder.app-1.svc.cluster.local:80")
+    assert not pattern.fullmatch("bidder.app-10.svc.cluster.local:80")
+    assert Scope(None).selectors == ("",)
+
+
+def test_a_rate_said_in_chinese_meets_a_metric_named_rate() -> None:
+    rate = Metric("bid_rate_current", "gauge", "", ("exchange",), 'job="bidder"')
+    other = Metric("bid_requests_total", "counter", "", ("exchange",), 'job="bidder"')
+    assert rank("出价率有问题吗？", [other, rate])[0][1] is rate
