@@ -56,3 +56,20 @@ def test_a_metric_question_about_a_change_also_reads_the_logs_and_the_hours_of_t
     )
     windows = {c.arguments.get("since") for c in planned if "signal" in c.arguments}
     assert windows == {"12h"}
+
+
+def test_a_metric_question_about_a_namespace_or_the_cluster_queries_the_store_not_a_guessed_service() -> None:
+    catalog = load_signal_catalog()
+    question = "Which pods use the most CPU in the app-7 namespace?"
+    (call,) = signal_calls.scoped(question, extract(question, []), catalog)
+    assert call.arguments == {"about": question, "since": "12h", "namespace": "app-7"}
+    assert "namespace app-7" in signal_calls.negative_text(call, "en")
+    wide = "Show me a graph of CPU per namespace"
+    (call,) = signal_calls.scoped(wide, extract(wide, []), catalog)
+    assert "namespace" not in call.arguments and "None" not in signal_calls.negative_text(call, "en")
+    assert (
+        signal_calls.scoped(
+            "What is the CPU of checkout?", extract("What is the CPU of checkout?", []), catalog
+        )
+        == []
+    )

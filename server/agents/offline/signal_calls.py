@@ -145,7 +145,7 @@ def scoped(question: str, entities: Entities, catalog: SignalCatalog | None) -> 
     arguments = {"about": question.strip(), "since": _since(entities.window_minutes) or DISCOVERY_WINDOW}
     if namespace is not None:
         arguments["namespace"] = namespace
-    return [PlannedCall(ToolName.QUERY_PROMQL, arguments, namespace, window_minutes=entities.window_minutes)]
+    return [PlannedCall(ToolName.QUERY_PROMQL, arguments, None, window_minutes=entities.window_minutes)]
 
 
 def metric_calls(
@@ -190,9 +190,12 @@ def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> s
 
 def negative_text(call: PlannedCall, language: str) -> str:
     if "about" in call.arguments:
+        namespace = call.arguments.get("namespace")
         if language == "zh":
-            return f"当前查询未检索到 {call.service} 与问题相关的指标序列。"
-        return f"This query found no matching evidence of a metric series of {call.service} for the question."
+            owner = call.service or (f"命名空间 {namespace}" if namespace else "指标库中")
+            return f"当前查询未检索到 {owner} 与问题相关的指标序列。"
+        owner = call.service or (f"namespace {namespace}" if namespace else "the metrics store")
+        return f"This query found no matching evidence of a metric series of {owner} for the question."
     signal = call.arguments.get("signal", "metric")
     if language == "zh":
         return f"当前查询未检索到 {call.service} 的 {signal} 指标序列。"
