@@ -7,6 +7,7 @@ builds (tests/sources/logs/test_index_equivalence.py compares them)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -110,12 +111,12 @@ class Batch:
     def _chunk(self, body: bytes, number: int, offset: int) -> tuple[int, int]:
         """Indexes whole lines (each ending in a newline): those a lane reads at once (lanes.py),
         the others one by one; returns the next line number and offset."""
-        try:
-            text = body.decode() if self._lanes.possible else ""
-        except UnicodeDecodeError:
-            text = ""
+        text = ""  # the chunk decoded, for lanes that read text (not over bytes)
+        if self._lanes.possible and not self._lanes.over_bytes:
+            with contextlib.suppress(UnicodeDecodeError):
+                text = body.decode()
         data = np.frombuffer(body, np.uint8)
-        low = _controls(body, data) if text else data[:0]
+        low = _controls(body, data) if text or self._lanes.over_bytes else data[:0]
         newline = data[low] == 10
         ends = low[newline] + 1  # where each line ends, its newline included
         count = len(ends)
@@ -124,8 +125,11 @@ class Batch:
             return self._lines(body.split(b"\n")[:-1], number, offset)
         starts = np.concatenate(([0], ends[:-1]))
         read = np.fromiter(map(bool, reads.times), bool, count)
-        # Control characters, DEL and overlong lines: one by one (decode() says what they are).
+        # Control characters, DEL, lines not UTF-8 (marked by their newline) and overlong lines:
+        # one by one (decode() says what they are).
         controls = low[~newline]
+        if reads.undecodable:
+            controls = np.sort(np.concatenate((controls, ends[list(reads.undecodable)] - 1)))
         read[np.searchsorted(ends, controls, side="right")] = False
         overlong = ends - starts > MAX_LINE
         read[overlong] = False
@@ -244,10 +248,18 @@ class Batch:
     def _read(self, text: str, body: bytes, ends: np.ndarray) -> Reads | None:
         """The lanes' rows for the chunk; a line no lane read and quick() reads teaches a lane."""
         lanes = self._lanes
-        reads = lanes.read(text, len(ends))
+        reads = lanes.read_bytes(body, ends) if lanes.over_bytes else lanes.read(text, len(ends))
         unread = _first_unread(reads.times, self.LEARN) if reads else range(self.LEARN)
-        samples = [body[(ends[i - 1] if i else 0) : ends[i] - 1].decode() for i in unread if i < len(ends)]
+        samples = []
+        for i in unread:
+            if i < len(ends):
+                with contextlib.suppress(UnicodeDecodeError):
+                    samples.append(body[(ends[i - 1] if i else 0) : ends[i] - 1].decode())
         if lanes.learn(samples):
+            if lanes.over_bytes:
+                return lanes.read_bytes(body, ends)
+            if not text:
+                return None  # learnt from a chunk not decoded: the next chunk reads by the lanes
             reads = lanes.read(text, len(ends))
         return reads
 

@@ -15,8 +15,10 @@ from .events import LineFormat, LogEvent
 from .jsonlines import Quick
 from .layouts import LogSource
 from .log_config import LogConfig
+from .multiline import Continuations
 from .reader import (
     MAX_LINE,
+    OVERLONG,
     REMEMBERED,
     Draft,
     FileFormat,
@@ -43,19 +45,55 @@ class EventParser:
 
     def event(self, data: bytes, line: int, offset: int) -> LogEvent | None:
         """The first event of bytes that start with one (its first line number and file offset given)."""
-        parser = StreamParser(self.rel, self.file_format, self._unparsed)
-        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
-            if isinstance(item, Draft):
-                return finish(item, self.source, self.file_format, self.rel, self.config)
-        return None
+        draft = self.draft(data, line, offset)
+        return finish(draft, self.source, self.file_format, self.rel, self.config) if draft else None
 
     def pending(self, data: bytes, line: int, offset: int) -> Pending | None:
         """As event(), read only as far as a filter needs: made whole if the query returns it."""
-        parser = StreamParser(self.rel, self.file_format, self._unparsed)
-        for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
-            if isinstance(item, Draft):
-                return Pending(self, item)
-        return None
+        draft = self.draft(data, line, offset)
+        return Pending(self, draft) if draft is not None else None
+
+    def draft(self, data: bytes, line: int, offset: int) -> Draft | None:
+        """The first event of the bytes as StreamParser drafts it: its first line the first that
+        parses with a time, then the lines Continuations takes up to the next such line (lines
+        that are neither are skipped). Without a container, read here line by line directly:
+        a query reads thousands of single events, each a line or a few."""
+        if self.file_format.container:
+            parser = StreamParser(self.rel, self.file_format, self._unparsed)
+            for item in parser.run(raw_lines(io.BytesIO(data), line, offset)):
+                if isinstance(item, Draft):
+                    return item
+            return None
+        parse, unparsed = self.file_format.line_format.parse, self._unparsed
+        draft: Draft | None = None
+        continuations: Continuations | None = None
+        lines = data.split(b"\n")
+        last = len(lines) - 1  # lines[last] follows the last newline (b"" when the bytes end in one)
+        for k, raw in enumerate(lines):
+            if k == last and not raw:
+                break
+            start, offset = offset, offset + len(raw) + (k < last)
+            number, line = line, line + 1
+            text, _ = decode(raw if len(raw) < MAX_LINE else OVERLONG)
+            if not text or text.isspace():
+                continue
+            if text in unparsed:
+                parsed = None
+            else:
+                parsed = parse(text)
+                if parsed is None:
+                    if len(unparsed) >= REMEMBERED:
+                        unparsed.clear()
+                    unparsed.add(text)
+            if parsed is not None and parsed.timestamp is not None:
+                if draft is not None:
+                    return draft
+                draft = Draft(number, start, offset, parsed, parsed.timestamp, None)
+                continuations = Continuations()
+            elif continuations is not None and draft is not None and continuations.accepts(text):
+                draft.continuation.append(text)
+                draft.end = offset
+        return draft
 
     def first(self, handle: BinaryIO, line: int, offset: int) -> tuple[LogEvent | None, int]:
         """The event starting at the handle's position (its first line number and offset given),

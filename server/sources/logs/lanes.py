@@ -13,7 +13,14 @@ no lane crosses a newline; any other line takes the one-line-at-a-time path.
   decoded value), the message a non-empty string. Such a line is valid JSON with those keys once
   each, and the record's plan (which key holds each role) is that of the shape.
 - logfmt: the keys of one line shape in their order, each pair as `_PLAIN_PAIR` reads it: the line
-  is then tiled by those pairs and no others, and read as that dict."""
+  is then tiled by those pairs and no others, and read as that dict.
+
+JSON and logfmt lanes (ours) read the chunk's bytes, undecoded (`read_bytes`): their classes are
+defined by ASCII characters and bounded by ASCII delimiters, so on a line of UTF-8 they match as
+over its text, except that `\\s` there also holds the whitespace beyond ASCII (U+00A0, U+3000...).
+So the lines holding bytes beyond ASCII are decoded (together): a line that is not UTF-8, or holds
+such whitespace, is read by no lane (the one-line path reads it). A user pattern's lane, whose
+regex may say anything, reads the decoded text."""
 
 from __future__ import annotations
 
@@ -22,6 +29,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Any
+
+import numpy as np
 
 # A JSON string without escapes (its text is its value: group `@`), any, and any non-empty one.
 _PLAIN = r'"(?P<@>[^"\\\x00-\x1f]+)"'
@@ -39,6 +49,7 @@ _KV_QUOTED_ROLE = r'"(?P<@>[^"\\\n]+)"'
 _KV_BARE_ROLE = r'(?P<@>[^\s"]+)'
 _KV_KEY = re.compile(r'[^\s="\\]+')
 _ROLES = ("t", "l", "s")
+_WIDE_SPACE = re.compile(r"[^\S\x00-\x7f]")  # whitespace beyond ASCII, as `\s` over text has it
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,7 @@ class Reads:
     levels: list[str]
     services: list[str]
     composed: list[str]  # the time, where a lane of a shape without a message read the line
+    undecodable: tuple[int, ...] = ()  # lines read over bytes that are not UTF-8 (no lane read them)
 
 
 class Lanes:
@@ -150,6 +162,7 @@ class Lanes:
         self._make: Callable[[str], Lane | None] | None = getattr(line_format, "lane", None)
         self.lanes: list[Lane] = []
         self._regex: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None  # the same over bytes: our lanes only
 
     @property
     def possible(self) -> bool:
@@ -166,7 +179,15 @@ class Lanes:
             added = True
         if added:
             self._regex = self._join()
+            self._bytes = None
+            if self._regex is not None and all(lane.whole for lane in self.lanes):
+                self._bytes = re.compile(self._regex.pattern.encode())
         return added
+
+    @property
+    def over_bytes(self) -> bool:
+        """Whether the lanes read a chunk's bytes undecoded (read_bytes)."""
+        return self._bytes is not None
 
     def _join(self) -> re.Pattern[str] | None:
         alternatives = []
@@ -188,10 +209,68 @@ class Lanes:
         rows = regex.findall(text, 0, len(text) - 1)  # a tuple per line: there is always more than one group
         if len(rows) != count:
             return None
-        index = regex.groupindex
-        columns: dict[str, list[str]] = {}
+        times, levels, services, composed = self._columns(rows, count, "")
+        return Reads(times, levels, services, composed)
 
-        def column(name: str) -> list[str]:
+    def read_bytes(self, body: bytes, ends: np.ndarray) -> Reads | None:
+        """read() over the chunk's bytes (`ends`: where each line ends, its newline included),
+        the texts decoded once read; lines not UTF-8 or holding whitespace beyond ASCII are read
+        by no lane, the first noted as undecodable."""
+        regex = self._bytes
+        if regex is None:
+            return None
+        count = len(ends)
+        rows = regex.findall(body, 0, len(body) - 1)
+        if len(rows) != count:
+            return None
+        undecodable: list[int] = []
+        if not body.isascii():
+            blank = (b"",) * regex.groups
+            for i in self._unsure(body, ends, undecodable):
+                rows[i] = blank
+        times, levels, services, composed = self._columns(rows, count, b"")
+        return Reads(
+            list(map(bytes.decode, times)),
+            _decoded(levels),
+            _decoded(services),
+            _decoded(composed),
+            tuple(undecodable),
+        )
+
+    @staticmethod
+    def _unsure(body: bytes, ends: np.ndarray, undecodable: list[int]) -> list[int]:
+        """The lines holding bytes beyond ASCII that are not UTF-8 (noted) or hold whitespace
+        beyond ASCII: decoded together, one by one only when that fails."""
+        high = np.flatnonzero(np.frombuffer(body, np.uint8) >= 128)
+        runs = high[np.concatenate(([True], np.diff(high) != 1))]  # each run's first byte
+        found = np.searchsorted(ends, runs, side="right")
+        lines = found[np.concatenate(([True], found[1:] != found[:-1]))].tolist()
+        bounds = ends.tolist()
+        pieces = [body[(bounds[i - 1] if i else 0) : bounds[i] - 1] for i in lines]
+        unsure: list[int] = []
+        try:
+            text = b"\n".join(pieces).decode()
+        except UnicodeDecodeError:
+            for i, piece in zip(lines, pieces, strict=True):
+                try:
+                    if _WIDE_SPACE.search(piece.decode()):
+                        unsure.append(i)
+                except UnicodeDecodeError:
+                    undecodable.append(i)
+                    unsure.append(i)
+            return unsure
+        if _WIDE_SPACE.search(text):
+            unsure = [i for i, piece in zip(lines, pieces, strict=True) if _WIDE_SPACE.search(piece.decode())]
+        return unsure
+
+    def _columns(self, rows: list[Any], count: int, empty: Any) -> tuple[list[Any], ...]:
+        """The rows' time, level, service and composed columns (texts, or bytes read over bytes)."""
+        regex = self._regex
+        assert regex is not None
+        index = regex.groupindex
+        columns: dict[str, list[Any]] = {}
+
+        def column(name: str) -> list[Any]:
             """One group's texts, line by line: only the groups wanted are taken out of the rows,
             in C (cheaper than transposing every group of every row)."""
             found = columns.get(name)
@@ -199,11 +278,11 @@ class Lanes:
                 found = columns[name] = list(map(itemgetter(index[name] - 1), rows))
             return found
 
-        def merged(names: list[str]) -> list[str]:
+        def merged(names: list[str]) -> list[Any]:
             """Groups of which a line fills one at most (alternatives, or other lanes'), merged."""
             found = [column(name) for name in names]
             if not found:
-                return [""] * count
+                return [empty] * count
             if len(found) == 1:  # one lane: its column as it is (nobody writes to it)
                 return found[0]
             out = list(found[0])
@@ -211,8 +290,8 @@ class Lanes:
                 out = _either(out, other)
             return out
 
-        times: list[str] = []
-        composed: list[str] = []
+        times: list[Any] = []
+        composed: list[Any] = []
         for k, lane in enumerate(self.lanes):
             names = [_name(lane, k, g) for g in lane.times]
             if lane.whole:  # our own lanes: one time group
@@ -227,10 +306,16 @@ class Lanes:
                 composed = lane_times if not composed else _either(composed, lane_times)
         levels = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.level])
         services = merged([_name(lane, k, g) for k, lane in enumerate(self.lanes) for g in lane.service])
-        return Reads(times, levels, services, composed or [""] * count)
+        return times, levels, services, composed or [empty] * count
 
 
-def _either(one: list[str], other: list[str]) -> list[str]:
+def _decoded(column: list[bytes]) -> list[str]:
+    """A column of few distinct texts (levels, services), each decoded once."""
+    texts = {raw: raw.decode() for raw in set(column)}
+    return list(map(texts.__getitem__, column))
+
+
+def _either(one: list[Any], other: list[Any]) -> list[Any]:
     """Line by line, the text of whichever of two groups was filled (a line fills one at most)."""
     return [a or b for a, b in zip(one, other, strict=True)]
 

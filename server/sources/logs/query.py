@@ -224,7 +224,8 @@ class IndexedFile:
                 for i in self._candidates(block, data.data):
                     if not self._keeps(i):
                         continue
-                    found = self.parser.event(*data.event(i))
+                    # read as far as the filters look: made whole only if the query returns it
+                    found = self.parser.pending(*data.event(i))
                     if found is not None and text_matches(found, self.keyword, self.regex):
                         yield (index.stamps[i], order, block.start + index.starts[i], i, found)
 
