@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import openai
 
+from evigate.server.agents.llm.budget import estimate_tokens, rendered, shared_prefix, shared_tools
 from evigate.server.agents.llm.llm_settings import LLMSettings, Stage
 from evigate.server.agents.llm.replies import (
     ChatReply,
@@ -66,6 +67,7 @@ class LLMClient:
         self._sleep = sleep
         self._jitter = jitter
         self._auto_level = 0
+        self._last_request = ""  # the last request sent, as a template lays it out (prefix estimate)
         self._openai = openai.AsyncOpenAI(
             api_key=settings.api_key or "unused",  # local endpoints often need none; openai insists
             base_url=settings.base_url,
@@ -102,6 +104,11 @@ class LLMClient:
         an empty reply)."""
         settings = self.settings
         model = settings.model_for(stage)
+        request = rendered(messages, tools)
+        estimate = _Estimate(
+            estimate_tokens(request), estimate_tokens(request[shared_prefix(self._last_request, request) :])
+        )
+        self._last_request = request
         attempt = 0
         while True:
             attempt += 1
@@ -153,7 +160,16 @@ class LLMClient:
                 _log_attempt(stage, model, attempt, started=started, outcome="truncated_json")
                 raise truncated_json(stage, exc, attempts=attempt) from exc
             else:
-                return _reply(stage, completion, tools, attempt=attempt, model=model, started=started)
+                offered = tools if tool_choice != "none" else None  # a call written as text is read
+                return _reply(
+                    stage,
+                    completion,
+                    offered,
+                    attempt=attempt,
+                    model=model,
+                    started=started,
+                    estimate=estimate,
+                )
 
             _log_attempt(stage, model, attempt, started=started, outcome=kind)
             if attempt > settings.max_retries:
@@ -182,7 +198,9 @@ class LLMClient:
     async def chat_json(
         self, stage: Stage, messages: Sequence[JSON], deadline: Deadline, *, schema_name: str, schema: JSON
     ) -> tuple[JSON, ChatReply]:
-        """A completion whose reply must be one JSON object; uses response_format per json_mode.
+        """A completion whose reply must be one JSON object; uses response_format per json_mode. It
+        declares the tools every stage declares (the shared prefix, server.agents.llm.budget) with
+        `tool_choice: none`: the reply is the JSON, never a call.
 
         Raises LLMOutputError when the reply holds no JSON object. The reply's notes say where the
         JSON was found (a code fence, text around it) and which response formats were refused."""
@@ -191,7 +209,12 @@ class LLMClient:
             mode = self.structured_mode
             try:
                 reply = await self.chat(
-                    stage, messages, deadline, response_format=_response_format(mode, schema_name, schema)
+                    stage,
+                    messages,
+                    deadline,
+                    tools=shared_tools(),
+                    tool_choice="none",
+                    response_format=_response_format(mode, schema_name, schema),
                 )
             except LLMUnavailableError as exc:
                 if self.settings.json_mode == "auto" and mode != "off" and _rejects_response_format(exc):
@@ -257,15 +280,32 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class _Estimate:
+    """A request's prompt tokens as estimated here (budget.estimate_tokens, an upper estimate),
+    and those after the prefix it shares with the request sent before it: what a server that
+    keeps its cache (llama.cpp) has to read."""
+
+    prompt: int
+    new: int
+
+
 def _reply(
-    stage: str, completion: object, tools: Sequence[JSON] | None, *, attempt: int, model: str, started: float
+    stage: str,
+    completion: object,
+    tools: Sequence[JSON] | None,
+    *,
+    attempt: int,
+    model: str,
+    started: float,
+    estimate: _Estimate,
 ) -> ChatReply:
     try:
         reply = read_completion(stage, completion, attempts=attempt, model=model)
     except LLMEndpointReplyError as exc:
         _log_attempt(stage, model, attempt, started=started, outcome=exc.outcome)
         raise
-    _log_attempt(stage, model, attempt, started=started, outcome="ok", tokens=reply.usage)
+    _log_attempt(stage, model, attempt, started=started, outcome="ok", tokens=reply.usage, estimate=estimate)
     if tools and not reply.tool_calls and reply.content:
         # small local models often write the call as text instead of using the protocol
         offered = {str(t.get("function", {}).get("name", "")) for t in tools}
@@ -288,12 +328,14 @@ def _log_attempt(
     started: float,
     outcome: str,
     tokens: dict[str, int] | None = None,
+    estimate: _Estimate | None = None,
 ) -> None:
     latency_ms = (time.monotonic() - started) * 1000
     level = logging.INFO if outcome == "ok" else logging.WARNING
     log.log(
         level,
-        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d prompt_tokens=%d",
+        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d prompt_tokens=%d "
+        "estimated_prompt_tokens=%d estimated_new_tokens=%d",
         stage,
         model,
         attempt,
@@ -301,6 +343,8 @@ def _log_attempt(
         latency_ms,
         (tokens or {}).get("total_tokens", 0),
         (tokens or {}).get("prompt_tokens", 0),
+        estimate.prompt if estimate else 0,
+        estimate.new if estimate else 0,
     )
 
 
