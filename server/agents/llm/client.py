@@ -49,6 +49,9 @@ __all__ = [
 log = logging.getLogger("evigate.llm")
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+# the last request sent to each endpoint, as a template lays it out: a server keeps one cache
+# whichever client or session asked (the prefix estimate of the `llm.call` log line)
+_LAST_SENT: dict[str, str] = {}
 # auto mode walks down this ladder when the endpoint rejects a response_format (remembered per client)
 _AUTO_LADDER: tuple[str, ...] = ("json_schema", "json_object", "off")
 
@@ -67,7 +70,6 @@ class LLMClient:
         self._sleep = sleep
         self._jitter = jitter
         self._auto_level = 0
-        self._last_request = ""  # the last request sent, as a template lays it out (prefix estimate)
         self._openai = openai.AsyncOpenAI(
             api_key=settings.api_key or "unused",  # local endpoints often need none; openai insists
             base_url=settings.base_url,
@@ -105,10 +107,11 @@ class LLMClient:
         settings = self.settings
         model = settings.model_for(stage)
         request = rendered(messages, tools)
+        before = _LAST_SENT.get(settings.base_url, "")
         estimate = _Estimate(
-            estimate_tokens(request), estimate_tokens(request[shared_prefix(self._last_request, request) :])
+            estimate_tokens(request), estimate_tokens(request[shared_prefix(before, request) :])
         )
-        self._last_request = request
+        _LAST_SENT[settings.base_url] = request
         attempt = 0
         while True:
             attempt += 1
