@@ -6,11 +6,9 @@ Qwen's chat template puts the tools into the first system turn, so a stage decla
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from evigate.server.agents.llm.budget import PREAMBLE, shared_tools
+from evigate.server.agents.llm.budget import PREAMBLE, shared_prefix, shared_tools
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.mix import build_agents
 from evigate.server.deadline import Deadline
@@ -42,6 +40,11 @@ async def _ask(build_pipeline: BuildPipeline, fake: FakeOpenAI, query: str) -> l
     return fake.requests[before:]
 
 
+def _common(prompts: list[str]) -> str:
+    """What every prompt starts with."""
+    return prompts[0][: min(shared_prefix(prompts[0], prompt) for prompt in prompts)]
+
+
 def _head(request: RecordedRequest) -> str:
     """The request's shared part as rendered: the preamble with the tools block, and the question."""
     return render(request.messages[:2], request.tools).removesuffix(GENERATION)
@@ -59,7 +62,7 @@ async def test_every_stage_s_requests_share_the_prefix_through_the_question(
     prompts = [render(r.messages, r.tools) for r in requests]
     head = _head(requests[0])
     assert head.endswith(f"Question: {HIGH_CPU}<|im_end|>\n") and PREAMBLE in head
-    common = os.path.commonprefix(prompts)
+    common = _common(prompts)
     assert common.startswith(head), "a stage's request differs before the question ends"
     # what follows is the stage's own: its instructions first
     for request, prompt in zip(requests, prompts, strict=True):
@@ -75,7 +78,7 @@ async def test_the_preamble_and_tools_block_are_shared_across_sessions(
     script.add("executor", [s.call(), s.cite()])
     second = await _ask(build_pipeline, fake, OTHER)
 
-    common = os.path.commonprefix([render(r.messages, r.tools) for r in [*first, *second]])
+    common = _common([render(r.messages, r.tools) for r in [*first, *second]])
     block = render(first[0].messages[:1], first[0].tools).removesuffix(GENERATION)
     assert "</tools>" in block and common.startswith(f"{block}<|im_start|>user\nQuestion: ")
     assert HIGH_CPU not in common  # then each session's own question
