@@ -406,7 +406,7 @@ async def test_each_call_logs_its_estimated_prompt_and_what_follows_the_shared_p
         "verifier", [preamble, {"role": "user", "content": "second question"}], Deadline.after(5)
     )
     estimates = [
-        (int(r.args[7]), int(r.args[8]))  # type: ignore[index]
+        (int(str(r.args[7])), int(str(r.args[8])))
         for r in caplog.records
         if r.msg.startswith("llm.call") and isinstance(r.args, tuple) and r.args[3] == "ok"
     ]
