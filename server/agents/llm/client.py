@@ -163,7 +163,8 @@ class LLMClient:
                 _log_attempt(stage, model, attempt, started=started, outcome="truncated_json")
                 raise truncated_json(stage, exc, attempts=attempt) from exc
             else:
-                offered = tools if tool_choice != "none" else None  # a call written as text is read
+                # a call written as text is read as one only where the stage may call a tool
+                offered = tools if tool_choice != "none" else None
                 return _reply(
                     stage,
                     completion,
