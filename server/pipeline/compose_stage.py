@@ -107,7 +107,8 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         return await writer.compose(given, deadline)
 
     notes: list[StageNote] = []
-    why = nothing_to_write(composer_input)
+    # a Composer that writes by code (no fallback) writes absences as its own answer
+    why = nothing_to_write(composer_input, absences=fallback is not None)
     if why is not None:
         # every sentence has one wording the contract fixes: code writes them, no model call
         record.answer_source = COMPOSED_BY_CODE
@@ -234,19 +235,22 @@ def _without_refused(output: JSON, result: SentenceCheckResult, claim_ids: Seque
     return {**output, **rebuilt, "sentences": [{**s.to_seed(), "violations": []} for s in kept]}
 
 
-def nothing_to_write(composer_input: JSON) -> str | None:
+def nothing_to_write(composer_input: JSON, *, absences: bool = True) -> str | None:
     """Why a Composer model could add nothing to the answer code writes, or None. With no allowed
     claim, the answer is what was checked and what is missing; when every allowed claim says a
-    query found nothing and no hypothesis is allowed, each sentence is an absence, whose one
-    wording the contract fixes ("this query found no matching evidence for …"). Code writes those
-    sentences as the contract words them; a model could only repeat them or break them."""
+    query found nothing and no hypothesis is allowed (asked only with `absences`), each sentence
+    is an absence, whose one wording the contract fixes ("this query found no matching evidence
+    for …"). Code writes those sentences as the contract words them; a model could only repeat
+    them or break them."""
     claims = [
         c for c in composer_input.get("allowed_claims") or [] if isinstance(c, dict) and c.get("claim_text")
     ]
     if not claims:
         return "no claim was allowed: code writes what was checked and what is missing"
-    if composer_input.get("allowed_hypotheses") or any(
-        c.get("claim_type") != ClaimType.NEGATIVE_OBSERVATION for c in claims
+    if (
+        not absences
+        or composer_input.get("allowed_hypotheses")
+        or any(c.get("claim_type") != ClaimType.NEGATIVE_OBSERVATION for c in claims)
     ):
         return None
     return (
