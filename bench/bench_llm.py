@@ -90,19 +90,27 @@ def parse_mix(text: str) -> dict[str, str]:
 
 class TokenCounter(logging.Handler):
     """Tokens, prompt tokens and calls per stage, from the client's `llm.call` log lines (stage,
-    model, attempt, outcome, latency, tokens, prompt tokens)."""
+    model, attempt, outcome, latency, tokens, prompt tokens as the server counts them, then the
+    client's upper estimate of the prompt tokens and of those after the prefix the request shares
+    with the one before it: what a server that keeps its cache reads)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.tokens: collections.Counter[str] = collections.Counter()
         self.prompt: collections.Counter[str] = collections.Counter()
+        self.estimated: collections.Counter[str] = collections.Counter()
+        self.new: collections.Counter[str] = collections.Counter()
         self.calls: collections.Counter[str] = collections.Counter()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.startswith("llm.call") and isinstance(record.args, tuple) and len(record.args) == 7:
+        if record.msg.startswith("llm.call") and isinstance(record.args, tuple) and len(record.args) == 9:
+            if record.args[3] != "ok":
+                return  # a failed attempt read nothing the server counted
             stage = str(record.args[0])
             self.tokens[stage] += int(str(record.args[5]))
             self.prompt[stage] += int(str(record.args[6]))
+            self.estimated[stage] += int(str(record.args[7]))
+            self.new[stage] += int(str(record.args[8]))
             self.calls[stage] += 1
 
     @contextmanager
@@ -266,11 +274,15 @@ def report(world: str, tallies: dict[str, Tally]) -> list[figures.Figure]:
             print(f"    fallbacks: {shown}")
         for stage in STAGES:
             if t.seconds[stage] or t.tokens.calls[stage]:
+                calls = max(1, t.tokens.calls[stage])
                 print(
                     f"    {stage:<9} {t.seconds[stage] / n:7.2f} s/session {t.tokens.tokens[stage] / n:8.0f} "
                     f"tokens/session ({t.tokens.calls[stage]} calls, "
-                    f"{t.tokens.prompt[stage] / max(1, t.tokens.calls[stage]):.0f} prompt tokens/call)"
+                    f"{t.tokens.prompt[stage] / calls:.0f} prompt tokens/call; estimated "
+                    f"{t.tokens.estimated[stage] / calls:.0f}/call, "
+                    f"{t.tokens.new[stage] / calls:.0f} after the shared prefix)"
                 )
+
         found.append(
             figures.Figure(
                 f"bench_llm {world}, {name}: correct / model-authored / model's calls quoted / "

@@ -20,15 +20,17 @@ from typing import Any
 
 from evigate.rules import answer_check, answer_text, sentence_check
 from evigate.rules.answer_check import AnswerMaterial
+from evigate.rules.enums import ClaimType
 from evigate.rules.sentence_types import Sentence, SentenceCheckResult, SentenceMaterial, SentenceViolation
-from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
 from evigate.server.agents.base import (
+    BY_CODE,
     Composer,
     SentenceComposer,
     StageNote,
     StageOutput,
     UnusableOutputError,
 )
+from evigate.server.agents.base import OFFLINE_FALLBACK as OFFLINE_FALLBACK_NOTE
 from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
 from evigate.server.pipeline.answer_check_stage import (
@@ -105,15 +107,18 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         return await writer.compose(given, deadline)
 
     notes: list[StageNote] = []
-    if not _has_allowed_claim(composer_input):
-        # nothing is left to write: what was checked and what is missing, by code, no model call
+    # a Composer that writes by code (no fallback) writes absences as its own answer
+    why = nothing_to_write(composer_input, absences=fallback is not None)
+    if why is not None:
+        # every sentence has one wording the contract fixes: code writes them, no model call
         record.answer_source = COMPOSED_BY_CODE
         with stage_of("composer"):
             written = (await write(by_code, composer_input)).data
         checked = _checked_by_code(
             written, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
         )
-        return ComposedAnswer(checked, findings, lowered, record, None)
+        handed = (StageNote(BY_CODE, why),) if fallback is not None else ()
+        return ComposedAnswer(checked, findings, lowered, record, None, handed)
 
     version: str | None = None
     try:
@@ -230,7 +235,25 @@ def _without_refused(output: JSON, result: SentenceCheckResult, claim_ids: Seque
     return {**output, **rebuilt, "sentences": [{**s.to_seed(), "violations": []} for s in kept]}
 
 
-def _has_allowed_claim(composer_input: JSON) -> bool:
-    return any(
-        isinstance(c, dict) and c.get("claim_text") for c in composer_input.get("allowed_claims") or []
+def nothing_to_write(composer_input: JSON, *, absences: bool = True) -> str | None:
+    """Why a Composer model could add nothing to the answer code writes, or None. With no allowed
+    claim, the answer is what was checked and what is missing; when every allowed claim says a
+    query found nothing and no hypothesis is allowed (asked only with `absences`), each sentence
+    is an absence, whose one wording the contract fixes ("this query found no matching evidence
+    for …"). Code writes those sentences as the contract words them; a model could only repeat
+    them or break them."""
+    claims = [
+        c for c in composer_input.get("allowed_claims") or [] if isinstance(c, dict) and c.get("claim_text")
+    ]
+    if not claims:
+        return "no claim was allowed: code writes what was checked and what is missing"
+    if (
+        not absences
+        or composer_input.get("allowed_hypotheses")
+        or any(c.get("claim_type") != ClaimType.NEGATIVE_OBSERVATION for c in claims)
+    ):
+        return None
+    return (
+        "every allowed claim says a query found nothing and no hypothesis is allowed: each sentence "
+        "has the one wording the contract fixes, which code writes"
     )

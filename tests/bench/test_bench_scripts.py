@@ -74,10 +74,14 @@ def test_bench_llm_tells_the_model_from_its_fallbacks() -> None:
     assert "model over offline: recovered 0 of 0 offline misses, lost 0" in out
     model = out.split("  model: ", 1)[1]
     assert "FAILED 0; unsupported 0, over-statements 0, placeholders 0" in model
+    assert "after the shared prefix)" in model  # the client's estimate of what a caching server reads
     assert "composer (unusable_output) 1" in model.split("fallbacks: ", 1)[1].splitlines()[0]
-    # code first: code plans this question and quotes what it finds; that is not the model's either
-    assert "handed to code: executor 1, planner 1;" in model
-    assert f"{first.id}" in out.split("[model tidewater] ", 1)[1] and "by code:executor,planner" in out
+    # code first: code plans this question, quotes what it finds and its check passes it (the
+    # model's Verifier not asked); that is not the model's either
+    assert "handed to code: executor 1, planner 1, verifier 1;" in model
+    assert (
+        f"{first.id}" in out.split("[model tidewater] ", 1)[1] and "by code:executor,planner,verifier" in out
+    )
 
 
 def test_bench_sentence_check_prints_the_cost_per_answer() -> None:

@@ -95,13 +95,14 @@ async def test_llm_backend_answers_through_the_server(
     app_factory: AppFactory, fake: FakeOpenAI, anchor: str
 ) -> None:
     """Every stage on the model (`none`), or code first (the default): code plans the question's
-    exact call and quotes the alert it finds, and the model verifies and composes."""
+    exact call, quotes the alert it finds and its check passes the claim, and the model composes."""
     model_plans: list[Responder] = [
         json_reply(PLAN),
         tool_calls(tool_call("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})),
         _evidence_from,
     ]
-    fake.script([*(model_plans if anchor == "none" else []), json_reply(VERDICT), json_reply(COMPOSED)])
+    model_verifies = [json_reply(VERDICT)] if anchor == "none" else []
+    fake.script([*(model_plans if anchor == "none" else []), *model_verifies, json_reply(COMPOSED)])
     app = await app_factory(
         agent_backend="llm",
         llm_base_url=fake.base_url,
@@ -126,7 +127,8 @@ async def test_llm_backend_answers_through_the_server(
     assert "sk-test-secret" not in json.dumps(app.settings.describe())
     assert fake.pending == 0
     by_code = sorted(n.stage for n in trace.stage_notes if n.kind == "by_code")
-    assert by_code == ([] if anchor == "none" else ["executor", "planner"])
+    assert by_code == ([] if anchor == "none" else ["executor", "planner", "verifier"])
+    assert [n.kind for n in trace.stage_notes if n.stage == "composer"] == []  # the model's answer
 
 
 async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -> None:

@@ -246,3 +246,19 @@ def cite_first_ref(request: RecordedRequest) -> Step:
             "missing_info": [],
         }
     )
+
+
+def with_hypothesis(
+    responder: Callable[[RecordedRequest], Step], text: str
+) -> Callable[[RecordedRequest], Step]:
+    """`responder`'s executor_evidence_v2 reply with one hypothesis added (an answer with one is
+    written by the Composer, not by code alone)."""
+
+    def respond(request: RecordedRequest) -> Step:
+        step = responder(request)
+        assert isinstance(step, Reply) and step.content is not None
+        evidence = json.loads(step.content)
+        evidence["hypotheses"] = [{"hypothesis_text": text, "reason": "scripted"}]
+        return json_reply(evidence)
+
+    return respond

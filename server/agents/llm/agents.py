@@ -19,7 +19,7 @@ from evigate.server.agents.base import (
 )
 from evigate.server.agents.llm import contracts, routing
 from evigate.server.agents.llm.anchor import anchored_calls
-from evigate.server.agents.llm.budget import stage_messages, tool_summary
+from evigate.server.agents.llm.budget import stage_messages
 from evigate.server.agents.llm.client import ChatReply, LLMClient, LLMOutputError
 from evigate.server.agents.llm.composer import LLMComposer, echo_lines
 from evigate.server.agents.llm.executor import LLMExecutor, tool_result_message
@@ -64,7 +64,6 @@ class LLMPlanner:
             "language": language,
             # names and descriptions only: the skills' steps and keywords are the offline planner's
             "skills": [{"name": s.name, "description": s.description} for s in skills],
-            "tools": [tool_summary(schema["function"]) for schema in registry.openai_schemas()],
         }
         if self._anchor is not None:
             payload["calls_code_runs"] = code_calls
@@ -88,7 +87,8 @@ class LLMVerifier:
     """The model judges each claim; code caps its verdict (server.pipeline.verdicts). With `code`
     (the offline verifier), a verdict below code's on claims code wrote and the Gatekeeper passed is
     a recorded disagreement and code's verdict stands: the model may not sink an answer over
-    claims that quote their evidence word for word."""
+    claims that quote their evidence word for word. So when code's own check of such claims says
+    PASS, the model is not asked at all (a `by_code` note says why)."""
 
     def __init__(self, client: LLMClient, code: Verifier | None = None) -> None:
         self._client = client
@@ -97,6 +97,19 @@ class LLMVerifier:
     async def verify(self, verifier_input: JSON, deadline: Deadline) -> StageOutput:
         prompt = load_prompt("verifier")
         claims_by = verifier_input.get(routing.CLAIMS_BY)
+        gate = (verifier_input.get("gatekeeper_result") or {}).get("severity")
+        code: StageOutput | None = None
+        if self._code is not None and claims_by == "code" and gate == Severity.NONE:
+            code = await self._code.verify(verifier_input, deadline)
+            if str(code.data.get("verdict")) == Verdict.PASS:
+                # the model could only agree or disagree, and a disagreement is recorded, never
+                # the verdict: asking it would cost the session minutes on a CPU and change nothing
+                note = StageNote(
+                    routing.BY_CODE,
+                    "code wrote every claim, the Gatekeeper passed them and code's check supports "
+                    "each (PASS); the model's verdict could not change that, so it was not asked",
+                )
+                return dataclasses.replace(code, notes=(*code.notes, note))
         shown = {
             k: v for k, v in verifier_input.items() if k not in (routing.CLAIMS_BY, "executor_final_answer")
         }
@@ -110,10 +123,8 @@ class LLMVerifier:
             schema=contracts.VERIFIER_SCHEMA,
         )
         model = StageOutput(data=contracts.verdict(data), prompt_version=prompt.version, notes=_notes(reply))
-        gate = (verifier_input.get("gatekeeper_result") or {}).get("severity")
-        if self._code is None or claims_by != "code" or gate != Severity.NONE:
+        if code is None:
             return model
-        code = await self._code.verify(verifier_input, deadline)
         said, kept = str(model.data["verdict"]), str(code.data.get("verdict"))
         # a claim the model calls unsupported that code's check supports would be left out of the
         # answer: that is a disagreement too

@@ -1,19 +1,27 @@
-"""What a stage prompt costs, and the message layout that lets a local server reuse its cache.
+"""What a stage prompt costs, and the request layout that lets a local server reuse its cache.
 
 A 0.5B model on a 2-core CPU reads a few hundred prompt tokens a second, so every stage's
-instructions (its system prompt and the tools it is offered) stay under INSTRUCTION_BUDGET tokens
-(tests/agents/llm/test_prompt_budget.py), and every stage's messages start alike: the same
-preamble, then the question, then the stage's own instructions and input. llama.cpp keeps the
-longest prefix a request shares with the one before and reads only the rest.
+instructions (the preamble, the tools block and its system prompt) stay under INSTRUCTION_BUDGET
+tokens (tests/agents/llm/test_prompt_budget.py), and every request of every stage starts alike,
+byte for byte: the same preamble, the same tools block (`shared_tools`: every stage declares the
+same tools; the stages that call none send `tool_choice: none`), then the question, and only then
+the stage's own instructions and input. llama.cpp keeps the longest prefix a request shares with
+the one before and reads only the rest; a chat template puts the tools into the first system
+turn (Qwen's does), so a tools block that differed between stages would end the shared prefix
+right after the preamble. The preamble and the tools block are the same in every session too,
+so a server reads them once.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+from evigate.server.tools.registry import default_registry
 
 JSON = dict[str, Any]
 INSTRUCTION_BUDGET = 1500
@@ -88,16 +96,6 @@ def compact_tool(function: JSON) -> JSON:
     return compact
 
 
-def tool_summary(function: JSON) -> JSON:
-    """A tool as the Planner needs it: name, first clause and parameter names."""
-    compact = compact_tool(function)
-    return {
-        "name": compact["name"],
-        "description": compact["description"],
-        "parameters": list(compact["parameters"]["properties"]),
-    }
-
-
 def compact_schemas(schemas: Iterable[JSON], names: Iterable[str] | None = None) -> list[JSON]:
     """The OpenAI tool schemas of `names` (all when None), each compacted."""
     wanted = None if names is None else set(names)
@@ -106,3 +104,38 @@ def compact_schemas(schemas: Iterable[JSON], names: Iterable[str] | None = None)
         for schema in schemas
         if wanted is None or schema.get("function", {}).get("name") in wanted
     ]
+
+
+@functools.cache
+def _shared_tools() -> tuple[str, ...]:
+    return tuple(dumps(schema) for schema in compact_schemas(default_registry().openai_schemas()))
+
+
+def shared_tools() -> list[JSON]:
+    """The tools block every stage's requests declare: each registered tool, compacted, in the
+    registry's order (the same bytes in every request)."""
+    return [json.loads(schema) for schema in _shared_tools()]
+
+
+def rendered(messages: Sequence[JSON], tools: Sequence[JSON] | None) -> str:
+    """A request as a chat template lays it out (Qwen's, close enough to count tokens and the
+    prefix two requests share): the first system message, the tools block, then each message."""
+    parts: list[str] = []
+    rest = list(messages)
+    if rest and rest[0].get("role") == "system":
+        parts.append(f"system\n{rest.pop(0).get('content') or ''}")
+    if tools:
+        parts.append("# Tools\n" + "\n".join(dumps(tool) for tool in tools))
+    for message in rest:
+        calls = message.get("tool_calls") or []
+        parts.append(f"{message.get('role')}\n{message.get('content') or ''}{dumps(calls) if calls else ''}")
+    return "\n".join(parts)
+
+
+def shared_prefix(first: str, second: str) -> int:
+    """How many characters two rendered requests share from the start."""
+    limit = min(len(first), len(second))
+    index = 0
+    while index < limit and first[index] == second[index]:
+        index += 1
+    return index

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import openai
 
+from evigate.server.agents.llm.budget import estimate_tokens, rendered, shared_prefix, shared_tools
 from evigate.server.agents.llm.llm_settings import LLMSettings, Stage
 from evigate.server.agents.llm.replies import (
     ChatReply,
@@ -48,6 +49,9 @@ __all__ = [
 log = logging.getLogger("evigate.llm")
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+# the last request sent to each endpoint, as a template lays it out: a server keeps one cache
+# whichever client or session asked (the prefix estimate of the `llm.call` log line)
+_LAST_SENT: dict[str, str] = {}
 # auto mode walks down this ladder when the endpoint rejects a response_format (remembered per client)
 _AUTO_LADDER: tuple[str, ...] = ("json_schema", "json_object", "off")
 
@@ -102,6 +106,12 @@ class LLMClient:
         an empty reply)."""
         settings = self.settings
         model = settings.model_for(stage)
+        request = rendered(messages, tools)
+        before = _LAST_SENT.get(settings.base_url, "")
+        estimate = _Estimate(
+            estimate_tokens(request), estimate_tokens(request[shared_prefix(before, request) :])
+        )
+        _LAST_SENT[settings.base_url] = request
         attempt = 0
         while True:
             attempt += 1
@@ -153,7 +163,17 @@ class LLMClient:
                 _log_attempt(stage, model, attempt, started=started, outcome="truncated_json")
                 raise truncated_json(stage, exc, attempts=attempt) from exc
             else:
-                return _reply(stage, completion, tools, attempt=attempt, model=model, started=started)
+                # a call written as text is read as one only where the stage may call a tool
+                offered = tools if tool_choice != "none" else None
+                return _reply(
+                    stage,
+                    completion,
+                    offered,
+                    attempt=attempt,
+                    model=model,
+                    started=started,
+                    estimate=estimate,
+                )
 
             _log_attempt(stage, model, attempt, started=started, outcome=kind)
             if attempt > settings.max_retries:
@@ -182,7 +202,9 @@ class LLMClient:
     async def chat_json(
         self, stage: Stage, messages: Sequence[JSON], deadline: Deadline, *, schema_name: str, schema: JSON
     ) -> tuple[JSON, ChatReply]:
-        """A completion whose reply must be one JSON object; uses response_format per json_mode.
+        """A completion whose reply must be one JSON object; uses response_format per json_mode. It
+        declares the tools every stage declares (the shared prefix, server.agents.llm.budget) with
+        `tool_choice: none`: the reply is the JSON, never a call.
 
         Raises LLMOutputError when the reply holds no JSON object. The reply's notes say where the
         JSON was found (a code fence, text around it) and which response formats were refused."""
@@ -191,7 +213,12 @@ class LLMClient:
             mode = self.structured_mode
             try:
                 reply = await self.chat(
-                    stage, messages, deadline, response_format=_response_format(mode, schema_name, schema)
+                    stage,
+                    messages,
+                    deadline,
+                    tools=shared_tools(),
+                    tool_choice="none",
+                    response_format=_response_format(mode, schema_name, schema),
                 )
             except LLMUnavailableError as exc:
                 if self.settings.json_mode == "auto" and mode != "off" and _rejects_response_format(exc):
@@ -257,15 +284,32 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class _Estimate:
+    """A request's prompt tokens as estimated here (budget.estimate_tokens, an upper estimate),
+    and those after the prefix it shares with the request sent before it: what a server that
+    keeps its cache (llama.cpp) has to read."""
+
+    prompt: int
+    new: int
+
+
 def _reply(
-    stage: str, completion: object, tools: Sequence[JSON] | None, *, attempt: int, model: str, started: float
+    stage: str,
+    completion: object,
+    tools: Sequence[JSON] | None,
+    *,
+    attempt: int,
+    model: str,
+    started: float,
+    estimate: _Estimate,
 ) -> ChatReply:
     try:
         reply = read_completion(stage, completion, attempts=attempt, model=model)
     except LLMEndpointReplyError as exc:
         _log_attempt(stage, model, attempt, started=started, outcome=exc.outcome)
         raise
-    _log_attempt(stage, model, attempt, started=started, outcome="ok", tokens=reply.usage)
+    _log_attempt(stage, model, attempt, started=started, outcome="ok", tokens=reply.usage, estimate=estimate)
     if tools and not reply.tool_calls and reply.content:
         # small local models often write the call as text instead of using the protocol
         offered = {str(t.get("function", {}).get("name", "")) for t in tools}
@@ -288,12 +332,14 @@ def _log_attempt(
     started: float,
     outcome: str,
     tokens: dict[str, int] | None = None,
+    estimate: _Estimate | None = None,
 ) -> None:
     latency_ms = (time.monotonic() - started) * 1000
     level = logging.INFO if outcome == "ok" else logging.WARNING
     log.log(
         level,
-        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d prompt_tokens=%d",
+        "llm.call stage=%s model=%s attempt=%d outcome=%s latency_ms=%.0f tokens=%d prompt_tokens=%d "
+        "estimated_prompt_tokens=%d estimated_new_tokens=%d",
         stage,
         model,
         attempt,
@@ -301,6 +347,8 @@ def _log_attempt(
         latency_ms,
         (tokens or {}).get("total_tokens", 0),
         (tokens or {}).get("prompt_tokens", 0),
+        estimate.prompt if estimate else 0,
+        estimate.new if estimate else 0,
     )
 
 

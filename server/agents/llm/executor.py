@@ -27,7 +27,7 @@ from evigate.server.agents.base import (
     StageNote,
 )
 from evigate.server.agents.llm import follow_up, routing
-from evigate.server.agents.llm.budget import compact_schemas, dumps, stage_messages
+from evigate.server.agents.llm.budget import dumps, shared_tools, stage_messages
 from evigate.server.agents.llm.client import (
     ChatReply,
     LLMClient,
@@ -85,7 +85,7 @@ class LLMExecutor:
         messages = stage_messages(prompt.text, task.query, {"task": _task_payload(task)})
         if results:
             messages.append({"role": "user", "content": dumps(evidence_listing(results, task.language))})
-        schemas = compact_schemas(task.tools.schemas(), offered_tools(task.plan))
+        schemas = shared_tools()  # every stage's tools block: the prefix they share stays the same
         forced = nudged = False
         while True:
             choice = "none" if used >= budget else ("required" if forced and not results else None)
@@ -216,6 +216,7 @@ def _task_payload(task: ExecutorTask) -> JSON:
         "language": task.language,
         "plan": task.plan.get("plan", []),
         "planned_calls": task.plan.get("tool_calls", []),
+        "tools": offered_tools(task.plan, task.tools.schemas()),
         "round": task.round,
     }
     if task.retry_context is not None:
@@ -270,11 +271,16 @@ _ALWAYS_OFFERED = (ToolName.LIST_SERVICES, ToolName.LOOKUP_KNOWLEDGE)
 _CORE_TOOLS = (ToolName.QUERY_METRICS, ToolName.QUERY_LOGS)
 
 
-def offered_tools(plan: JSON) -> list[str]:
-    """The tools the model is offered: the plan's, or the core ones when it planned none, and the
-    two that resolve a name and read a runbook. Every schema costs prompt tokens on each turn."""
+def offered_tools(plan: JSON, schemas: list[JSON] | None = None) -> list[str]:
+    """The tools the task names for the model (all are declared, in the tools block every stage
+    shares): the plan's, or the core ones when it planned none, and the two that resolve a name
+    and read a runbook; of `schemas` (the session's tools), those it has."""
     planned = [name for name, _ in _planned(plan)]
-    return list(dict.fromkeys([*(planned or _CORE_TOOLS), *_ALWAYS_OFFERED]))
+    names = list(dict.fromkeys([*(planned or _CORE_TOOLS), *_ALWAYS_OFFERED]))
+    if schemas is None:
+        return names
+    have = {str(schema.get("function", {}).get("name")) for schema in schemas}
+    return [name for name in names if name in have]
 
 
 def evidence_listing(results: list[ToolCallResult], language: str) -> JSON:

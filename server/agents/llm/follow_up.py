@@ -19,7 +19,7 @@ from evigate.rules.enums import ToolName
 from evigate.server.agents.base import JSON, StageNote
 from evigate.server.agents.llm import contracts, routing
 from evigate.server.agents.llm.anchor import widens
-from evigate.server.agents.llm.budget import stage_messages, tool_summary
+from evigate.server.agents.llm.budget import stage_messages
 from evigate.server.agents.llm.client import LLMClient
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.offline.calls import PlannedCall
@@ -79,7 +79,7 @@ async def ask(  # noqa: PLR0917 - the question, what ran, and why the model is a
         "language": language,
         "asked_because": reason,
         "calls_run": [_ran(r) for r in results],
-        "tools": [tool_summary(s["function"]) for s in offered if s.get("function", {}).get("name") in tools],
+        "tools": tools,  # by name: every stage declares the tools (server.agents.llm.budget)
     }
     if discovered:
         payload["discovered_metrics"] = discovered

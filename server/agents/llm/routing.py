@@ -13,8 +13,10 @@ had right and costs minutes on a CPU. So each stage asks the model only when cod
 - the Executor, when still no call found supporting evidence: the model may then call other
   tools (list_services among them) and writes the claims; otherwise the offline Executor quotes
   what was found, and states the no-evidence results beside it as code does;
-- the Verifier is always asked, but its REJECT of claims code wrote and verified is a recorded
-  disagreement, not the verdict (code's stands).
+- the Verifier: its REJECT of claims code wrote and verified is a recorded disagreement, not the
+  verdict (code's stands); so when code's check passes every such claim it is not asked at all;
+- the Composer (server.pipeline.compose_stage), when some allowed claim states what was found or
+  a hypothesis is allowed: absences alone have one wording, which code writes.
 A stage that code handles carries a `by_code` note saying why, so that no result code earned is
 counted as the model's.
 """

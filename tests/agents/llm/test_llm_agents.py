@@ -18,6 +18,7 @@ from evigate.server.agents.llm import (
     LLMVerifier,
     build_llm_backend,
 )
+from evigate.server.agents.llm.budget import shared_tools
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from tests.agents.llm.conftest import ALERT, FakeToolBox
 from tests.support.fake_openai import (
@@ -102,7 +103,7 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
     )
     out = await LLMExecutor(client).execute(_task(toolbox))
 
-    assert out.prompt_version == "executor-v5"
+    assert out.prompt_version == "executor-v6"
     assert [(name, args) for name, args, _ in toolbox.calls] == [
         ("query_metrics", {"service": "payment-service", "alert_name": "HighCPUUsage"})
     ]
@@ -119,7 +120,10 @@ async def test_executor_tool_loop(client: LLMClient, fake: FakeOpenAI, toolbox: 
 
     first, second = fake.requests
     assert first.model == "test-executor"
-    assert {t["function"]["name"] for t in first.tools} == {"query_metrics", "query_logs", "lookup_knowledge"}
+    assert first.tools == shared_tools()  # the tools block every stage declares, the same bytes
+    # the task names the tools that fit its plan, of those the session has
+    told = json.loads(first.messages[3]["content"])["task"]["tools"]
+    assert set(told) <= {"query_metrics", "query_logs", "lookup_knowledge"} and "lookup_knowledge" in told
     assert first.response_format is None  # the executor's text is parsed by the pipeline
     assert QUERY in first.text()
     assert "retry_context" not in first.messages[3]["content"]
@@ -292,7 +296,7 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         ]
     )
     out = await LLMPlanner(client).plan(QUERY, "zh", SKILLS, Deadline.after(5))
-    assert out.prompt_version == "planner-v5"
+    assert out.prompt_version == "planner-v6"
     assert out.data == {
         "selected_skill": "diagnose-high-cpu",
         "selection_reason": "HighCPUUsage",
@@ -302,10 +306,11 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         "tool_calls": [{"tool_name": "query_metrics", "arguments": {"alert_name": "HighCPUUsage"}}],
     }
     payload = json.loads(fake.requests[0].messages[3]["content"])
-    # the skills by name and description, the tools by name, first clause and parameter names
-    assert set(payload["skills"][0]) == {"name", "description"}
-    [metrics] = [tool for tool in payload["tools"] if tool["name"] == "query_metrics"]
-    assert "service" in metrics["parameters"] and "limit" not in metrics["parameters"]
+    # the skills by name and description; the tools are the block every stage declares, not
+    # listed again, and the planner calls none of them
+    assert set(payload["skills"][0]) == {"name", "description"} and "tools" not in payload
+    assert fake.requests[0].tools == shared_tools()
+    assert fake.requests[0].body.get("tool_choice") == "none"
     assert fake.requests[0].response_format is not None
 
 
@@ -388,5 +393,5 @@ async def test_build_llm_backend(settings: LLMSettings, fake: FakeOpenAI, toolbo
     finally:
         await llm.aclose()
     assert verdict.prompt_version == "verifier-v3"
-    assert executed.prompt_version == "executor-v5"
+    assert executed.prompt_version == "executor-v6"
     assert build_llm_backend(settings).planner is not None

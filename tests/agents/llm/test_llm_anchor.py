@@ -134,15 +134,18 @@ async def test_evidence_every_planned_call_found_is_quoted_by_code_without_the_m
 async def test_where_no_planned_call_found_evidence_the_model_writes_the_claims(
     client: LLMClient, fake: FakeOpenAI, toolbox: FakeToolBox
 ) -> None:
-    # asked for calls first, the model adds none; then it writes the claims
+    # asked for calls first, the model adds none; then it writes the claims (and may call tools
+    # the request for calls does not offer, list_services among them)
     fake.script([_plan([]), json_reply({"answer_version": "executor_evidence_v2", "claims": []})])
     out = await LLMExecutor(client, OfflineExecutor()).execute(_task(toolbox, [EXTRA]))
     assert out.notes[0].kind == "model_asked" and "query_logs" in out.notes[0].detail
     assert out.notes[1].detail == "the model added 0 call(s)"
-    # the tools offered: the plan's, then lookup_knowledge (this box has no list_services), not
-    # query_metrics
-    offered = [tool["function"]["name"] for tool in fake.requests[1].tools]
-    assert offered == ["query_logs", "lookup_knowledge"]
+    assert BY_CODE not in [n.kind for n in out.notes]
+    # every tool is declared (the block every stage shares); the task names the plan's, then
+    # lookup_knowledge (this box has no list_services), not query_metrics
+    told = json.loads(fake.requests[1].messages[3]["content"])["task"]["tools"]
+    assert told == ["query_logs", "lookup_knowledge"]
+    assert fake.requests[1].tools == fake.requests[0].tools
 
 
 async def test_the_listing_ranks_the_refs_with_evidence_first_and_holds_no_claim_to_copy(

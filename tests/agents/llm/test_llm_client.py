@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 
 import pytest
 
@@ -15,6 +16,7 @@ from evigate.server.agents.llm import (
     LLMUnavailableError,
     extract_json,
 )
+from evigate.server.agents.llm.budget import shared_tools
 from evigate.server.deadline import Deadline, DeadlineExceeded
 from tests.support.fake_openai import Disconnect, Error, FakeOpenAI, Hang, Raw, reply
 from tests.support.waiting import SLACK
@@ -380,3 +382,36 @@ async def test_text_naming_no_offered_tool_stays_text(client: LLMClient, fake: F
     fake.script([reply(content)])
     answer = await client.chat("executor", MESSAGES, Deadline.after(5), tools=TOOLS)
     assert answer.tool_calls == () and answer.content == content
+
+
+async def test_json_stages_declare_the_shared_tools_and_call_none(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    # a reply naming a declared tool is still the stage's JSON, never read as a call
+    fake.script([reply('{"name": "query_logs", "arguments": {"service": "x"}}')])
+    data, _ = await client.chat_json(
+        "verifier", MESSAGES, Deadline.after(5), schema_name="verdict", schema=SCHEMA
+    )
+    assert data == {"name": "query_logs", "arguments": {"service": "x"}}
+    [request] = fake.requests
+    assert request.tools == shared_tools() and request.body["tool_choice"] == "none"
+
+
+async def test_each_call_logs_its_estimated_prompt_and_what_follows_the_shared_prefix(
+    client: LLMClient, fake: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.script([reply("one"), reply("two")])
+    preamble = {"role": "system", "content": "the same first words in both requests " * 20}
+    caplog.set_level(logging.INFO, logger="evigate.llm")
+    await client.chat("planner", [preamble, {"role": "user", "content": "first question"}], Deadline.after(5))
+    await client.chat(
+        "verifier", [preamble, {"role": "user", "content": "second question"}], Deadline.after(5)
+    )
+    estimates = [
+        (int(str(r.args[7])), int(str(r.args[8])))
+        for r in caplog.records
+        if r.msg.startswith("llm.call") and isinstance(r.args, tuple) and r.args[3] == "ok"
+    ]
+    (first_prompt, _), (second_prompt, second_new) = estimates[-2:]
+    assert first_prompt > 100 and second_prompt > 100
+    assert 0 < second_new < 10  # "second question": the preamble was read the request before

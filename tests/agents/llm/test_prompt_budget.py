@@ -1,19 +1,18 @@
-"""Each stage's instructions stay within the prompt budget, and every stage's messages start alike
-(server.agents.llm.budget). Counts are an upper estimate of a BPE tokenizer's."""
+"""Each stage's own instructions stay within the prompt budget, after a shared prefix (the preamble
+and the tools block) that every request of every stage starts with (server.agents.llm.budget).
+Counts are an upper estimate of a BPE tokenizer's."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from evigate.server.agents.llm.budget import (
     INSTRUCTION_BUDGET,
     PREAMBLE,
-    compact_schemas,
+    dumps,
     estimate_tokens,
+    shared_tools,
     stage_messages,
-    tool_summary,
 )
 from evigate.server.agents.llm.executor import offered_tools
 from evigate.server.agents.llm.llm_settings import Stage
@@ -21,27 +20,28 @@ from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.tools.registry import default_registry
 
 REGISTRY = default_registry()
+SHARED_BUDGET = 1100
 
 
-def instructions(stage: Stage) -> str:
-    """What a stage is told on every turn besides its input: the preamble, its prompt and the
-    tools it is offered (the Executor's widest offer: a plan of every core tool)."""
-    text = PREAMBLE + load_prompt(stage).text
-    if stage == "executor":
-        plan: dict[str, object] = {
-            "tool_calls": [{"tool_name": t, "arguments": {}} for t in ("query_metrics", "query_logs")]
-        }
-        text += json.dumps(compact_schemas(REGISTRY.openai_schemas(), offered_tools(plan)))
-    if stage == "planner":
-        text += json.dumps([tool_summary(s["function"]) for s in REGISTRY.openai_schemas()])
-    return text
+def shared() -> str:
+    """What every request of every stage starts with: the preamble and the tools block."""
+    return PREAMBLE + dumps(shared_tools())
 
 
 @pytest.mark.parametrize("stage", ["planner", "executor", "verifier", "composer", "evaluator"])
 def test_each_stage_s_instructions_fit_the_budget(stage: Stage) -> None:
-    tokens = estimate_tokens(instructions(stage))
-    print(f"{stage}: about {tokens} tokens of instructions")
-    assert tokens < INSTRUCTION_BUDGET
+    own = estimate_tokens(load_prompt(stage).text)
+    print(f"{stage}: about {own} tokens of its own instructions, after {estimate_tokens(shared())} shared")
+    assert own < INSTRUCTION_BUDGET
+
+
+def test_the_shared_prefix_is_small_and_declares_every_tool_compactly() -> None:
+    # read once while a server keeps its cache, but read: every registered tool, short schemas
+    assert estimate_tokens(shared()) < SHARED_BUDGET
+    names = [tool["function"]["name"] for tool in shared_tools()]
+    assert names == list(REGISTRY.names())
+    for tool in shared_tools():
+        assert "limit" not in tool["function"]["parameters"]["properties"]
 
 
 def test_the_estimate_is_not_below_a_plain_count() -> None:
@@ -50,12 +50,12 @@ def test_the_estimate_is_not_below_a_plain_count() -> None:
     assert estimate_tokens("当前查询未检索到") == 8
 
 
-def test_the_executor_is_offered_the_plan_s_tools_and_two_more_only() -> None:
+def test_the_executor_is_told_the_plan_s_tools_and_two_more() -> None:
     plan = {"tool_calls": [{"tool_name": "query_promql", "arguments": {}}]}
     assert offered_tools(plan) == ["query_promql", "list_services", "lookup_knowledge"]
     assert offered_tools({}) == ["query_metrics", "query_logs", "list_services", "lookup_knowledge"]
-    compact = compact_schemas(REGISTRY.openai_schemas(), ["query_metrics"])
-    assert "limit" not in compact[0]["function"]["parameters"]["properties"]
+    some = [{"function": {"name": "query_logs"}}, {"function": {"name": "lookup_knowledge"}}]
+    assert offered_tools({}, some) == ["query_logs", "lookup_knowledge"]
 
 
 def test_a_session_s_stages_share_their_first_messages() -> None:
