@@ -21,7 +21,7 @@ _NAME_RE = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+
 # Where a word is a service by its place in the question, whatever its shape.
 _BEFORE = re.compile(r"(?:\b(?:on|for|does|is|has|have|with|about|from|of|in|at|did|service)\s+|^)$", re.I)
 _AFTER = re.compile(
-    r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b)|\s*[?？,，]|$)"
+    r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b|ha(?:ve|s)\b)|\s*[?？,，]|$)"
 )
 # A one-word name in a service's place: "does ledger have …", "ledger's …", "… on ledger?",
 # "ledger 有告警吗", "为什么 ledger 报错". Only where no catalog name was found there.

@@ -108,3 +108,9 @@ def test_without_an_embedder_names_alone_resolve() -> None:
 
     view = asyncio.run(catalog_view(ServiceCatalog([read]), "Is the package tracking system down?"))
     assert extract("Is the package tracking system down?", view).services == ()
+
+
+@pytest.mark.parametrize("question", ["Does crm-connector have any alerts?", "crm-connector 有告警吗？"])
+def test_a_name_no_source_knows_stays_unknown(names_vectors: NameVectors, question: str) -> None:
+    entities = extract(question, _view(names_vectors, question))
+    assert entities.unknown_services == ("crm-connector",) and entities.services == ()
