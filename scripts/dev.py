@@ -143,12 +143,20 @@ def ensure_mariadb() -> None:
         time.sleep(0.25)
 
 
+def _has_pip() -> bool:
+    if not PY.exists():
+        return False
+    probe = [str(PY), "-m", "pip", "--version"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
 def ensure_venv() -> None:
     stamp = VENV / ".installed"
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest:
         return
-    if not PY.exists():
+    if not _has_pip():  # none yet, or one left half made by an interrupted run
+        shutil.rmtree(VENV, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     pip = [str(PY), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
