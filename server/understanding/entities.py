@@ -273,7 +273,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     alert_names = tuple(dict.fromkeys(name for _, name in sorted(written)))
     paraphrased = False
     if not alert_names and symptoms and (asks_alert or not asks_log):
-        alert_names = tuple(paraphrase_alerts(question, view, symptoms, mentions.spans))
+        alert_names = tuple(paraphrase_alerts(question, view, symptoms, mentions.spans, mentions.services))
         paraphrased = bool(alert_names)
     # A symptom is a log term of its own only where the question is not about an alert.
     if asks_alert and not asks_log:
