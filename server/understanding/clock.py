@@ -93,7 +93,8 @@ def clock_window(question: str) -> tuple[str, str] | None:
         return None
     day = day or "today"
     if part is None:
-        return (day, "now") if day == "today" else (day, "00:00")
+        # "since last Thursday", "从上周四以来": from that day to now; "last Thursday": that day
+        return (day, "now") if day == "today" or days.SINCE.search(question) else (day, "00:00")
     return f"{day} {_clock(part[0])}", _clock(part[1])
 
 

@@ -42,6 +42,8 @@ _ZH_DAY = re.compile(
     rf"(?P<day>今天|今日|昨天|昨日|(?:上个?)?(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天]))?\s*"
     rf"(?P<part>{_ZH_PART})?|(?P<today_morning>今早|今晨)"
 )
+# A day the window starts from rather than the day it is ("since Tuesday", "从上周四以来").
+SINCE = re.compile(r"\bsince\b|以来|至今|到现在|之后", re.IGNORECASE)
 _HOUR = r"(?P<{name}>[01]?\d|2[0-3])(?::(?P<{name}_min>[0-5]\d))?"
 _EN_BETWEEN = re.compile(
     r"\b(?:between|from)\s+"

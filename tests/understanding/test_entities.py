@@ -257,7 +257,10 @@ def test_a_paraphrased_alert_of_a_named_service_is_never_another_services_alert(
 
     view = CatalogView(
         {name: ("alert",) for name in ("parcel-tracker", "label-printer", "label-printer-db")},
-        alert_names=("ParcelTrackerErrorRateHigh", "LabelPrinterErrorRateHigh", "LabelPrinterDbErrorRateHigh"),
+        alert_names=(
+            *("ParcelTrackerErrorRateHigh", "LabelPrinterErrorRateHigh"),
+            "LabelPrinterDbErrorRateHigh",
+        ),
     )
     entities = extract("label-printer 的错误率告警还在吗？", view)
     assert entities.services == ("label-printer",)
