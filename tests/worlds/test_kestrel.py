@@ -43,12 +43,14 @@ FAMILIES_OF_KESTREL = (
 # read times of day as windows, followed a dependency the evidence names and took a namespace for
 # one (65 of 101), and once request words, dates and namespaces were no search terms, list intents
 # got every template and a kind of line was searched as that kind (74 of 101), and once a template's
-# ref held its example's cause and named the service it was asked for (80 of 101).
+# ref held its example's cause and named the service it was asked for (80 of 101), and once a day
+# ("today", "早上") was a window, a paraphrased alert of a named service was its own and a name no
+# source knows before "have" was asked of the catalog (86 of 101).
 FLOORS = {
     "known_alert": 6,
-    "unknown_service": 3,
-    "resolved_alert": 5,
-    "paraphrase": 3,
+    "unknown_service": 4,
+    "resolved_alert": 6,
+    "paraphrase": 5,
     "compound": 3,
     "runbook_steps": 8,
     "survey": 5,
@@ -64,7 +66,7 @@ FLOORS = {
     "change": 1,
     "dependency": 4,
 }
-OVERALL_FLOOR = 80
+OVERALL_FLOOR = 86
 # "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
 # anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
 KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()
