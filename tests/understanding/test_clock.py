@@ -90,6 +90,8 @@ def test_the_tools_read_a_time_of_day_as_the_latest_one(
         ("cart 昨天下午出了什么问题？", ("yesterday 12:00", "18:00")),
         ("cart 早上的告警现在还在吗？", ("today 00:00", "12:00")),
         ("cart 上周四有没有超时？", ("thursday", "00:00")),
+        ("cart 今早有报错吗", ("today 00:00", "12:00")),
+        ("周五下午 cart 慢吗", ("friday 12:00", "18:00")),
         ("cart 凌晨 2 点到 4 点之间有报错吗？", ("02:00", "04:00")),
         ("cart 今天凌晨 4 点左右出了什么问题？", ("today 03:30", "04:30")),
         # no day: numbers and words that are no time
