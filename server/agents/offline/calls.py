@@ -10,6 +10,7 @@ from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.tool_hooks import planned_arguments
 from evigate.server.sources.retrieval import sections
 from evigate.server.understanding.entities import Entities
+from evigate.server.understanding.statements import states_a_problem
 from evigate.server.understanding.vocabulary import LogTerm
 
 # A narrow question names one or two targets; more services than this is not a narrow question.
@@ -35,6 +36,7 @@ class PlannedCall:
     level: str | None = None
     window_minutes: int | None = None
     # "catalog" (is this service known?) | "survey" | "list" (every item quoted: "list the errors")
+    # | "problem" (the runbook for a problem the question states: quoted only when one is found)
     # | "" (the question's own query)
     purpose: str = ""
 
@@ -234,6 +236,11 @@ def _narrow_calls(entities: Entities, question: str, available: Collection[str] 
 
     if entities.wants_guidance:
         calls.append(PlannedCall(ToolName.LOOKUP_KNOWLEDGE, {"query": knowledge_query(entities, question)}))
+    elif ToolName.LOOKUP_KNOWLEDGE in available and states_a_problem(question, entities):
+        # "Database connection timeouts are occurring for X": the runbook for that problem, found by
+        # the statement itself (retrieval ranks it; an unrelated one is not returned).
+        query = {"query": question.strip()}
+        calls.append(PlannedCall(ToolName.LOOKUP_KNOWLEDGE, query, purpose="problem"))
     return calls
 
 

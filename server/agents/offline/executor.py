@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from evigate.rules.enums import CallStatus, ClaimType, EvidenceStatus, ToolName
 from evigate.server.agents.base import JSON, ExecutorOutput, ExecutorTask
 from evigate.server.agents.offline import claims as c
-from evigate.server.agents.offline import cluster_calls, dependency, signal_calls, widening
+from evigate.server.agents.offline import cluster_calls, dependency, relevance_calls, signal_calls, widening
 from evigate.server.agents.offline.calls import (
     MAX_TERMS,
     PlannedCall,
@@ -87,6 +87,7 @@ class OfflineExecutor:
             planned = with_signal_calls(planned, signal, entities)
         names = await cluster_calls.names_of(self._cluster)
         planned = cluster_calls.merged(planned, cluster_calls.plan(task.query, names), names)
+        planned += relevance_calls.relevance_calls(entities, task.query, available)
         language = "en" if task.language == "en" else "zh"
         if not planned:
             missing = (
@@ -127,6 +128,9 @@ class OfflineExecutor:
 
         await run(planned)
         await run(dependency.follow_up_calls(task.query, entities, results, view, available))
+        await run(relevance_calls.first_calls(task.query, results, available))
+        anchored = "log" in entities.intents and not entities.survey  # as verifier.subject_terms
+        await run(relevance_calls.before_calls(task.query, results, available, anchored))
         if entities.survey:
             await run(follow_up_calls(results, available, task.query))
         self._remember(task.tools, fresh)
@@ -150,13 +154,26 @@ def build_evidence(
     question's subject are never stated as the answer. Terms of the question that no call
     searched are named in missing_info."""
     claims: list[JSON] = []
+    context: list[JSON] = []  # what the service logged before the symptom: a finding of its own
     missing: list[str] = []
     actions: list[JSON] = []
     zh = language == "zh"
     for call, result in results:
         refs = c.refs_of(result)
         state = c.outcome(result, refs)
+        if call.purpose == "problem" and state != EvidenceStatus.SUPPORTED:
+            continue  # no runbook was asked for: finding none (or none configured) is no finding
         claim_id = f"claim-{len(claims) + 1}"
+        if call.purpose in relevance_calls.GATHERED:
+            # a ranking, a first occurrence, the lines before it: what they found, never an absence
+            found = relevance_calls.cited(call, refs) if state == EvidenceStatus.SUPPORTED else []
+            if found:
+                text = relevance_calls.observation_text(call, found, language)
+                text = c.safe_text(text, [ref.text for ref in found], negative=False, language=language)
+                (context if call.purpose in relevance_calls.CONTEXT else claims).append(
+                    c.claim(claim_id, ClaimType.OBSERVATION, text, [c.binding(result, ref) for ref in found])
+                )
+            continue
         if state == EvidenceStatus.SUPPORTED:
             positive = [ref for ref in refs if ref.raw_path != "$.no_evidence"]
             if call.tool_name == ToolName.QUERY_LOGS and call.term is not None:
@@ -192,7 +209,9 @@ def build_evidence(
             )
     queried = {call.term.name for call, _ in results if call.term is not None}
     missing.extend(c.unqueried_text(term, language) for term in unqueried if term.name not in queried)
-    return c.evidence(cap_claims(claims, language), missing, actions)
+    kept = [*cap_claims(claims, language), *context]
+    kept = [{**claim, "claim_id": f"claim-{i}"} for i, claim in enumerate(kept, start=1)]
+    return c.evidence(kept, missing, actions)
 
 
 def cap_claims(claims: list[JSON], language: str) -> list[JSON]:

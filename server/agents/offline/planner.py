@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
-from evigate.server.agents.offline import cluster_calls, signal_calls, survey
+from evigate.server.agents.offline import cluster_calls, relevance_calls, signal_calls, survey
 from evigate.server.agents.offline.calls import describe_call, plan_calls, with_signal_calls
 from evigate.server.deadline import Deadline
 from evigate.server.sources.kubernetes.names import ClusterNames
@@ -147,6 +147,7 @@ class OfflinePlanner:
             signal += signal_calls.discover(query, entities, self._signals)
             calls = with_signal_calls(calls, signal, entities)
         calls = cluster_calls.merged(calls, cluster_calls.plan(query, names), names)
+        calls += relevance_calls.relevance_calls(entities, query, default_registry().names())
         skill, matched = select_skill(query, entities, skills)
         if skill is not None:
             reason = (

@@ -91,10 +91,13 @@ def log_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> l
 
 
 def off_subject(excerpts: Sequence[str], terms: Sequence[LogTerm]) -> list[str]:
-    """The excerpts that hold none of the question's log terms (all of them when it names none)."""
+    """The excerpts of a claim whose cited log lines hold none of the question's log terms. Lines
+    cited beside a line that holds one are its context (what the service logged just before the
+    problem first showed), not an answer without the subject."""
     if not terms:
         return []
-    return [excerpt for excerpt in excerpts if not any(term.matches(excerpt) for term in terms)]
+    off = [excerpt for excerpt in excerpts if not any(term.matches(excerpt) for term in terms)]
+    return off if len(off) == len(excerpts) else []
 
 
 def check_claim(

@@ -7,7 +7,8 @@ something. The call that is kept (and cited) carries the window it ran with, so 
 which window a finding comes from, and a check that found nothing anywhere says so for all of time.
 An alert query without a window reads the last hour of alert history: it is widened to 6 and 24
 hours the same way, so "did X resolve?" finds an alert that resolved this morning.
-A window the question names is never widened: it is what was asked.
+A survey's relevance ranking of the service's lines is widened the same way. A window the question
+names is never widened: it is what was asked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 from evigate.rules.enums import EvidenceStatus, ToolName
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, PlannedCall
+from evigate.server.agents.offline.relevance_calls import RELEVANCE
 from evigate.server.tools.calls import ToolCallResult
 
 # The windows tried after the default one, in order; None: no `since`, all that the files hold. An
@@ -52,7 +54,11 @@ def widenable(call: PlannedCall, result: ToolCallResult, asked_window: bool, que
     if call.tool_name == ToolName.QUERY_METRICS:
         default = "since" not in call.arguments and bool(call.arguments) and not asks_now_only(question)
     else:
-        default = call.purpose == "survey" and call.tool_name in WIDENED_TOOLS and "since" in call.arguments
+        default = (
+            call.purpose in ("survey", RELEVANCE)
+            and call.tool_name in WIDENED_TOOLS
+            and "since" in call.arguments
+        )
     return default and c.outcome(result, c.refs_of(result)) == EvidenceStatus.NO_EVIDENCE
 
 

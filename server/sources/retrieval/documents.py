@@ -44,6 +44,7 @@ class Block:
     kind: str = "runbook"  # runbook | skill | case
     extra: tuple[tuple[str, str], ...] = field(default=())  # skill, case_id, ... for the ref item
     services: tuple[str, ...] = ()  # front matter `services:` (or `service:`): for the service catalog
+    parent: str = ""  # the heading a subsection is under ("Investigation Steps" for "### 1. Check …")
 
     @cached_property
     def embed_text(self) -> str:
@@ -119,20 +120,29 @@ def markdown_blocks(path: Path, source: str) -> list[Block]:
     named = meta.get("services", meta.get("service")) or []
     listed = [named] if isinstance(named, str) else named if isinstance(named, list) else []
     services = tuple(n for n in listed if isinstance(n, str))
-    sections: list[tuple[str, str]] = []
-    heading, lines = "", list[str]()
+    sections: list[tuple[str, str, str]] = []  # (heading, text, parent heading)
+    heading, parent, lines = "", "", list[str]()
+    under: dict[int, str] = {}  # the open heading of each level
+    fenced = False
     for line in [*body.splitlines(), "#"]:
-        if line.startswith("#"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if line.startswith("#") and not fenced:  # a "# comment" in a code block is no heading
             if _one_line(" ".join(lines)):
-                sections.append((heading, _one_line(" ".join(lines))))
+                sections.append((heading, _one_line(" ".join(lines)), parent))
+            level = len(line) - len(line.lstrip("#"))
             heading, lines = line.lstrip("#").strip(), []
+            under = {k: v for k, v in under.items() if k < level}
+            # A level-1 heading is the document's own title, no section a subsection is part of.
+            parent = next((under[k] for k in sorted(under, reverse=True) if k >= 2), "")
+            under[level] = heading
         else:
             lines.append(line)
     if not sections:
-        sections.append(("", title))
+        sections.append(("", title, ""))
     return [
-        Block(f"{source}#{n}", source, title, text, heading, all_keys, kind, extra, services)
-        for n, (heading, text) in enumerate(sections)
+        Block(f"{source}#{n}", source, title, text, heading, all_keys, kind, extra, services, parent)
+        for n, (heading, text, parent) in enumerate(sections)
     ]
 
 

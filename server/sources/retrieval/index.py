@@ -92,6 +92,7 @@ class RetrievalResult:
     candidates: list[ScoredBlock]  # the best few whatever the level
     model_id: str | None  # the vector space used; None when ranked by BM25 alone
     degraded: str | None = None  # why dense scores are missing or partial
+    margin: dict[str, object] | None = None  # the best's lead and the runner-ups cut (ranking.Margin)
 
     def details(self) -> dict[str, object]:
         return {
@@ -100,6 +101,7 @@ class RetrievalResult:
             "model": self.model_id,
             "degraded": self.degraded,
             "scores": [h.details() for h in self.hits or self.candidates[:3]],
+            "margin": self.margin,
         }
 
 
@@ -285,10 +287,15 @@ class RetrievalIndex:
             limit=limit,
         )
         model = self.embedder.model_id if dense is not None and self.embedder else None
+        margin = None
+        if ranking.margin is not None:
+            first = np.unique(snap.doc_of_block, return_index=True)[1]  # each document's first block
+            margin = ranking.margin.details(lambda d: snap.blocks[int(first[d])].source)
         return RetrievalResult(
             ranking.level,
             [ScoredBlock(snap.blocks[h.block], h) for h in ranking.hits],
             [ScoredBlock(snap.blocks[h.block], h) for h in ranking.candidates],
             model,
             degraded,
+            margin,
         )

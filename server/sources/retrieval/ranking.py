@@ -15,6 +15,12 @@ at all:
   same-language pair does, and so do unrelated pairs), so one threshold either drops most
   cross-language answers or lets same-language noise through;
 - none otherwise.
+What is returned is then cut by rank and margin: the best document's runner-ups are returned only
+while they stay within `margin` spreads of it, the spread being the standard deviation of the
+query's own scores over the corpus (every document, and the generic background sentences when the
+corpus is small: snapshot.py). A runner-up the best document beats by more is another topic that
+merely reads a little like the question, not a second answer. The margin is in units of the query's
+own score distribution, so it needs no calibration on a corpus: one spread.
 Without dense scores (embedder down, or a document not embedded yet) the lexical rule of
 lookup_knowledge decides: its BM25 score must reach `lexical_threshold` with at least two distinct
 query terms.
@@ -23,6 +29,7 @@ query terms.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,6 +60,7 @@ class RankingConfig:
     rrf_k: int = 60
     lexical_threshold: float = 3.0  # the BM25-only rule, as lookup_knowledge
     lexical_min_terms: int = 2
+    margin: float = 1.0  # in spreads of the query's scores: how far behind the best a runner-up may be
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class DenseScores:
     docs: npt.NDArray[np.float32]  # per document, NaN where it has none (see index.py)
     background: npt.NDArray[np.float32]  # per document: what an unrelated one scores for this query
     language_gap: npt.NDArray[np.float32] | None = None  # per document: |Chinese share - query's|
+    spread: float | None = None  # std of the query's scores over the corpus (None: over the documents)
 
 
 @dataclass(frozen=True)
@@ -80,10 +89,29 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Margin:
+    """How the best document stands against the others, in spreads of the query's own scores."""
+
+    spread: float  # std of the query's scores over the corpus
+    margin: float  # the configured margin, in spreads
+    lead: float | None  # how far the best is ahead of the runner-up, in spreads (None: no runner-up)
+    dropped: tuple[tuple[int, float], ...] = ()  # (document, spreads behind the best) cut by it
+
+    def details(self, source_of: Callable[[int], str]) -> dict[str, object]:
+        return {
+            "spread": round(self.spread, 4),
+            "margin": self.margin,
+            "lead": None if self.lead is None else round(self.lead, 2),
+            "dropped": [{"source": source_of(d), "behind": round(b, 2)} for d, b in self.dropped],
+        }
+
+
+@dataclass(frozen=True)
 class Ranking:
     level: MatchLevel
     hits: list[Hit]  # what the lookup returns (empty for none)
     candidates: list[Hit]  # the best few whatever the level, for diagnostics and evaluation
+    margin: Margin | None = None  # None for L0 and when the corpus gives no spread
 
 
 def key_pattern(key: str) -> re.Pattern[str]:
@@ -183,9 +211,38 @@ def rank(
         return h.bm25 >= config.lexical_threshold and bool(doc_terms[h.doc] >= needed)
 
     chosen = [h for h in candidates if passes(h)]
+    spread = dense.spread if dense is not None and dense.spread is not None else _spread(evidence)
+    margin = _margin(candidates, chosen, spread, config.margin)
     if not chosen:
-        return Ranking("none", [], candidates)
-    return Ranking("L1", chosen[:limit], candidates)
+        return Ranking("none", [], candidates, margin)
+    if margin is not None:
+        cut = {d for d, _ in margin.dropped}
+        chosen = [h for h in chosen if h.doc not in cut]
+    return Ranking("L1", chosen[:limit], candidates, margin)
+
+
+def _spread(evidence: npt.NDArray[np.floating]) -> float | None:
+    """The standard deviation of the documents' scores; None for fewer than three (no spread)."""
+    return float(np.std(evidence)) if len(evidence) >= 3 else None
+
+
+def _margin(candidates: list[Hit], chosen: list[Hit], spread: float | None, margin: float) -> Margin | None:
+    """The best candidate's lead over the runner-up, and the chosen runner-ups it beats by more than
+    `margin` spreads (those are cut). Each is measured by how far its evidence clears its own
+    threshold, so a document in the other language, whose similarities the encoder compresses, is
+    compared on the same footing as one in the question's."""
+    if spread is None or spread <= 0 or not candidates:
+        return None
+    best = chosen[0] if chosen else candidates[0]
+    others = [h for h in candidates if h.doc != best.doc]
+    lead = (_clear(best) - max(_clear(h) for h in others)) / spread if others else None
+    behind = [(h.doc, (_clear(best) - _clear(h)) / spread) for h in chosen if h.doc != best.doc]
+    return Margin(spread, margin, lead, tuple((d, b) for d, b in behind if b > margin))
+
+
+def _clear(hit: Hit) -> float:
+    """How far a document's evidence clears its threshold (its evidence when it has none)."""
+    return hit.evidence - (hit.threshold or 0.0)
 
 
 def _best_block(doc_of_block: npt.NDArray[np.int64], block_scores: npt.NDArray[np.floating], doc: int) -> int:

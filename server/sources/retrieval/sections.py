@@ -90,8 +90,13 @@ INTENT_QUERY: dict[Intent, str] = {
 
 @dataclass(frozen=True)
 class Choice:
-    block: Block
+    blocks: tuple[Block, ...]  # the section: one block, or the subsections under the chosen heading
+    heading: str  # the chosen heading
     reason: str  # "intent fix: heading Mitigation", for the trace
+
+    @property
+    def block(self) -> Block:
+        return self.blocks[0]
 
 
 def _has(text: str, word: str) -> bool:
@@ -115,18 +120,30 @@ def _heading_is(block: Block, words: Sequence[str]) -> bool:
 
 
 def choose(blocks: Sequence[Block], best: Block, intent: Intent | None) -> Choice:
-    """The section of one document (`blocks`, in order) that answers `intent`; `best` (the section
-    the ranking found) when the intent is unknown or no heading names it."""
+    """The section of one document (`blocks`, in order) that answers `intent`, whole: a section
+    whose heading names it, else every subsection under a heading that names it ("## Investigation
+    Steps" over "### 1. …", "### 2. …"); `best` (the section the ranking found) when the intent is
+    unknown or no heading names it."""
     if intent is None:
-        return Choice(best, "no intent in the question: the best-matching section")
+        return Choice((best,), best.section, "no intent in the question: the best-matching section")
     # A runbook with no diagnosis section diagnoses in its steps.
     for wanted in (intent, "fix") if intent == "diagnose" else (intent,):
         for block in blocks:
             if _heading_is(block, _HEADINGS[wanted]):
-                return Choice(block, f"intent {intent}: heading {block.section}")
-    return Choice(best, f"intent {intent}: no section names it, the best-matching section")
+                return Choice((block,), block.section, f"intent {intent}: heading {block.section}")
+        for block in blocks:
+            if block.parent and _has_any(block.parent.lower(), _HEADINGS[wanted]):
+                group = tuple(b for b in blocks if b.parent == block.parent)
+                why = f"intent {intent}: heading {block.parent}, its {len(group)} subsections"
+                return Choice(group, block.parent, why)
+    return Choice((best,), best.section, f"intent {intent}: no section names it, the best-matching section")
 
 
-def notes(blocks: Sequence[Block], chosen: Block) -> list[Block]:
+def _has_any(text: str, words: Sequence[str]) -> bool:
+    return any(_has(text, word) for word in words)
+
+
+def notes(blocks: Sequence[Block], chosen: Choice) -> list[Block]:
     """The document's global notes (escalation, owners), except the chosen section itself."""
-    return [b for b in blocks if b.id != chosen.id and _heading_is(b, _NOTE_HEADINGS)]
+    taken = {b.id for b in chosen.blocks}
+    return [b for b in blocks if b.id not in taken and _heading_is(b, _NOTE_HEADINGS)]

@@ -130,12 +130,10 @@ class SemanticKnowledge:
             choice = sections.choose(blocks, hit.block, intent)
             if any(kept.block.id == choice.block.id for kept in out):
                 continue
-            out.append(ScoredBlock(choice.block, hit.scores))
-            choices.append(
-                {"source": hit.block.source, "section": choice.block.section, "why": choice.reason}
-            )
+            out.extend(ScoredBlock(b, hit.scores) for b in choice.blocks)
+            choices.append({"source": hit.block.source, "section": choice.heading, "why": choice.reason})
             if not notes:
-                notes = [ScoredBlock(b, hit.scores) for b in sections.notes(blocks, choice.block)]
+                notes = [ScoredBlock(b, hit.scores) for b in sections.notes(blocks, choice)]
         return [*out, *notes], choices
 
     def details(self, result: RetrievalResult) -> dict[str, object]:

@@ -141,8 +141,9 @@ def _per_doc_max(
 
 
 def dense_scores(snap: Snapshot, q_vector: npt.NDArray[np.float32], query: str = "") -> DenseScores:
-    """Block cosines, and per document its dense score (module docstring), its background and how
-    far its language is from the query's (which L1 threshold applies, ranking.py)."""
+    """Block cosines, and per document its dense score (module docstring), its background, how far
+    its language is from the query's (which L1 threshold applies) and the spread of the query's
+    scores (the unit of the ranking's margin, ranking.py)."""
     blocks = np.where(snap.has_vector, cosines(snap.matrix, q_vector), np.nan).astype(np.float32)
     best = _per_doc_max(blocks, snap.doc_of_block, snap.n_docs)
     view = np.where(snap.doc_has_vector, cosines(snap.doc_matrix, q_vector), np.nan)
@@ -170,4 +171,7 @@ def dense_scores(snap: Snapshot, q_vector: npt.NDArray[np.float32], query: str =
     # documents) is held to the same-language threshold.
     gap = np.abs(snap.doc_chinese - np.float32(chinese_share(query)))
     gap = np.where(own_median, gap, 0.0).astype(np.float32)
-    return DenseScores(blocks, docs, background, gap)
+    # The query's own score distribution, what a margin is measured in (ranking.py): the same field
+    # as the background, so a small corpus is spread by the generic sentences too.
+    spread = float(np.std(known)) if len(known) >= 3 else None
+    return DenseScores(blocks, docs, background, gap, spread)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from evigate.server.sources.retrieval.lexical import Bm25, LexicalScores
 from evigate.server.sources.retrieval.ranking import DenseScores, RankingConfig, key_pattern, rank
@@ -94,3 +97,23 @@ def test_key_patterns_match_whole_tokens_only() -> None:
     assert key_pattern("NotReady").search("k8s 节点状态变成 notready")
     assert not key_pattern("NotReady").search("notreadyness")
     assert key_pattern("主从切换").search("redis 主从切换之后")
+
+
+def test_a_runner_up_the_best_beats_by_more_than_the_margin_is_not_returned() -> None:
+    # All three clear the threshold; the spread of the query's scores is 0.05.
+    far = DenseScores(
+        np.array([0.1, 0.6, 0.4, 0.38], dtype=np.float32),
+        np.array([0.6, 0.4, 0.38], dtype=np.float32),
+        np.zeros(3, dtype=np.float32),
+        spread=0.05,
+    )
+    result = rank(DOC_OF_BLOCK, 3, NO_WORDS, far, key_hits={}, config=RankingConfig(), limit=3)
+    assert [h.doc for h in result.hits] == [0]  # 4 and 4.4 spreads behind: other topics
+    assert result.margin is not None
+    assert result.margin.lead == pytest.approx(4.0)
+    assert [d for d, _ in result.margin.dropped] == [1, 2]
+    # Close together, both answer: each within one spread of the best.
+    near = replace(far, docs=np.array([0.6, 0.57, 0.1], dtype=np.float32), spread=0.05)
+    result = rank(DOC_OF_BLOCK, 3, NO_WORDS, near, key_hits={}, config=RankingConfig(), limit=3)
+    assert [h.doc for h in result.hits] == [0, 1]
+    assert result.margin is not None and result.margin.dropped == ()
