@@ -87,6 +87,7 @@ class PromQLQuery:
     end: datetime | None = None
     step_s: float | None = None
     about: str | None = None  # words of a question: the service's discovered metric they mean
+    namespace: str | None = None  # with about and no service: the namespace's metrics (None: the store's)
 
 
 @dataclass(frozen=True)

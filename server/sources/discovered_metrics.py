@@ -11,11 +11,13 @@ sharing a word with the question is no evidence, with the metrics that were ther
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from .evidence import PromqlEvidence, promql_evidence
-from .metric_discovery import MetricDiscovery
-from .metric_query import change_point, promql, rank, unit_of
+from .metric_discovery import Metric, MetricDiscovery
+from .metric_query import Built, change_point, promql, rank, unit_of
+from .prom_types import Series, finite
 from .prometheus import Prometheus
 from .series_text import fmt_duration
 
@@ -49,6 +51,16 @@ async def discovered(  # noqa: PLR0917 - the query's parts, each named at the on
         return evidence
     metric = ranked[0][1]
     built = promql(metric, about, _window(start, end))
+    evidence = await query_built(prom, built, metric, start, end)
+    evidence.raw.update(facts)
+    return evidence
+
+
+async def query_built(
+    prom: Prometheus, built: Built, metric: Metric, start: datetime | None, end: datetime
+) -> PromqlEvidence:
+    """The built query run (a range aligned to end at `end`, or an instant), its series as evidence
+    with each range series' change point; a grouped result ordered by value, highest first."""
     if built.instant or start is None:
         result = await prom.query(built.expr, end)
     else:
@@ -56,8 +68,9 @@ async def discovered(  # noqa: PLR0917 - the query's parts, each named at the on
         step, _ = prom.plan_step(start, end, None)
         steps = math.ceil((end - start).total_seconds() / step)
         result = await prom.query_range(built.expr, end - timedelta(seconds=steps * step), end, step)
+    if built.group_by:
+        result = replace(result, series=tuple(sorted(result.series, key=_level, reverse=True)))
     evidence = promql_evidence(result, metric.name, built.unit or unit_of(metric.name))
-    evidence.raw.update(facts)
     evidence.raw["metric"] = metric.name
     evidence.raw["why"] = built.why
     if result.range is not None:
@@ -67,3 +80,8 @@ async def discovered(  # noqa: PLR0917 - the query's parts, each named at the on
                 evidence.refs[i]["text"] += f"; {change}"
                 evidence.raw["series"][i]["change"] = change
     return evidence
+
+
+def _level(series: Series) -> float:
+    values = [s.v for s in finite(series.samples)]
+    return sum(values) / len(values) if values else -math.inf

@@ -21,6 +21,7 @@ from .live_alerts import LiveAlerts
 from .metric_discovery import MetricDiscovery
 from .ports import AlertSource, Source
 from .prometheus import Prometheus
+from .scoped_metrics import Scope, discovered_in
 from .services import Sightings, prometheus_sightings
 from .signals import SignalCatalog, resolve
 
@@ -67,6 +68,9 @@ class PrometheusSource:
         prom, catalog = self.client, self._signals
         ranged = query.start is not None
         end = query.end or now
+        if query.about is not None and query.service is None:
+            scope = Scope(query.namespace)
+            return _answer(await discovered_in(prom, self.discovery, query.about, scope, query.start, end))
         if query.about is not None:
             service = query.service or ""
             return _answer(await discovered(prom, self.discovery, query.about, service, query.start, end))

@@ -47,9 +47,10 @@ class Metric:
     labels: tuple[str, ...]  # label names of its series, besides __name__ and le
     selector: str  # the matcher that selects the service's series: job="ledger_sync"
     label_values: tuple[tuple[str, tuple[str, ...]], ...] = ()  # label → values seen
+    scoped: bool = False  # a namespace's or the store's metric, not one service's: pods are compared
 
 
-def _kind(name: str, names: set[str], declared: str | None) -> str:
+def kind_of(name: str, names: set[str], declared: str | None) -> str:
     if declared in ("counter", "histogram", "summary", "gauge"):
         return declared
     if f"{name}_bucket" in names:
@@ -59,7 +60,7 @@ def _kind(name: str, names: set[str], declared: str | None) -> str:
     return "gauge"
 
 
-def _family(name: str, names: set[str]) -> str:
+def family_of(name: str, names: set[str]) -> str:
     """A histogram's series name without its _bucket / _count / _sum part."""
     for part in _SERIES_PARTS:
         base = name.removesuffix(part)
@@ -145,7 +146,7 @@ class MetricDiscovery:
                 name = item.get("__name__", "")
                 if not name or name.startswith("ALERTS"):
                     continue
-                family = _family(name, names)
+                family = family_of(name, names)
                 seen = labels.setdefault(family, {})
                 for key, value in item.items():
                     if key not in ("__name__", "le"):
@@ -156,7 +157,7 @@ class MetricDiscovery:
                 kind, help_text = declared.get(family, ("", ""))
                 families[family] = Metric(
                     family,
-                    _kind(family, names, kind or None),
+                    kind_of(family, names, kind or None),
                     help_text,
                     tuple(sorted(seen)),
                     selector,

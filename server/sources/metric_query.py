@@ -35,6 +35,8 @@ _SAYINGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("retry", "retried", "retries", "重试"), ("retried", "retry")),
     (("sms", "短信"), ("sms",)),
     (("goroutines", "协程"), ("goroutines",)),
+    (("cpu",), ("usage",)),
+    (("率",), ("rate",)),
     (("rejected", "rejections", "拒绝"), ("rejected",)),
 )  # fmt: skip
 # Label names as a question says them.
@@ -52,6 +54,15 @@ _STATUS_CLASS = re.compile(r"(?<![0-9])([1-5])xx(?![a-z])", re.I)
 _STATUS = ("code", "status", "status_code")
 _RATIO = ("ratio", "share", "percent", "percentage", "比例", "占比", "百分比")
 MIN_SHIFT = 0.2  # a change point is stated when the level moved by at least this share
+# A question that asks for a cause ("investigate why", "有问题吗", "原因") is answered by comparing the
+# metric across each label that splits the service's series into a few values (a `coupon`, an
+# `exchange`): the value that stands out is the evidence, whichever label it is on.
+_CAUSE = re.compile(
+    r"\bwhy\b|\binvestigate|\bcause|\bissues?\b|\bproblems?\b|\bwrong\b|为什么|原因|根因|调查|有问题|问题吗",
+    re.I,
+)
+MAX_BREAKDOWN_VALUES = 8  # a label with more values (ids, pods) is no comparison
+_NOT_COMPARED = frozenset({*SERVICE_LABELS, "namespace", "instance", "pod", "le", "endpoint", "node"})
 
 
 @dataclass(frozen=True)
@@ -99,17 +110,28 @@ def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
         label for word, label in _LABEL_WORDS.items() if word in lowered
     }
     for label, values in metric.label_values:
-        if label in SERVICE_LABELS or label in ("namespace", "instance", "pod"):
+        if label in ("instance", "le") or (
+            not metric.scoped and (label in SERVICE_LABELS or label in ("namespace", "pod"))
+        ):
             continue
         named = [
             v
             for v in values
             if len(v) > 1 and re.search(r"(?<![\w.-])" + re.escape(v.lower()) + r"(?![\w-])", lowered)
         ]
-        if label in said or len(named) > 1:
+        if (label in said and len(values) > 1) or len(named) > 1:
             group.append(label)
         elif len(named) == 1:
             filters.append(f"{label}={promql_string(named[0])}")
+    group = [label for label in group if label not in {f.split("=", 1)[0] for f in filters}]
+    if not group and _CAUSE.search(question):
+        filtered = {f.split("=", 1)[0] for f in filters}
+        group = [
+            label
+            for label, values in metric.label_values
+            if label not in _NOT_COMPARED and label not in filtered and label not in _STATUS
+            and 1 < len(values) <= MAX_BREAKDOWN_VALUES
+        ]  # fmt: skip
     status = _STATUS_CLASS.search(question)
     for label in _STATUS:
         if status is not None and label in metric.labels and label not in group:
@@ -121,7 +143,8 @@ def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
 def promql(metric: Metric, question: str, window: str | None) -> Built:
     """The query for `metric` as the question asks it (`window`: its range, e.g. "1h", if any)."""
     group, filters = _labels_named(question, metric)
-    selector = "{" + ", ".join([metric.selector, *filters]) + "}"
+    filters = [f for f in filters if f != metric.selector]  # a namespace's own matcher is there
+    selector = "{" + ", ".join(m for m in [metric.selector, *filters] if m) + "}"
     by = f" by ({', '.join(group)})" if group else ""
     lowered = question.lower()
     if metric.kind == "histogram":
@@ -136,11 +159,13 @@ def promql(metric: Metric, question: str, window: str | None) -> Built:
         expr = f"sum{by} (rate({metric.name}{selector}[5m]))"
         status = [f for f in filters if "=~" in f and f.split("=", 1)[0] in _STATUS]
         if status and any(w in lowered for w in _RATIO):
-            rest = "{" + ", ".join([metric.selector, *(f for f in filters if f not in status)]) + "}"
+            rest = "{" + ", ".join(m for m in [metric.selector, *filters] if m and m not in status) + "}"
             expr = f"{expr} / sum{by} (rate({metric.name}{rest}[5m]))"
             why = f"{metric.name} is a counter: the share of {status[0]}"
             return Built(expr, tuple(group), False, why, "ratio")
-        return Built(expr, tuple(group), False, f"{metric.name} is a counter: its per-second rate")
+        # A rate of a seconds counter is seconds per second: CPU time is cores.
+        unit = "cores" if "cpu" in metric.name and metric.name.endswith("_seconds_total") else None
+        return Built(expr, tuple(group), False, f"{metric.name} is a counter: its per-second rate", unit)
     expr = f"sum{by} ({metric.name}{selector})" if group else f"{metric.name}{selector}"
     return Built(expr, tuple(group), False, f"{metric.name} is a gauge: read as it is")
 
@@ -176,4 +201,23 @@ def change_point(series: Series) -> str | None:
     scale = max(abs(before), abs(after))
     if scale == 0 or abs(after - before) / scale < MIN_SHIFT:
         return None
+    k = _onset(values, k, after)
+    before, after = prefix[k] / k, (prefix[n] - prefix[k]) / (n - k)
     return f"change at {fmt_time(values[k].t)} from avg={fmt_number(before)} to avg={fmt_number(after)}"
+
+
+def _onset(values: list[Sample], k: int, after: float) -> int:
+    """Where the move that the split at `k` found began: a ramp leaves its earlier level before the
+    split of the means, so the change is stated from the first sample of the run, ending at the
+    split, that has already left that level (the median before the split) by a tenth of the move."""
+    base = sorted(s.v for s in values[:k])[k // 2]
+    tolerance = abs(after - base) / 10
+    sign = 1.0 if after >= base else -1.0
+    while k > 2 and (values[k - 1].v - base) * sign > tolerance:
+        k -= 1
+    return k
+
+
+def asks_cause(question: str) -> bool:
+    """Whether the question asks why, or whether something is wrong (a comparison across labels)."""
+    return _CAUSE.search(question) is not None

@@ -248,7 +248,7 @@ def load_aliases(path: Path | None) -> dict[str, str]:
 SightingReader = Callable[[], Awaitable[Sightings]]
 # Alert labels that name a service (Prometheus conventions) besides the alert's own `service`.
 _SERVICE_LABELS = ("service", "app", "job", "app_kubernetes_io_name")
-_POD_SUFFIX = re.compile(r"-[a-z0-9]{5,10}(?:-[a-z0-9]{5})?$")
+POD_SUFFIX = re.compile(r"-[a-z0-9]{5,10}(?:-[a-z0-9]{5})?$")
 
 
 class AlertQuerying(Protocol):
@@ -271,8 +271,8 @@ async def alert_sightings(source: AlertQuerying, now: datetime) -> Sightings:
             found.append(Sighting(item["service"], "alert", namespace))
         found.extend(Sighting(labels[k], "alert") for k in _SERVICE_LABELS if isinstance(labels.get(k), str))
         pod = labels.get("pod")
-        if isinstance(pod, str) and _POD_SUFFIX.search(pod):
-            found.append(Sighting(_POD_SUFFIX.sub("", pod), "alert"))
+        if isinstance(pod, str) and POD_SUFFIX.search(pod):
+            found.append(Sighting(POD_SUFFIX.sub("", pod), "alert"))
         if isinstance(item.get("alert_name"), str):
             names.append(item["alert_name"])
     return Sightings(tuple(found), tuple(dict.fromkeys(names)))

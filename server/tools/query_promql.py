@@ -63,13 +63,21 @@ def _query(args: JSON, now: Any) -> PromQLQuery:
 
 
 def _about(args: JSON, now: Any) -> PromQLQuery:
-    """The service's discovered metric the words mean: over the window when `since` is given."""
-    if "query" in args or "signal" in args or "service" not in args:
-        raise ArgumentError("about goes with service alone (no query, no signal), e.g. service=gateway")
+    """The service's discovered metric the words mean (without a service: a metric of the namespace,
+    or of the whole store): over the window when `since` is given."""
+    if "query" in args or "signal" in args:
+        raise ArgumentError(
+            "about goes with service or namespace (no query, no signal), e.g. service=gateway"
+        )
+    if "service" in args and "namespace" in args:
+        raise ArgumentError("about takes service or namespace, not both")
     window = tool_args.window(args, now) if "since" in args else None
     start = window.since if window is not None else None
     end = (window.until if window is not None else None) or now
-    return PromQLQuery(None, None, args["service"], start=start, end=end, about=str(args["about"]))
+    service, namespace = args.get("service"), args.get("namespace")
+    return PromQLQuery(
+        None, None, service, start=start, end=end, about=str(args["about"]), namespace=namespace
+    )
 
 
 async def _answer(args: JSON, backend: ToolBackend) -> Answer:
@@ -108,8 +116,10 @@ TOOL = Tool(
         "about": {
             **tool_args.STRING,
             "description": "with service: words of the question; the service's own metrics are "
-            "discovered and the one they mean is queried (5xx by upstream, latency by version)",
+            "discovered and the one they mean is queried (5xx by upstream, latency by version); "
+            "without service, the metrics of a namespace or of the whole store",
         },
+        "namespace": {**tool_args.STRING, "description": "with about and no service: a Kubernetes namespace"},
         "at": {**tool_args.STRING, "description": f"time of an instant query: {tool_args.TIME_DOC}"},
         **tool_args.WINDOW,
         "step": {
@@ -121,5 +131,5 @@ TOOL = Tool(
     item_array="series",
     item_text=series_text,
     no_evidence_message="未找到匹配的指标序列",
-    query_keys=("query", "signal", "service", "about"),
+    query_keys=("query", "signal", "service", "about", "namespace"),
 )

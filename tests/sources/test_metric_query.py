@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from evigate.server.sources.metric_discovery import Metric
 from evigate.server.sources.metric_query import change_point, promql, rank, unit_of
 from evigate.server.sources.prom_types import Sample, Series
+from evigate.server.sources.scoped_metrics import Scope
+from evigate.server.sources.series_text import fmt_time
 
 RESPONSES = Metric(
     "gateway_upstream_responses_total",
@@ -73,3 +77,76 @@ def test_a_change_point_states_both_levels_and_when() -> None:
     text = change_point(_series([0.94] * 10 + [0.4] * 10))
     assert text == "change at 2023-11-14 22:23:20 from avg=0.94 to avg=0.4"
     assert change_point(_series([1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.99])) is None  # no shift
+
+
+CHECKOUT = Metric(
+    "http_request_duration_seconds",
+    "histogram",
+    "",
+    ("coupon", "instance", "job", "method", "route"),
+    'job="checkout"',
+    (
+        ("coupon", ("none", "promotions")),
+        ("instance", ("a:80", "b:80", "c:80")),
+        ("job", ("checkout",)),
+        ("method", ("POST",)),
+        ("route", ("/checkout", "/health")),
+    ),
+)
+
+
+def test_a_question_that_asks_why_compares_the_metric_across_each_label_of_a_few_values() -> None:
+    built = promql(CHECKOUT, "The /checkout endpoint is experiencing high latency. Investigate why.", "1h")
+    # route is filtered by the value the question names; method has one value; instance is no cause
+    assert built.group_by == ("coupon",)
+    assert built.expr == (
+        "histogram_quantile(0.99, sum by (le, coupon) "
+        '(rate(http_request_duration_seconds_bucket{job="checkout", route="/checkout"}[5m])))'
+    )
+    assert promql(CHECKOUT, "/checkout 接口延迟很高，调查一下原因。", None).group_by == ("coupon",)
+    assert promql(CHECKOUT, "What is the latency of /checkout?", None).group_by == ()
+
+
+CPU = Metric(
+    "container_cpu_usage_seconds_total",
+    "counter",
+    "",
+    ("container", "cpu", "namespace", "pod"),
+    'namespace="app-1"',
+    (("container", ("a", "b")), ("cpu", ("total",)), ("namespace", ("app-1",)), ("pod", ("a-1", "b-1"))),
+    scoped=True,
+)
+
+
+def test_a_namespaces_metric_is_grouped_by_the_pod_or_namespace_the_question_names() -> None:
+    built = promql(CPU, "Which pods use the most CPU in the app-1 namespace?", None)
+    # cpu has one value, the namespace is the scope's: only pod splits the series
+    assert built.group_by == ("pod",) and built.unit == "cores"
+    assert built.expr == 'sum by (pod) (rate(container_cpu_usage_seconds_total{namespace="app-1"}[5m]))'
+    store = Metric(CPU.name, "counter", "", CPU.labels, "", (("namespace", ("a", "b")),), scoped=True)
+    assert promql(store, "Show me a graph of CPU per namespace", None).expr == (
+        "sum by (namespace) (rate(container_cpu_usage_seconds_total{}[5m]))"
+    )
+
+
+def test_a_ramp_is_stated_from_where_it_left_the_earlier_level() -> None:
+    ramp = [0.5] * 12 + [0.5 + 0.5 * i for i in range(1, 9)] + [4.6] * 12
+    text = change_point(_series(ramp))
+    assert text is not None
+    at = _series(ramp).samples[12].t  # the first value above 0.5
+    assert text.startswith(f"change at {fmt_time(at)} from avg=0.5 to avg=")
+
+
+def test_a_namespace_is_found_by_its_label_or_by_a_scrape_address_inside_it() -> None:
+    label, address = Scope("app-1").selectors
+    assert label == 'namespace="app-1"'
+    pattern = re.compile(address.split("=~", 1)[1].strip('"').replace("\\\\", "\\"))
+    assert pattern.fullmatch("bidder.app-1.svc.cluster.local:80")
+    assert not pattern.fullmatch("bidder.app-10.svc.cluster.local:80")
+    assert Scope(None).selectors == ("",)
+
+
+def test_a_rate_said_in_chinese_meets_a_metric_named_rate() -> None:
+    rate = Metric("bid_rate_current", "gauge", "", ("exchange",), 'job="bidder"')
+    other = Metric("bid_requests_total", "counter", "", ("exchange",), 'job="bidder"')
+    assert rank("出价率有问题吗？", [other, rate])[0][1] is rate

@@ -108,3 +108,20 @@ async def test_alerts_file_may_be_an_object_and_is_reloaded(data_dir: Path) -> N
     assert result.retrieval_details["evidence_refs"][0]["text"] == (
         "DiskSpaceLow, service=db, state=firing, current=93%"
     )
+
+
+async def test_an_alert_on_a_pod_of_the_service_is_the_services_whatever_its_service_field(
+    data_dir: Path,
+) -> None:
+    alerts = [
+        {"alert_name": "PodOOMKilled", "service": "exporter", "state": "firing",
+         "labels": {"pod": "exporter-fast-76897854c-xxljr"}},
+        {"alert_name": "CrashLoop", "service": "exporter-fast", "state": "firing"},
+        {"alert_name": "Other", "service": "exporter", "state": "firing",
+         "labels": {"pod": "exporter-5d9f8b7c6-abcde"}},
+    ]  # fmt: skip
+    (data_dir / "alerts.json").write_text(json.dumps(alerts), encoding="utf-8")
+    h = make_harness(data_dir)
+    result = await h.call("query_metrics", service="exporter-fast")
+    assert result.raw_result is not None
+    assert sorted(a["alert_name"] for a in result.raw_result["alerts"]) == ["CrashLoop", "PodOOMKilled"]

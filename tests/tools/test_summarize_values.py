@@ -49,6 +49,14 @@ def _world(tmp_path: Path) -> Path:
             "msg": "java.lang.OutOfMemoryError: Java heap space",
         }
     )
+    lines.append(
+        {
+            "time": _iso(START + timedelta(minutes=20)),
+            "level": "INFO",
+            "service": "pricing",
+            "msg": "Starting PricingApplication v3.2.1 using Java 21",
+        }
+    )
     lines.sort(key=lambda x: x["time"])
     write_logs(root, "pricing.log", lines)
     return root
@@ -80,6 +88,7 @@ async def test_rare_severe_events_are_listed_beyond_the_limit_and_below_the_leve
     severe = {p["severe"]: p for p in patterns[1:]}
     assert severe["out of memory"]["count"] == 1
     assert severe["configuration reload"]["levels"] == ["INFO"]  # found below WARN by its words
+    assert severe["version start"]["example"] == "Starting PricingApplication v3.2.1 using Java 21"
 
 
 def test_a_value_run_the_masking_reshaped_is_left_out_not_guessed() -> None:

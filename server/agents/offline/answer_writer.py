@@ -299,7 +299,8 @@ def _headline(
         if len(top) == 1:
             body = top[0].phrase.sentence
         else:
-            services = {_service(f.claim) for f in top}
+            quoted = [readable.fields(e.text)[1] for f in top for e in f.claim.excerpts]  # of several
+            services = {_service(f.claim) for f in top} | {q["service"] for q in quoted if q.get("service")}
             owner = next(iter(services)) if len(services) == 1 else ""
             joined = ("；" if zh else "; ").join(f.phrase.short for f in top)
             joined = joined[:1].upper() + joined[1:] if not owner else joined

@@ -9,6 +9,7 @@ from typing import Any
 from evigate.rules.enums import ToolName
 from evigate.server.agents.offline.tool_hooks import planned_arguments
 from evigate.server.sources.retrieval import sections
+from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.entities import Entities
 from evigate.server.understanding.statements import states_a_problem
 from evigate.server.understanding.vocabulary import LogTerm
@@ -94,22 +95,32 @@ def plan_calls(entities: Entities, question: str, available: Collection[str] = (
         return calls
     if entities.namespace_services and not entities.services:
         return calls + namespace_calls(entities, available)
+    history = asks_change(question) is not None
     if entities.survey:
-        return calls + survey_calls(entities, available)
+        return calls + survey_calls(entities, available, history=history)
     calls.extend(_narrow_calls(entities, question, available))
     service = entities.services[0] if entities.services else None
     calls.extend(
         PlannedCall(name, args, service) for name, args in planned_arguments(question, entities.services)
     )
+    summarized = any(call.tool_name == SUMMARIZE_LOGS for call in calls)
+    if history and service is not None and SUMMARIZE_LOGS in available and not summarized:
+        # "since when?" / "what changed?": the service's templates over all its logs, with their
+        # first times and the rare events (a reload, a restart, a new version starting)
+        arguments = {"service": service, "level": "WARN", **_window(entities)}
+        calls.append(PlannedCall(SUMMARIZE_LOGS, arguments, service, level="WARN", purpose="survey"))
     return calls
 
 
-def survey_calls(entities: Entities, available: Collection[str]) -> list[PlannedCall]:
+def survey_calls(
+    entities: Entities, available: Collection[str], *, history: bool = False
+) -> list[PlannedCall]:
     """A broad question's checks per service: its alerts in every state, its log patterns at WARN
     and above (summarize_logs where registered, else its ERROR lines), its log lines for the
-    question's symptoms. Key signals (query_promql) and runbooks follow from what these find."""
+    question's symptoms. Key signals (query_promql) and runbooks follow from what these find.
+    `history` ("since when?", "what changed?"): the logs are read over all they hold, not the last hour."""
     calls: list[PlannedCall] = []
-    window = _window(entities, SURVEY_WINDOW)
+    window = _window(entities, None if history else SURVEY_WINDOW)
     for service in entities.services[:MAX_SERVICES]:
         calls.append(PlannedCall(ToolName.QUERY_METRICS, {"service": service}, service, purpose="survey"))
         if SUMMARIZE_LOGS in available:

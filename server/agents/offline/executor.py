@@ -22,10 +22,8 @@ from evigate.server.agents.offline.calls import (
     PlannedCall,
     describe_call,
     plan_calls,
-    with_signal_calls,
 )
 from evigate.server.agents.offline.survey import follow_up_calls, survey_gaps
-from evigate.server.agents.offline.survey import signal_calls as survey_signals
 from evigate.server.sources.ports import ClusterSource
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
@@ -78,13 +76,7 @@ class OfflineExecutor:
         entities = extract(task.query, view)
         available = tool_names(task.tools)
         planned = plan_calls(entities, task.query, available)
-        if entities.survey and self._signals is not None:
-            planned += survey_signals(entities, self._signals.signals)
-            planned += signal_calls.discover(task.query, entities, self._signals)
-        elif not entities.unknown_services or entities.services:
-            signal = signal_calls.plan(task.query, entities, self._signals)
-            signal += signal_calls.discover(task.query, entities, self._signals)
-            planned = with_signal_calls(planned, signal, entities)
+        planned = signal_calls.metric_calls(task.query, entities, self._signals, planned)
         names = await cluster_calls.names_of(self._cluster)
         planned = cluster_calls.merged(planned, cluster_calls.plan(task.query, names), names)
         planned += relevance_calls.relevance_calls(entities, task.query, available)

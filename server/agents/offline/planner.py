@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 
 from evigate.server.agents.base import JSON, Skill, StageOutput
-from evigate.server.agents.offline import cluster_calls, relevance_calls, signal_calls, survey
-from evigate.server.agents.offline.calls import describe_call, plan_calls, with_signal_calls
+from evigate.server.agents.offline import cluster_calls, relevance_calls, signal_calls
+from evigate.server.agents.offline.calls import describe_call, plan_calls
 from evigate.server.deadline import Deadline
 from evigate.server.sources.kubernetes.names import ClusterNames
 from evigate.server.sources.ports import ClusterSource
@@ -139,13 +139,7 @@ class OfflinePlanner:
         zh = language != "en"
         entities = extract(query, view)
         calls = plan_calls(entities, query, default_registry().names())
-        if entities.survey and self._signals is not None:
-            calls += survey.signal_calls(entities, self._signals.signals)
-            calls += signal_calls.discover(query, entities, self._signals)
-        elif not entities.unknown_services or entities.services:
-            signal = signal_calls.plan(query, entities, self._signals)
-            signal += signal_calls.discover(query, entities, self._signals)
-            calls = with_signal_calls(calls, signal, entities)
+        calls = signal_calls.metric_calls(query, entities, self._signals, calls)
         calls = cluster_calls.merged(calls, cluster_calls.plan(query, names), names)
         calls += relevance_calls.relevance_calls(entities, query, default_registry().names())
         skill, matched = select_skill(query, entities, skills)

@@ -16,8 +16,11 @@ from collections.abc import Sequence
 
 from evigate.rules.enums import ToolName
 from evigate.rules.types import EvidenceRef as Ref
-from evigate.server.agents.offline.calls import PlannedCall
+from evigate.server.agents.offline import survey
+from evigate.server.agents.offline.calls import PlannedCall, with_signal_calls
+from evigate.server.sources.metric_query import asks_cause
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.entities import Entities
 
 # An explicit alert question ("CPU 告警还在吗") asks about the alert, not the metric, unless it also
@@ -101,12 +104,67 @@ def discover(question: str, entities: Entities, catalog: SignalCatalog | None) -
     lowered = question.lower()
     if catalog is None or not entities.services or not any(w in lowered for w in _METRIC_WORDS):
         return []
-    if catalog.detect(question) is not None and not any(w in lowered for w in _BEYOND_SIGNAL):
+    if (
+        catalog.detect(question) is not None
+        and not any(w in lowered for w in _BEYOND_SIGNAL)
+        and not (entities.survey and asks_cause(question))
+    ):
         return []  # the catalog's signal answers a plain value question ("X 的内存现在多少？")
     service = entities.services[0]  # the subject; a second name is often a label value (an upstream)
     since = _since(entities.window_minutes) or DISCOVERY_WINDOW
     arguments = {"service": service, "about": question.strip(), "since": since}
     return [PlannedCall(ToolName.QUERY_PROMQL, arguments, service, window_minutes=entities.window_minutes)]
+
+
+# A metric question about no service: a namespace's or the whole store's metrics ("CPU per pod in
+# the app-159 namespace", "CPU per namespace", "which CPU metrics are collected?").
+_STORE_WORDS = (
+    "cpu", "memory", "metric", "metrics", "prometheus", "graph", "lag", "throttl", "latency",
+    "指标", "图", "内存", "延迟", "积压",
+)  # fmt: skip
+_WIDE = re.compile(
+    r"\b(?:per|by|each|every|all)\s+(?:namespace|pod|node)s?\b|\bcluster\b|集群|按\s*namespace|各个?\s*(?:namespace|pod)",
+    re.I,
+)
+_NAMESPACE = (
+    re.compile(r"\b(?:in|of|for)\s+(?:the\s+)?([a-z0-9][a-z0-9-]*[a-z0-9])\s+namespace\b", re.I),
+    re.compile(r"\bnamespace\s+([a-z0-9][a-z0-9-]*[a-z0-9])(?![\w-])", re.I),
+    re.compile(r"([a-z0-9][a-z0-9-]*[a-z0-9])\s*命名空间", re.I),
+)
+
+
+def scoped(question: str, entities: Entities, catalog: SignalCatalog | None) -> list[PlannedCall]:
+    """query_promql(about, namespace?) for a metric question that names no known service but a
+    namespace, or asks across the cluster (per namespace, per pod, which metrics exist)."""
+    lowered = question.lower()
+    if catalog is None or entities.services or not any(w in lowered for w in _STORE_WORDS):
+        return []
+    namespace = next((m.group(1) for p in _NAMESPACE if (m := p.search(question)) is not None), None)
+    if namespace is None and _WIDE.search(question) is None:
+        return []
+    arguments = {"about": question.strip(), "since": _since(entities.window_minutes) or DISCOVERY_WINDOW}
+    if namespace is not None:
+        arguments["namespace"] = namespace
+    return [PlannedCall(ToolName.QUERY_PROMQL, arguments, None, window_minutes=entities.window_minutes)]
+
+
+def metric_calls(
+    question: str, entities: Entities, catalog: SignalCatalog | None, planned: list[PlannedCall]
+) -> list[PlannedCall]:
+    """`planned` with the metric calls the question asks for: a namespace's or the store's metric in
+    place of every other call; a survey's key signals and discovered metric; a signal's value."""
+    wide = scoped(question, entities, catalog)
+    if wide:
+        return wide
+    if entities.survey and catalog is not None:
+        # "since when?" / "what changed?": the signals over the hours where their change point is
+        since = DISCOVERY_WINDOW if asks_change(question) else survey.SURVEY_WINDOW
+        signals = survey.signal_calls(entities, catalog.signals, since)
+        return [*planned, *signals, *discover(question, entities, catalog)]
+    if not entities.unknown_services or entities.services:
+        signal = plan(question, entities, catalog) + discover(question, entities, catalog)
+        return with_signal_calls(planned, signal, entities)
+    return planned
 
 
 def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> str:
@@ -132,9 +190,12 @@ def observation_text(call: PlannedCall, refs: Sequence[Ref], language: str) -> s
 
 def negative_text(call: PlannedCall, language: str) -> str:
     if "about" in call.arguments:
+        namespace = call.arguments.get("namespace")
         if language == "zh":
-            return f"当前查询未检索到 {call.service} 与问题相关的指标序列。"
-        return f"This query found no matching evidence of a metric series of {call.service} for the question."
+            owner = call.service or (f"命名空间 {namespace}" if namespace else "指标库中")
+            return f"当前查询未检索到 {owner} 与问题相关的指标序列。"
+        owner = call.service or (f"namespace {namespace}" if namespace else "the metrics store")
+        return f"This query found no matching evidence of a metric series of {owner} for the question."
     signal = call.arguments.get("signal", "metric")
     if language == "zh":
         return f"当前查询未检索到 {call.service} 的 {signal} 指标序列。"

@@ -37,15 +37,17 @@ def found_alert_names(results: Sequence[tuple[PlannedCall, ToolCallResult]]) -> 
     return names
 
 
-def signal_calls(entities: Entities, signals: Collection[str]) -> list[PlannedCall]:
-    """The key signals of each service over the last hour (`signals`: the catalog's names; empty
-    when no Prometheus is configured)."""
+def signal_calls(
+    entities: Entities, signals: Collection[str], since: str = SURVEY_WINDOW
+) -> list[PlannedCall]:
+    """The key signals of each service over the last hour, or `since` (`signals`: the catalog's
+    names; empty when no Prometheus is configured)."""
     return [
         PlannedCall(
             QUERY_PROMQL,
-            {"signal": name, "service": service, "since": SURVEY_WINDOW},
+            {"signal": name, "service": service, "since": since},
             service,
-            window_minutes=60,
+            window_minutes=int(since[:-1]) * 60 if since.endswith("h") else None,
             purpose="survey",
         )
         for service in entities.services[:1]

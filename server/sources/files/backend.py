@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.retrieval.factory import build_knowledge
 from evigate.server.sources.retrieval.ranking import RankingConfig
 from evigate.server.sources.retrieval.store import MemoryVectorStore
-from evigate.server.sources.services import Sighting, Sightings, alert_sightings, load_aliases
+from evigate.server.sources.services import POD_SUFFIX, Sighting, Sightings, alert_sightings, load_aliases
 from evigate.server.sources.source_set import SourceSet
 from evigate.server.sources.times import display_time
 
@@ -156,7 +157,7 @@ class FilesSource:
     def _query_metrics(self, q: MetricsQuery) -> Page:
         matched = []
         for alert in self._load_alerts():
-            if q.service and str(alert["service"]).lower() != q.service.lower():
+            if q.service and q.service.lower() not in _services_of(alert):
                 continue
             if q.alert_name and str(alert["alert_name"]).lower() != q.alert_name.lower():
                 continue
@@ -241,3 +242,14 @@ def files_source_set(files: FilesSource) -> SourceSet:
         clock=files.now,
         aliases=files.aliases,
     )
+
+
+def _services_of(alert: Mapping[str, Any]) -> set[str]:
+    """The alert's own service, and the workload its `pod` label belongs to (its hash suffixes
+    stripped): an alert about a pod of X is about X, whatever service its rule labelled it with."""
+    found = {str(alert["service"]).lower()}
+    labels = alert.get("labels")
+    pod = labels.get("pod") if isinstance(labels, Mapping) else None
+    if isinstance(pod, str) and POD_SUFFIX.search(pod):
+        found.add(POD_SUFFIX.sub("", pod).lower())
+    return found

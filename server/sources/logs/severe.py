@@ -1,7 +1,7 @@
 """Rare severe events: the lines a reader must see however seldom they occur — a FATAL or panic, an
-out-of-memory kill, an exception class, a restart, a configuration reload. A summary ranked by
-count drowns them under the frequent lines; `summarize_logs` lists them on their own, each with the
-kind that made it severe.
+out-of-memory kill, an exception class, a restart, a new version starting, a configuration reload.
+A summary ranked by count drowns them under the frequent lines; `summarize_logs` lists them on their
+own, each with the kind that made it severe.
 
 `KEYWORDS` are literals for the byte search (one pass each over the service's blocks), so lines
 below the summary's level (a reload logged at INFO) are found too; `kind` then says which of them
@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 
 # Case-insensitive literals a severe line holds; each is searched as bytes.
-KEYWORDS = ("panic", "fatal", "outofmemory", "out of memory", "oomkill", "restart", "reload", "exception")
+KEYWORDS = (
+    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "restart", "reload", "exception",
+    "starting ",
+)  # fmt: skip
 
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("out of memory", re.compile(r"OutOfMemory|out of memory|\bOOM(?:Kill(?:ed)?)?\b|oom[-_ ]?kill", re.I)),
@@ -21,6 +24,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("fatal", re.compile(r"\bfatal\b", re.I)),
     ("exception", re.compile(r"\b[A-Z][\w$]*(?:Exception|Error)\b")),
     ("restart", re.compile(r"\brestart(?:ed|ing|s)?\b|\bback-?off restarting\b", re.I)),
+    # A process starting with its version (`Starting OrderRouterApplication v2.15.0`): a deploy.
+    ("version start", re.compile(r"\bstarting\b.{0,80}?\bv?\d+\.\d+\.\d+\b", re.I)),
     (
         "configuration reload",
         re.compile(r"\breload(?:ed|ing)?\b.{0,40}\bconf|\bconf\w*\b.{0,40}\breload", re.I),

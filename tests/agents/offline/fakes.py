@@ -126,7 +126,8 @@ def block_text(item: Mapping[str, Any]) -> str:
 def _since(value: str) -> datetime:
     match = re.fullmatch(r"(\d+)([mhd])", value)
     if match is None:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # naive is UTC, as the tools read it
     unit = {"m": 1, "h": 60, "d": 1440}[match.group(2)]
     return WORLD_NOW - timedelta(minutes=int(match.group(1)) * unit)
 

@@ -8,6 +8,7 @@ from evigate.server.sources.discovered_metrics import discovered
 from evigate.server.sources.evidence import PromqlEvidence
 from evigate.server.sources.metric_discovery import Metric, MetricDiscovery
 from evigate.server.sources.prometheus import Prometheus
+from evigate.server.sources.scoped_metrics import Scope, discovered_in
 from tests.sources.conftest import Store
 from tests.sources.exporter import Exporter
 
@@ -65,3 +66,30 @@ async def test_the_metric_a_question_means_is_queried_and_cited(
     assert found.raw["metric"] == "http_requests_total"
     assert found.raw["query"] == f'sum (rate(http_requests_total{{service="{service}", code="503"}}[5m]))'
     assert "is a counter" in found.raw["why"]
+
+
+async def test_a_question_that_names_no_service_lists_or_queries_the_stores_metrics(
+    prom: Prometheus, exporter: Exporter, service: str, store: Store
+) -> None:
+    exporter.requests.labels(service, "200").inc(5)
+    exporter.requests.labels(service, "504").inc(2)
+    discovery = MetricDiscovery(prom, ttl_s=0)
+
+    async def listed() -> PromqlEvidence | None:
+        found = await discovered_in(
+            prom, discovery, "Which http metrics are collected?", Scope(None), None, datetime.now(UTC)
+        )
+        return found if any(r["text"] == "http_requests_total (counter)" for r in found.refs) else None
+
+    assert (await store.eventually(listed, "the store's metric names")).raw["listed"] is True
+
+    async def compared() -> PromqlEvidence | None:
+        found = await discovered_in(
+            prom, discovery, "http requests by code: which code has the most?", Scope(None), None,
+            datetime.now(UTC),
+        )  # fmt: skip
+        codes = {s["labels"].get("code") for s in found.raw["series"]}
+        return found if {"200", "504"} <= codes else None
+
+    found = await store.eventually(compared, "the requests by code")
+    assert found.raw["query"].startswith("topk(10, sum by (code) (rate(http_requests_total")
