@@ -46,7 +46,7 @@ FAMILIES_OF_KESTREL = (
 # ref held its example's cause and named the service it was asked for (80 of 101), and once "since
 # when?" and "what changed?" read the logs' history and the signals' change points (85 of 101); a day
 # ("today", "早上") as a window, a paraphrased alert of a named service as its own and a name no
-# source knows before "have" asked of the catalog gave 86 of 101 on their own.
+# source knows before "have" asked of the catalog gave 86 of 101 on their own, 89 with both.
 FLOORS = {
     "known_alert": 6,
     "unknown_service": 4,
@@ -67,7 +67,7 @@ FLOORS = {
     "change": 4,
     "dependency": 4,
 }
-OVERALL_FLOOR = 86
+OVERALL_FLOOR = 89
 # "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
 # anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
 KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()
