@@ -52,12 +52,13 @@ from evigate.server.sources.retrieval.semantic_knowledge import SemanticKnowledg
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.source_set import SourceSet
-from evigate.server.tool_sources import build_knowledge_search, logs_settings, start_log_index
-from evigate.server.tools import (
-    ToolError,
-    build_backend,
-    default_registry,
+from evigate.server.tool_sources import (
+    build_knowledge_search,
+    build_names_embedder,
+    logs_settings,
+    start_log_index,
 )
+from evigate.server.tools import ToolError, build_backend, default_registry
 from evigate.server.tools.service_catalog_setup import open_service_catalog
 from evigate.server.usecases.cases import CaseUseCase
 from evigate.server.usecases.chat import ChatUseCase
@@ -177,9 +178,8 @@ class App:
         await self._index_knowledge(self.knowledge)
         # Offline agents query a metric a question names only when there is a Prometheus to ask.
         signals = tools.signals
-        self.services = await open_service_catalog(
-            tools, s.sources.service_aliases_file, s.sources.service_catalog_refresh_s
-        )
+        aliases, refresh_s = s.sources.service_aliases_file, s.sources.service_catalog_refresh_s
+        self.services = await open_service_catalog(tools, aliases, refresh_s, build_names_embedder(s))
         agents = self._components.agents or build_agents(
             s, self.services, signals, next(iter(tools.cluster), None)
         )

@@ -13,6 +13,7 @@ from evigate.server.sources.logs.building import IndexBuild
 from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.logs.log_config_file import log_config, read_section
 from evigate.server.sources.logs.store import location
+from evigate.server.sources.retrieval.embedder import Embedder
 from evigate.server.sources.retrieval.semantic_knowledge import SemanticKnowledge
 from evigate.server.sources.retrieval.store import SqliteVectorStore
 from evigate.server.sources.source_set import SourceSet
@@ -65,6 +66,18 @@ def build_knowledge_search(
     # period instead of one per lookup.
     retry = 2 * settings.embedding.timeout_s
     return build_knowledge(directory, embedder, cache, cases, config, retry_after_s=retry), cache
+
+
+def build_names_embedder(settings: Settings) -> Embedder | None:
+    """The embedder that resolves a service named in plain words (the configured backend, without
+    the knowledge search's centering: the catalog's thresholds are cosines of the model itself)."""
+    from evigate.server.sources.retrieval.factory import build_embedder
+
+    e = settings.embedding
+    return build_embedder(
+        e.backend, base_url=e.base_url, model=e.model, api_key=e.api_key, dimension=e.dimension,
+        timeout_s=e.timeout_s, center=False,
+    )  # fmt: skip
 
 
 def start_log_index(sources: SourceSet, on_ready: Callable[[], Awaitable[None]]) -> IndexBuild | None:

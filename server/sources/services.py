@@ -83,10 +83,14 @@ class Sightings:
 @dataclass(frozen=True)
 class ServiceMatch:
     name: str  # canonical
-    how: str  # exact | alias | partial
+    how: str  # exact | alias | partial | fuzzy | semantic
     mention: str  # the words of the question it was found in
     start: int = 0
     end: int = 0
+    # semantic: the similarity of the mention to the name, the runner-up name and the lead over it
+    score: float = 0.0
+    runner_up: str = ""
+    margin: float = 0.0
 
 
 def _flexible(name: str) -> re.Pattern[str]:
@@ -105,6 +109,9 @@ class CatalogView:
     alert_names: tuple[str, ...] = ()
     knowledge_keys: tuple[str, ...] = ()
     namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # namespace → services
+    # A service one question names by meaning (semantic_names.py): a copy of the view for that
+    # question only, found where its words are in it.
+    semantic: tuple[ServiceMatch, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -165,6 +172,7 @@ class CatalogView:
             found.extend(ServiceMatch(known, "alias", question[s:e], s, e) for s, e in hits)
         found.extend(self._partial_mentions(question, found))
         found.extend(self._fuzzy_mentions(question, found))
+        found.extend(m for m in self.semantic if question[m.start : m.end] == m.mention)
         kept: list[ServiceMatch] = []
         for match in sorted(found, key=lambda m: (m.start, -(m.end - m.start))):
             if any(k.start <= match.start < k.end for k in kept):
@@ -293,6 +301,7 @@ class ServiceCatalog:
         self._refreshed_at = 0.0  # time.monotonic() when the last refresh began
         self._miss_lock = asyncio.Lock()
         self.failures: tuple[str, ...] = ()  # readers that failed in the last refresh
+        self.by_meaning: object | None = None  # the names' vectors (understanding/semantic_names.py)
 
     def add_reader(self, reader: SightingReader) -> None:
         self._readers.append(reader)

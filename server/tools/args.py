@@ -22,9 +22,18 @@ _RELATIVE = re.compile(r"^-?(\d+)\s*([smhd])$")
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
+# A day named from now's: "today", "yesterday", or a weekday (the latest one before today: "last
+# Tuesday"), at 00:00 UTC or at the time of day after it ("yesterday 18:00").
+_DAY = re.compile(
+    r"^(today|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"(?:\s+([01]?\d|2[0-3]):([0-5]\d))?$"
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
 TIME_DOC = (
     'ISO-8601 UTC time ("2026-07-08T23:00:00Z"), "now", a duration before now ("30m", "2h", "1d"), '
-    'or a UTC time of day ("06:30": the latest one before now)'
+    'a UTC time of day ("06:30": the latest one before now), or a day with an optional time of day '
+    '("today", "yesterday 18:00", "tuesday": the latest Tuesday before today)'
 )
 STRING: JSON = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}
 WINDOW: JSON = {
@@ -108,11 +117,26 @@ def parse_time(value: str, now: datetime, key: str) -> datetime:
     if clock:
         moment = now.replace(hour=int(clock.group(1)), minute=int(clock.group(2)), second=0, microsecond=0)
         return moment if moment <= now else moment - timedelta(days=1)
+    day = _DAY.match(value.strip().lower())
+    if day:
+        hours, minutes = int(day.group(2) or 0), int(day.group(3) or 0)
+        return _day(now, day.group(1)) + timedelta(hours=hours, minutes=minutes)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError as exc:
         raise ArgumentError(f"{key} must be {TIME_DOC}, got {value!r}") from exc
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _day(now: datetime, name: str) -> datetime:
+    """00:00 UTC of the day `name` names from now's day."""
+    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    if name == "today":
+        return today
+    if name == "yesterday":
+        return today - timedelta(days=1)
+    back = (today.weekday() - _WEEKDAYS.index(name)) % 7 or 7
+    return today - timedelta(days=back)
 
 
 def window(args: Mapping[str, Any], now: datetime) -> TimeWindow:

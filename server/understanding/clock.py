@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from evigate.server.understanding import days
 from evigate.server.understanding.vocabulary import _CN_DIGITS
 
 _ZH_NUMBER = r"\d{1,2}|[零一两二三四五六七八九十]{1,3}"
@@ -73,18 +74,28 @@ def _date(question: str) -> tuple[datetime | None, bool]:
 
 def clock_window(question: str) -> tuple[str, str] | None:
     """(since, until) as UTC times of day, or as ISO-8601 times when the question also names the
-    date ("August 2, 2025 around 13:45"); None when it names no time of day, or a day without its
-    year (a window of the latest such time of day would be another day)."""
-    span = _clock_minutes(question)
-    if span is None:
-        return None
-    day, named = _date(question)
-    if day is not None:
-        start, end = (day + timedelta(minutes=m) for m in span)
+    date ("August 2, 2025 around 13:45", "on 2026-11-17"), or from a day named from now's
+    ("yesterday 14:00", "today", "tuesday": days.py); None when it names no time, or a day without
+    its year (a window of the latest such time of day would be another day)."""
+    span = days.between(question) or _clock_minutes(question)
+    date, named = _date(question)
+    if date is not None:
+        start, end = (date + timedelta(minutes=m) for m in span or (0, 1440))
         return f"{start:%Y-%m-%dT%H:%M:%SZ}", f"{end:%Y-%m-%dT%H:%M:%SZ}"
     if named:
         return None
-    return _clock(span[0]), _clock(span[1])
+    day, part = days.day_of(question)
+    if span is not None and LAST_NIGHT.search(question) is None and day is not None and span[0] >= 0:
+        return f"{day} {_clock(span[0])}", _clock(span[1])
+    if span is not None:
+        return _clock(span[0]), _clock(span[1])
+    if day is None and part is None:
+        return None
+    day = day or "today"
+    if part is None:
+        # "since last Thursday", "从上周四以来": from that day to now; "last Thursday": that day
+        return (day, "now") if day == "today" or days.SINCE.search(question) else (day, "00:00")
+    return f"{day} {_clock(part[0])}", _clock(part[1])
 
 
 def _clock_minutes(question: str) -> tuple[int, int] | None:
@@ -119,4 +130,4 @@ def clock_spans(question: str) -> list[tuple[int, int]]:
     """Where the question names a time of day (never part of a log question's subject)."""
     found = [*LAST_NIGHT.finditer(question), *ZH_CLOCK.finditer(question)]
     found += [m for m in EN_CLOCK.finditer(question) if m.group("minute") or m.group("ampm2")]
-    return [m.span() for m in found]
+    return [*(m.span() for m in found), *days.day_spans(question)]

@@ -17,6 +17,7 @@ from evigate.server.sources.logs.layouts import service_of_pod
 from evigate.server.sources.services import CatalogView, ServiceCatalog, ServiceMatch
 from evigate.server.understanding.clock import clock_window
 from evigate.server.understanding.mentions import alerts_in, paraphrase_alerts, services_in
+from evigate.server.understanding.semantic_names import NameVectors, with_semantic
 from evigate.server.understanding.subjects import _with_subjects
 from evigate.server.understanding.symptoms import Symptom, found_symptoms, trigger_spans
 from evigate.server.understanding.vocabulary import (
@@ -219,9 +220,15 @@ async def catalog_view(
         return None
     asked_at = time.monotonic()
     view = await catalog.ensure()
-    if refresh_on_miss and extract(question, view).unknown_services:
+    read = extract(question, view)
+    if refresh_on_miss and read.unknown_services:
         view = await catalog.on_miss(asked_at)
-    return view
+        read = extract(question, view)
+    if read.services or read.unknown_services or read.namespaces:
+        return view
+    # No service named by its name: one named by meaning ("the order router"), if any.
+    by_meaning = catalog.by_meaning
+    return await with_semantic(view, question, by_meaning if isinstance(by_meaning, NameVectors) else None)
 
 
 def _catalog(catalog: Catalog) -> CatalogView | None:
@@ -266,7 +273,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     alert_names = tuple(dict.fromkeys(name for _, name in sorted(written)))
     paraphrased = False
     if not alert_names and symptoms and (asks_alert or not asks_log):
-        alert_names = tuple(paraphrase_alerts(question, view, symptoms, mentions.spans))
+        alert_names = tuple(paraphrase_alerts(question, view, symptoms, mentions.spans, mentions.services))
         paraphrased = bool(alert_names)
     # A symptom is a log term of its own only where the question is not about an alert.
     if asks_alert and not asks_log:

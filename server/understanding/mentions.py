@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evigate.server.sources.names import normalize
 from evigate.server.sources.services import GENERIC_PARTS, CatalogView, ServiceMatch
 from evigate.server.understanding.symptoms import COMPONENT_WORDS, Symptom, paraphrased_alerts
 
@@ -21,7 +22,7 @@ _NAME_RE = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+
 # Where a word is a service by its place in the question, whatever its shape.
 _BEFORE = re.compile(r"(?:\b(?:on|for|does|is|has|have|with|about|from|of|in|at|did|service)\s+|^)$", re.I)
 _AFTER = re.compile(
-    r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b)|\s*[?？,，]|$)"
+    r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b|ha(?:ve|s)\b)|\s*[?？,，]|$)"
 )
 # A one-word name in a service's place: "does ledger have …", "ledger's …", "… on ledger?",
 # "ledger 有告警吗", "为什么 ledger 报错". Only where no catalog name was found there.
@@ -194,9 +195,15 @@ def _names_service(catalog: CatalogView | None, word: str) -> bool:
 
 
 def paraphrase_alerts(
-    question: str, catalog: CatalogView | None, found: list[Symptom], service_spans: Iterable[tuple[int, int]]
+    question: str,
+    catalog: CatalogView | None,
+    found: list[Symptom],
+    service_spans: Iterable[tuple[int, int]],
+    services: Iterable[str] = (),
 ) -> list[str]:
-    """The catalog's alerts a question describes by its words and symptoms, outside service names."""
+    """The catalog's alerts a question describes by its words and symptoms, outside service names;
+    for a question about a service, never an alert whose name is another service's ("hotel-inventory
+    的错误率告警" is not GatewayUpstream5xxRatioHigh nor OrderRouterErrorBudgetBurn)."""
     if catalog is None or not catalog.alert_names:
         return []
     spans = list(service_spans)
@@ -205,4 +212,14 @@ def paraphrase_alerts(
         for m in re.finditer(r"[A-Za-z][A-Za-z0-9]+", question)
         if not any(s <= m.start() < e for s, e in spans)
     ]
-    return paraphrased_alerts(words, found, catalog.alert_names)
+    asked = {normalize(name) for name in services}
+    others = [
+        known
+        for known in map(normalize, catalog.services)
+        if len(known) >= 4 and not any(known in name for name in asked)
+    ]
+    return [
+        alert
+        for alert in paraphrased_alerts(words, found, catalog.alert_names)
+        if not asked or not any(other in normalize(alert) for other in others)
+    ]

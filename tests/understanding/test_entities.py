@@ -250,3 +250,22 @@ def test_a_camelcase_service_name_is_a_service_not_an_alert() -> None:
     assert risk.services == ("RiskScorer",) and risk.alert_names == ()
     # a CamelCase word the alert source knows stays the alert it names
     assert extract("Is RiskModelStale firing for RiskScorer?", view).alert_names == ("RiskModelStale",)
+
+
+def test_a_paraphrased_alert_of_a_named_service_is_never_another_services_alert() -> None:
+    from evigate.server.sources.services import CatalogView
+
+    view = CatalogView(
+        {name: ("alert",) for name in ("parcel-tracker", "label-printer", "label-printer-db")},
+        alert_names=(
+            *("ParcelTrackerErrorRateHigh", "LabelPrinterErrorRateHigh"),
+            "LabelPrinterDbErrorRateHigh",
+        ),
+    )
+    entities = extract("label-printer 的错误率告警还在吗？", view)
+    assert entities.services == ("label-printer",)
+    # its own alerts stay (a longer name that holds its name too); the tracker's is not its alert
+    assert "ParcelTrackerErrorRateHigh" not in entities.alert_names
+    assert "LabelPrinterErrorRateHigh" in entities.alert_names
+    # a question about no service reads every alert its words describe
+    assert "ParcelTrackerErrorRateHigh" in extract("错误率告警还在吗？", view).alert_names

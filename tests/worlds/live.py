@@ -31,7 +31,7 @@ from evigate.server.sources.services import ServiceCatalog
 from evigate.server.sources.signals import SignalCatalog
 from evigate.server.sources.signals import load_signal_catalog as load_signals
 from evigate.server.sources.sources_config import SourcesConfig, SourceSettings
-from evigate.server.tool_sources import build_knowledge_search
+from evigate.server.tool_sources import build_knowledge_search, build_names_embedder
 from evigate.server.tools import build_backend
 from evigate.server.tools.registry import default_registry
 from evigate.server.tools.service_catalog_setup import open_service_catalog
@@ -172,7 +172,7 @@ async def live_pipeline(
         alertmanager=SourceSettings(name="alertmanager", url=urls["alertmanager"]),
     )
     tools = add_live_sources(files, config, load_signals(), reference=files.now())
-    services = await open_service_catalog(tools, None, 3600)
+    services = await open_service_catalog(tools, None, 3600, build_names_embedder(settings))
     signals = tools.signals
     pipeline = Pipeline(
         db.repo,

@@ -45,12 +45,14 @@ FAMILIES_OF_KESTREL = (
 # one (65 of 101), and once request words, dates and namespaces were no search terms, list intents
 # got every template and a kind of line was searched as that kind (74 of 101), and once a template's
 # ref held its example's cause and named the service it was asked for (80 of 101), and once "since
-# when?" and "what changed?" read the logs' history and the signals' change points (85 of 101).
+# when?" and "what changed?" read the logs' history and the signals' change points (85 of 101); a day
+# ("today", "早上") as a window, a paraphrased alert of a named service as its own and a name no
+# source knows before "have" asked of the catalog gave 86 of 101 on their own, 89 with both.
 FLOORS = {
     "known_alert": 6,
-    "unknown_service": 3,
-    "resolved_alert": 5,
-    "paraphrase": 3,
+    "unknown_service": 4,
+    "resolved_alert": 6,
+    "paraphrase": 5,
     "compound": 3,
     "runbook_steps": 8,
     "survey": 5,
@@ -66,7 +68,7 @@ FLOORS = {
     "change": 4,
     "dependency": 4,
 }
-OVERALL_FLOOR = 85
+OVERALL_FLOOR = 89
 # "Could not check" said as "nothing found": none left (the logs of RiskScorer, which has none
 # anywhere, were taken for an alert's; RiskScorer is now the service the catalog knows).
 KNOWN_UNCHECKED_AS_NOTHING: set[str] = set()

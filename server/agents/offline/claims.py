@@ -266,13 +266,13 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         return f"This query found no matching evidence of {subject} in any source{more}."
     if call.tool_name == ToolName.QUERY_LOGS:
         level = call.level if _carried(call.level, [excerpt]) else None
-        since = re.search(r"since=([^;]+)", excerpt) if "since" in call.arguments else None
-        window = since.group(1).strip() if since else None
+        window, until = _window_of(call, excerpt)
         if zh:
             owner = f" {service} 的" if service else ""
             level_text = f" {level} 级别" if level and term else (f" {level} " if level else "")
             what = f" {term.label_zh}日志" if term else ("日志" if service or level else "匹配的日志")
             since_text = f"（自 {window} 起）" if window else ""
+            since_text = f"（{window} 至 {until}）" if window and until else since_text
             return f"当前查询未检索到{owner}{level_text}{what}{since_text}。".replace("  ", " ")
         owner = f" for {service}" if service else ""
         level_text = f"{level} " if level else ""
@@ -283,7 +283,8 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
             if level
             else " in the logs"
         )
-        return f"This query found no matching evidence{what}{owner}."
+        span = f" between {window} and {until}" if window and until else f" since {window}" if window else ""
+        return f"This query found no matching evidence{what}{owner}{span}."
     if call.tool_name == ToolName.LOOKUP_KNOWLEDGE:
         if zh:
             return "当前查询未检索到匹配的知识库条目。"
@@ -309,6 +310,13 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
     if zh:
         return f"当前查询未检索到 {call.tool_name} 的匹配结果。"
     return f"This query found no matching evidence from {call.tool_name}."
+
+
+def _window_of(call: PlannedCall, excerpt: str) -> tuple[str | None, str | None]:
+    """The window a log query that found nothing ran over, as its excerpt states it."""
+    since = re.search(r"since=([^;]+)", excerpt) if "since" in call.arguments else None
+    until = re.search(r"until=([^;]+)", excerpt) if "until" in call.arguments else None
+    return (since.group(1).strip() if since else None), (until.group(1).strip() if until else None)
 
 
 def missing_text(call: PlannedCall, result: ToolCallResult, language: str) -> str:

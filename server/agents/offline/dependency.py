@@ -114,7 +114,8 @@ def follow_up_calls(
         clock=entities.clock,
     )
     calls = survey_calls(followed, available)
-    span = _span(text) if _AT_THE_TIME.search(question) and entities.clock is None else {}
+    # "at the time" is when the evidence named it, inside any part of the day the question gave
+    span = _span(text) if _AT_THE_TIME.search(question) else {}
     if not span:
         return calls
     # at the time: every template of the dependency in those minutes, whatever its level

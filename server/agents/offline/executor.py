@@ -112,7 +112,9 @@ class OfflineExecutor:
                 if widening.widenable(call, result, entities.names_window, task.query):
                     call, result = await widening.widen(call, result, call_once)
                 results.append((call, result))
-                unlevelled = widening.every_level(call, result, entities.level is not None)
+                unlevelled = widening.every_level(
+                    call, result, entities.level is not None, entities.names_window
+                )
                 if unlevelled is not None:
                     results.append((unlevelled, await call_once(unlevelled)))
 

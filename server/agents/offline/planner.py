@@ -79,6 +79,15 @@ def _resolution_steps(entities: Entities, zh: bool) -> list[str]:
     for match in entities.service_matches:
         if match.how == "exact" and match.mention == match.name:
             continue
+        if match.how == "semantic":
+            steps.append(
+                f"“{match.mention}” 按语义相似度匹配到服务 {match.name}（相似度 {match.score:.2f}，"
+                f"领先次优的 {match.runner_up} {match.margin:.2f}）"
+                if zh
+                else f'"{match.mention}" means {match.name} by embedding similarity ({match.score:.2f}, '
+                f"{match.margin:.2f} ahead of {match.runner_up}); no name in the question matched"
+            )
+            continue
         how = {
             "exact": "大小写/分隔符" if zh else "case/separators",
             "alias": "别名" if zh else "alias",

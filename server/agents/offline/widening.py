@@ -69,20 +69,25 @@ def wider(call: PlannedCall, since: str | None) -> PlannedCall:
     return replace(call, arguments=arguments, window_minutes=_MINUTES.get(since) if since else None)
 
 
-def every_level(call: PlannedCall, result: ToolCallResult, asked_level: bool = False) -> PlannedCall | None:
+def every_level(
+    call: PlannedCall, result: ToolCallResult, asked_level: bool = False, asked_window: bool = False
+) -> PlannedCall | None:
     """Lines that carry no level (a bare `print`, a shell script, a server's start-up text) are read
     at INFO, so a survey's WARN-and-above patterns find nothing in logs that do say what went wrong.
-    After a survey's pattern check found nothing at its level in all the logs, the same check at
-    every level: the service's own most frequent lines, stated as what its logs hold. A level the
-    question names ("which services log errors?") is what was asked, and stays."""
+    After a survey's pattern check found nothing at its level in all the logs (or in the window the
+    question named: "today"), the same check at every level over the same window: the service's own
+    most frequent lines, stated as what its logs hold. A level the question names ("which services
+    log errors?") is what was asked, and stays."""
     if asked_level or call.tool_name != SUMMARIZE_LOGS or call.purpose != "survey":
         return None
     if "level" not in call.arguments:
         return None
-    if "since" in call.arguments or c.outcome(result, c.refs_of(result)) != EvidenceStatus.NO_EVIDENCE:
+    if ("since" in call.arguments and not asked_window) or c.outcome(
+        result, c.refs_of(result)
+    ) != EvidenceStatus.NO_EVIDENCE:
         return None
     arguments = {k: v for k, v in call.arguments.items() if k != "level"}
-    return replace(call, arguments=arguments, level=None, window_minutes=None)
+    return replace(call, arguments=arguments, level=None)
 
 
 async def widen(call: PlannedCall, result: ToolCallResult, run: Run) -> tuple[PlannedCall, ToolCallResult]:

@@ -40,15 +40,19 @@ def normalize_level(value: object) -> str | None:
 
 
 # A header without a level: the severity word a message starts with gives it ("error: dial tcp ...",
-# "panic: runtime error", "[WARNING] ..."), in any case; a word elsewhere in the message does not.
-_MESSAGE_LEVEL = re.compile(
-    r"\s*\[?(?i:(error|err|warning|warn|fatal|panic|critical|crit|severe))\]?(?=[:\s]|$)"
-)
+# "panic: runtime error", "[WARNING] ..."), in any case; so does one that ends the components'
+# prefix Go's log package and net/http write ("http: proxy error: …", "main.go:42: error: …"): one
+# or more "name:" and at most one word before it, then its colon. A word elsewhere does not ("no
+# error found", "retrying after an error: …").
+_SEVERITY = r"(?i:(error|err|warning|warn|fatal|panic|critical|crit|severe))"
+_MESSAGE_LEVEL = re.compile(r"\s*\[?" + _SEVERITY + r"\]?(?=[:\s]|$)")
+_PREFIXED_LEVEL = re.compile(r"\s*(?:[\w./-]+(?::\d+)?:\s+)+(?:[a-z]+\s+)?" + _SEVERITY + r":\s")
 
 
 def message_level(message: str) -> str | None:
-    """The level a message's leading severity word names, or None."""
-    found = _MESSAGE_LEVEL.match(message)
+    """The level a message's leading severity word names (or the one after its components'
+    prefix), or None."""
+    found = _MESSAGE_LEVEL.match(message) or _PREFIXED_LEVEL.match(message)
     return normalize_level(found.group(1)) if found else None
 
 

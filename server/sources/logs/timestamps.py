@@ -136,6 +136,20 @@ def _month_day(text: str, clock: Clock) -> datetime | None:
     return _build(clock, (clock.year_for(month, day), month, day), _hms(text[6:14]), text[15:] or None, None)
 
 
+_DAY_MONTH = re.compile(rf"(\d\d) ({_MON})(?: (\d{{4}}))? (\d\d:\d\d:\d\d)(?:\.(\d+))?$")
+
+
+def _day_month(text: str, clock: Clock) -> datetime | None:
+    # dd Mon [yyyy] HH:mm:ss.SSS (Redis; without the year before 3.2)
+    m = _DAY_MONTH.match(text)
+    if m is None:
+        return None
+    d, mon, y, t, frac = m.groups()
+    month, day = MONTHS[mon], int(d)
+    year = int(y) if y else clock.year_for(month, day)
+    return _build(clock, (year, month, day), _hms(t), frac, None)
+
+
 def _time_only(text: str, clock: Clock) -> datetime | None:
     return None  # logback's default layout writes no date: the time alone names no moment
 
@@ -158,6 +172,7 @@ KINDS: dict[str, TimestampKind] = {
     "clf": TimestampKind(rf"\d\d/{_MON}/\d{{4}}:{_HMS} [+-]\d{{4}}", _clf),
     "compact": TimestampKind(r"\d{6} \d{6}", _compact),
     "month_day": TimestampKind(rf"\d\d-\d\d {_HMS}(?:\.\d{{1,6}})?", _month_day),
+    "day_month": TimestampKind(rf"\d\d {_MON}(?: \d{{4}})? {_HMS}(?:\.\d{{1,6}})?", _day_month),
     "klog": TimestampKind(rf"\d{{4}} {_HMS}\.\d{{6}}", _klog),
     "time_only": TimestampKind(rf"{_HMS}(?:[.,]\d{{1,9}})?", _time_only),
 }

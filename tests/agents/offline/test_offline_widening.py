@@ -92,3 +92,15 @@ def test_a_survey_that_found_no_levelled_line_anywhere_reads_every_level_once() 
     assert every_level(again, _patterns_result(again, found=False)) is None
     # "which services log errors?": the level was asked
     assert every_level(call, _patterns_result(call, found=False), asked_level=True) is None
+
+
+def test_a_survey_over_the_day_the_question_named_reads_every_level_of_that_day() -> None:
+    from evigate.server.agents.offline.widening import every_level
+
+    # "did billing-db have problems today?": the window is the question's, never widened; a day of
+    # lines that carry no level above INFO is still read, over that day
+    arguments = {"service": "relay-7", "level": "WARN", "since": "today", "until": "now"}
+    call = PlannedCall("summarize_logs", arguments, "relay-7", purpose="survey")
+    again = every_level(call, _patterns_result(call, found=False), asked_window=True)
+    assert again is not None and again.level is None
+    assert again.arguments == {"service": "relay-7", "since": "today", "until": "now"}

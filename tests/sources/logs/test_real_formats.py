@@ -32,6 +32,7 @@ def _read(tmp_path: Path, name: str) -> tuple[list[tuple[str, str]], dict[str, s
         ("rails.log", "rails", ["INFO", "WARN", "ERROR", "FATAL"]),
         ("pino.log", "json", ["INFO", "WARN", "ERROR", "FATAL"]),
         ("bunyan.log", "json", ["INFO", "ERROR", "WARN"]),
+        ("redis.log", "redis", ["WARN", "INFO", "DEBUG", "INFO", "WARN", "WARN"]),
     ],
 )
 def test_each_default_format_keeps_its_levels(
@@ -74,6 +75,32 @@ def test_python_default_format_in_a_container_keeps_its_levels(tmp_path: Path) -
 )  # fmt: skip
 def test_only_a_leading_severity_word_gives_a_level(message: str, level: str | None) -> None:
     assert message_level(message) == level
+
+
+@pytest.mark.parametrize(
+    ("message", "level"),
+    [("http: proxy error: context deadline exceeded", "ERROR"),
+     ("main.go:42: error: open /etc/app.yaml: no such file", "ERROR"),
+     ("db: pool warning: 9 of 10 connections busy", "WARN"),
+     ("worker: panic: send on closed channel", "FATAL"),
+     ("config: loaded 12 routes", None),
+     ("http: TLS handshake error from 10.0.0.7:5120: EOF", None),
+     ("retrying after an error: timeout", None)],
+)  # fmt: skip
+def test_a_severity_word_after_the_components_prefix_gives_a_level(message: str, level: str | None) -> None:
+    # Go's log package and net/http write "<component>: <what> error: <cause>" with no level.
+    assert message_level(message) == level
+
+
+def test_redis_keeps_its_roles_and_times(tmp_path: Path) -> None:
+    shutil.copy(FORMATS / "redis.log", tmp_path / "redis.log")
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(level="WARN", limit=10))
+    assert [e.message for e in reversed(result.events)] == [
+        "oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
+        "Can't save in background: fork: Cannot allocate memory",
+        "Connection with master lost.",
+    ]
+    assert result.events[1].timestamp.isoformat() == "2026-03-03T09:30:00.002000+00:00"
 
 
 def test_json_records_between_text_lines_are_read_not_skipped(tmp_path: Path) -> None:

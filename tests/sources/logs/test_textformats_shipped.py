@@ -372,6 +372,18 @@ CASES += [
         fields={"app": "0", "req": "2/2", "client": "10.1.2.3"},
     ),
     Case(
+        "redis",
+        (
+            "1:M 04 Mar 2026 14:03:22.917 # Can't save in background: fork: Cannot allocate memory",
+            "1:M 04 Mar 2026 14:03:23.002 * Background saving started by pid 31",
+        ),
+        utc((2026, 3, 4), 14, 3, 22, 917000),
+        "WARN",
+        "Can't save in background: fork: Cannot allocate memory",
+        pid="1",
+        fields={"role": "M"},
+    ),
+    Case(
         "go_log",
         (
             "2026/03/04 14:03:22 error: dial tcp 10.0.0.5:5432: connect: connection refused",
@@ -429,3 +441,21 @@ def test_a_header_naming_no_real_moment_is_not_a_match() -> None:
     log4j = shipped_format("log4j")
     assert log4j.parse("2026-02-31 10:00:00,000 INFO com.acme.Job: started") is None
     assert log4j.parse("2026-02-28 10:00:00,000 INFO com.acme.Job: started") is not None
+
+
+@pytest.mark.parametrize(
+    ("line", "timestamp", "level"),
+    [
+        # Redis before 3.2 wrote no year; before 3.0, "[pid]" and no role
+        ("31:M 10 May 11:40:36.446 # Shutting down", utc((2026, 5, 10), 11, 40, 36, 446000), "WARN"),
+        ("[4018] 14 Nov 07:01:22.119 * Background saving terminated with success",
+         utc((2025, 11, 14), 7, 1, 22, 119000), "INFO"),
+        ("31:S 10 May 11:40:36.446 - Client closed", utc((2026, 5, 10), 11, 40, 36, 446000), "INFO"),
+        ("31:X 10 May 11:40:36.446 . DEBUG cron", utc((2026, 5, 10), 11, 40, 36, 446000), "DEBUG"),
+    ],
+)  # fmt: skip
+def test_redis_older_headers_and_every_level_symbol(line: str, timestamp: datetime, level: str) -> None:
+    # the symbols of Redis's serverLogRaw (".-*#": debug, verbose, notice, warning), folded as its own
+    # syslog mapping folds them (verbose and notice to info)
+    parsed = shipped_format("redis", CLOCK).parse(line)
+    assert parsed is not None and (parsed.timestamp, parsed.level) == (timestamp, level)
