@@ -4,8 +4,7 @@ Each excerpt shape the tools return becomes a `Phrase`: a full sentence for the 
 phrase for the headline, how severe it is (to choose the headline's findings) and, for a runbook,
 its steps. Every value is copied from the excerpt as it stands, only re-spaced (`p99=4.2s` →
 `p99 4.2 s`), so the sentence check finds each one in the excerpt it is bound to; internal fields
-(`template=`, `levels=`, `source=…`, `$.alerts[0]`, scores) never reach the text.
-"""
+(`template=`, `levels=`, `source=…`, `$.alerts[0]`, scores) never reach the text."""
 
 from __future__ import annotations
 
@@ -324,20 +323,21 @@ def _pattern(text: str, service: str, zh: bool) -> Phrase | None:
     cause = ""
     if said is not None:
         cause = f"（原因：{_chain(said.group(1))}）" if zh else f" (cause: {_chain(said.group(1))})"
-    if zh:
-        owner = f"{service} " if service else ""
-        level = levels.replace(",", "/")
+    if zh:  # every line within one minute: one time, not a span from it to itself
+        owner, level = f"{service} " if service else "", levels.replace(",", "/")
+        when = f"在 {start}" if start.rpartition(" ")[2] == end else f"在 {start} 至 {end} 之间"
         return Phrase(
-            f"{owner}在 {start} 至 {end} 之间记录了 {count} 条 {level} 日志，例如{quoted(example)}{cause}。",
+            f"{owner}{when}记录了 {count} 条 {level} 日志，例如{quoted(example)}{cause}。",
             f"{count} 条“{core}”{level} 日志",
             weight,
         )
     noun = "errors" if error else "warnings" if "WARN" in levels.upper() else "log lines"
     noun = noun[:-1] if count == "1" else noun
     owner = f"{service} logged" if service else "The logs hold"
+    when = f"at {start}" if start.rpartition(" ")[2] == end else f"between {start} and {end}"
     return Phrase(
-        f"{owner} {count} {noun} between {start} and {end}, for example {quoted(example)}{cause}.",
-        f'{count} "{core}" {noun} between {start} and {end}',
+        f"{owner} {count} {noun} {when}, for example {quoted(example)}{cause}.",
+        f'{count} "{core}" {noun} {when}',
         weight,
     )
 

@@ -55,3 +55,36 @@ def test_finding_sentences_space_their_values(language: str) -> None:
     assert "350 ms" in findings and "200 ms" in findings, findings
     assert "4.2s" not in findings and "350ms" not in findings, findings
     assert not any(check(written, material).sentences)
+
+
+ONE_MINUTE = (
+    'template="Login failed: <*>" count=2038 first=2025-11-21 09:58:01 last=2025-11-21 09:58:59 '
+    'levels=ERROR example="Login failed: Connection to Redis timed out after 5000ms"'
+)
+TWO_HOURS = ONE_MINUTE.replace("last=2025-11-21 09:58:59", "last=2025-11-21 11:58:59")
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "said", "not_said"),
+    [
+        ("en", ONE_MINUTE, "errors at 2025-11-21 09:58,", "between"),
+        ("zh", ONE_MINUTE, "在 2025-11-21 09:58记录了", "之间"),
+        ("en", TWO_HOURS, "between 2025-11-21 09:58 and 11:58", "errors at"),
+        ("zh", TWO_HOURS, "在 2025-11-21 09:58 至 11:58 之间", "09:58记录"),
+    ],
+)
+def test_a_template_within_one_minute_is_said_at_that_minute(
+    language: str, text: str, said: str, not_said: str
+) -> None:
+    claims = (
+        ClaimFacts(
+            "a", "observation", "login errors", (Excerpt(text, text, "summarize_logs", "$.patterns[0]"),)
+        ),
+    )
+    material = SentenceMaterial(
+        claims, catalog=("my-app",), question="Why do logins fail?", language=language
+    )
+    written = answer_writer.write({"verdict": "PASS"}, material)
+    findings = " ".join(s.text for s in written if s.kind in (SentenceKind.FINDING, SentenceKind.HEADLINE))
+    assert said in findings and not_said not in findings, findings
+    assert not any(check(written, material).sentences)
