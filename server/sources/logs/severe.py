@@ -13,13 +13,19 @@ from __future__ import annotations
 import re
 
 # Case-insensitive literals a severe line holds; each is searched as bytes.
+# The out-of-memory family as each program words it: Java's OutOfMemoryError, the kernel's "Out of
+# memory: Killed process" and oom-killer, Kubernetes' OOMKilled, Redis's "OOM command not allowed",
+# and ENOMEM ("Cannot allocate memory", logged by Redis's failed fork at warning level).
 KEYWORDS = (
-    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "restart", "reload", "exception",
-    "starting ",
+    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "oom-kill", "oom_kill", "oom command",
+    "cannot allocate memory", "enomem", "restart", "reload", "exception", "starting ",
 )  # fmt: skip
 
+_OUT_OF_MEMORY = (
+    r"OutOfMemory|out of memory|\bOOM(?:Kill(?:ed)?)?\b|oom[-_ ]?kill|cannot allocate memory|\bENOMEM\b"
+)
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("out of memory", re.compile(r"OutOfMemory|out of memory|\bOOM(?:Kill(?:ed)?)?\b|oom[-_ ]?kill", re.I)),
+    ("out of memory", re.compile(_OUT_OF_MEMORY, re.I)),
     ("panic", re.compile(r"\bpanic(?:ked)?\b", re.I)),
     ("fatal", re.compile(r"\bfatal\b", re.I)),
     ("exception", re.compile(r"\b[A-Z][\w$]*(?:Exception|Error)\b")),

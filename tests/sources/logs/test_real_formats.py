@@ -33,6 +33,10 @@ def _read(tmp_path: Path, name: str) -> tuple[list[tuple[str, str]], dict[str, s
         ("pino.log", "json", ["INFO", "WARN", "ERROR", "FATAL"]),
         ("bunyan.log", "json", ["INFO", "ERROR", "WARN"]),
         ("redis.log", "redis", ["WARN", "INFO", "DEBUG", "INFO", "WARN", "WARN"]),
+        # no level word at all: an access line's status class is its level
+        ("nginx_combined.log", "nginx_access", ["INFO", "WARN", "ERROR", "INFO", "ERROR"]),
+        ("envoy.log", "envoy_access", ["INFO", "ERROR", "WARN"]),
+        ("gohttp.log", "go_log", ["INFO", "ERROR", "WARN", "ERROR"]),
     ],
 )
 def test_each_default_format_keeps_its_levels(
@@ -89,6 +93,19 @@ def test_only_a_leading_severity_word_gives_a_level(message: str, level: str | N
 )  # fmt: skip
 def test_a_severity_word_after_the_components_prefix_gives_a_level(message: str, level: str | None) -> None:
     # Go's log package and net/http write "<component>: <what> error: <cause>" with no level.
+    assert message_level(message) == level
+
+
+@pytest.mark.parametrize(
+    ("message", "level"),
+    [("POST /v1/bookings 503 2328ms upstream=order-router:8080", "ERROR"),
+     ('"GET /missing HTTP/1.1" 404 153', "WARN"),
+     ("GET /health 200 1ms", "INFO"),
+     ("upstream fare-search:8000 returned 504 for GET /v1/fares after 10.00s", None),
+     ("GET the 500 newest rows", None)],
+)  # fmt: skip
+def test_a_request_line_gives_its_status_class_as_the_level(message: str, level: str | None) -> None:
+    # Request logs of Go, Node and proxies write "METHOD path [protocol] status ..." with no level.
     assert message_level(message) == level
 
 
