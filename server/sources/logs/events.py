@@ -71,16 +71,22 @@ _PREFIXED_LEVEL = re.compile(r"\s*(?:[\w./-]+(?::\d+)?:\s+)+(?:[a-z]+\s+)?" + _S
 _REQUEST_LINE = re.compile(
     r'\s*"?(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|CONNECT|TRACE) /\S*(?: HTTP/[\d.]+)?"? ([1-5]\d\d)\b'
 )
+# A proxy's report of a request's status ("upstream fare-search:8000 returned 504 for GET /v1/fares
+# after 10.00s"): a request named anywhere, and the status it got after "returned" or "status".
+_REQUEST = re.compile(r"\b(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) /")
+_REPORTED_STATUS = re.compile(r"\b(?:returned|responded with|status(?: code)?[:=]?)\s?([1-5]\d\d)(?![\d.])")
 
 
 def message_level(message: str) -> str | None:
     """The level a message's leading severity word names (or the one after its components'
-    prefix, or the status of the request it logs), or None."""
+    prefix, or the status of the request it logs or reports), or None."""
     found = _MESSAGE_LEVEL.match(message) or _PREFIXED_LEVEL.match(message)
     if found:
         return normalize_level(found.group(1))
-    request = _REQUEST_LINE.match(message)
-    return http_status_level(request.group(1)) if request else None
+    status = _REQUEST_LINE.match(message)
+    if status is None and _REQUEST.search(message):
+        status = _REPORTED_STATUS.search(message)
+    return http_status_level(status.group(1)) if status else None
 
 
 _FRACTION = re.compile(r"[.,](\d+)")

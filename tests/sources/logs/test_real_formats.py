@@ -36,7 +36,7 @@ def _read(tmp_path: Path, name: str) -> tuple[list[tuple[str, str]], dict[str, s
         # no level word at all: an access line's status class is its level
         ("nginx_combined.log", "nginx_access", ["INFO", "WARN", "ERROR", "INFO", "ERROR"]),
         ("envoy.log", "envoy_access", ["INFO", "ERROR", "WARN"]),
-        ("gohttp.log", "go_log", ["INFO", "ERROR", "WARN", "ERROR"]),
+        ("gohttp.log", "go_log", ["INFO", "ERROR", "WARN", "ERROR", "ERROR"]),
     ],
 )
 def test_each_default_format_keeps_its_levels(
@@ -101,11 +101,16 @@ def test_a_severity_word_after_the_components_prefix_gives_a_level(message: str,
     [("POST /v1/bookings 503 2328ms upstream=order-router:8080", "ERROR"),
      ('"GET /missing HTTP/1.1" 404 153', "WARN"),
      ("GET /health 200 1ms", "INFO"),
-     ("upstream fare-search:8000 returned 504 for GET /v1/fares after 10.00s", None),
+     # a proxy reporting the status a request got
+     ("upstream fare-search:8000 returned 504 for GET /v1/fares after 10.00s", "ERROR"),
+     ("retrying POST /v1/charge: status=429", "WARN"),
+     ("query returned 504 rows", None),
+     ("GET /v1/fares took 503ms", None),
      ("GET the 500 newest rows", None)],
 )  # fmt: skip
 def test_a_request_line_gives_its_status_class_as_the_level(message: str, level: str | None) -> None:
-    # Request logs of Go, Node and proxies write "METHOD path [protocol] status ..." with no level.
+    # Request logs of Go, Node and proxies write "METHOD path [protocol] status ..." with no level,
+    # and a proxy the status an upstream answered a request with.
     assert message_level(message) == level
 
 
