@@ -279,7 +279,7 @@ def _severities_tree(root: Path) -> None:
         lines.append(f"{T0 + timedelta(seconds=n):%Y-%m-%d %H:%M:%S}.000 {level} [main] db.Pool - line {n}")
     (root / "db").mkdir()
     (root / "db" / "db.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    records = [
+    records: list[dict[str, object]] = [
         {"time": (T0 + timedelta(seconds=n)).isoformat(), "level": level, "msg": f"record {n}"}
         for n, level in enumerate(["info", "warn", "error", "critical", "panic", "emerg"])
     ]
