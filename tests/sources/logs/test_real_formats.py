@@ -151,3 +151,16 @@ def test_a_container_stream_of_two_writers_keeps_both_and_its_odd_lines(tmp_path
     assert error.chain_text() == "requests.exceptions.ReadTimeout: read timed out"
     odd = result.events[0]
     assert odd.message.startswith("*** uWSGI listen queue") and odd.level == "INFO"
+
+
+def test_prose_with_a_status_pair_is_not_taken_for_logfmt(tmp_path: Path) -> None:
+    """A status is a level only in a record: a text line whose message holds `status=200` and
+    another pair stays a line of its text format (here Spring Boot's), not a logfmt record."""
+    lines = [
+        f"2026-07-08 23:05:{s:02d}.000  INFO 1 --- [exec-{s}] c.s.App : Request handled method=GET status=200"
+        for s in range(6)
+    ]
+    (tmp_path / "shop.log").write_text("\n".join(lines) + "\n")
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(limit=10))
+    assert result.total == 6 and result.skipped.count == 0
+    assert result.parsers["shop.log"] != "logfmt"
