@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 
-# Case-insensitive literals a severe line holds; each is searched as bytes.
-# The out-of-memory family as each program words it: Java's OutOfMemoryError, the kernel's "Out of
-# memory: Killed process" and oom-killer, Kubernetes' OOMKilled, Redis's "OOM command not allowed",
-# and ENOMEM ("Cannot allocate memory", logged by Redis's failed fork at warning level).
+# Case-insensitive literals a severe line holds; each is searched as bytes (one pass each, so the
+# fewest that find the family). The out-of-memory family as each program words it: Java's
+# OutOfMemoryError, the kernel's "Out of memory: Killed process" and "invoked oom-killer",
+# Kubernetes' OOMKilled, Redis's "OOM command not allowed", and ENOMEM's message "Cannot allocate
+# memory" (Redis's failed fork, logged at warning level).
 KEYWORDS = (
-    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "oom-kill", "oom_kill", "oom command",
-    "cannot allocate memory", "enomem", "restart", "reload", "exception", "starting ",
+    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "oom-kill", "oom command",
+    "cannot allocate memory", "restart", "reload", "exception", "starting ",
 )  # fmt: skip
 
 _OUT_OF_MEMORY = (

@@ -37,8 +37,8 @@ def test_the_kind_that_makes_a_line_severe(message: str, level: str, kind: str |
     [
         "OOM command not allowed when used memory > 'maxmemory'.",
         "Can't save in background: fork: Cannot allocate memory",
-        "mmap failed: ENOMEM",
         "java invoked oom-killer: gfp_mask=0x100cca",
+        "Memory cgroup out of memory: Killed process 4321 (java)",
     ],
 )
 def test_every_out_of_memory_line_holds_a_keyword_the_byte_search_looks_for(message: str) -> None:
