@@ -104,7 +104,9 @@ def test_a_question_that_asks_why_compares_the_metric_across_each_label_of_a_few
         "histogram_quantile(0.99, sum by (le, coupon) "
         '(rate(http_request_duration_seconds_bucket{job="checkout", route="/checkout"}[5m])))'
     )
-    assert promql(CHECKOUT, "/checkout 接口延迟很高，调查一下原因。", None, compare=True).group_by == ("coupon",)
+    assert promql(CHECKOUT, "/checkout 接口延迟很高，调查一下原因。", None, compare=True).group_by == (
+        "coupon",
+    )
     assert promql(CHECKOUT, "What is the latency of /checkout?", None).group_by == ()
 
 
