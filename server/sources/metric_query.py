@@ -214,5 +214,3 @@ def _onset(values: list[Sample], k: int, after: float) -> int:
     while k > 2 and (values[k - 1].v - base) * sign > tolerance:
         k -= 1
     return k
-
-

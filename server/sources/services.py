@@ -60,6 +60,9 @@ GENERIC_PARTS = frozenset(
     ]
 )
 MAX_SUGGESTIONS = 3
+# A name no source knows is answered with the services the sources do know, closest first: at most
+# this many, so a large catalog is not pasted whole.
+KNOWN_LISTED = 10
 
 
 @dataclass(frozen=True)
@@ -148,14 +151,20 @@ class CatalogView:
         return out
 
     def closest(self, name: str, count: int = MAX_SUGGESTIONS) -> list[str]:
-        """The known names most like `name` (for "no source knows X; did you mean …")."""
+        """The known names most like `name` (for "no source knows X; did you mean …"), closest first:
+        those that share a word with it, then by similarity of spelling; every known name is ranked,
+        so the list is never empty while the catalog is not."""
         pool = {normalize(known): known for known in self.services}
         pool.update({normalize(alias): known for alias, known in self.aliases.items()})
         wanted = normalize(name)
-        ranked = difflib.get_close_matches(wanted, list(pool), n=count * 3, cutoff=0.3)
-        shared = [pool[key] for key in pool if set(parts(pool[key])) & (set(parts(name)) - GENERIC_PARTS)]
-        out = list(dict.fromkeys([*shared, *(pool[key] for key in ranked)]))
-        return out[:count] or sorted(self.services)[:count]
+        asked = set(parts(name)) - GENERIC_PARTS
+
+        def distance(key: str) -> tuple[bool, bool, float, str]:
+            shared = bool(set(parts(pool[key])) & asked)
+            inside = bool(wanted) and (wanted in key or key in wanted)
+            return (not shared, not inside, -difflib.SequenceMatcher(None, wanted, key).ratio(), key)
+
+        return list(dict.fromkeys(pool[key] for key in sorted(pool, key=distance)))[:count]
 
     def find_in(self, question: str) -> list[ServiceMatch]:
         """Every mention of a known service in the question, in order of appearance (of overlapping

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from evigate.server.sources.names import normalize
 from evigate.server.sources.services import GENERIC_PARTS, CatalogView, ServiceMatch
+from evigate.server.understanding.subject_words import _EN_STOP
 from evigate.server.understanding.symptoms import COMPONENT_WORDS, Symptom, paraphrased_alerts
 
 _CAMEL_RE = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+)(?![A-Za-z0-9_-])")
@@ -32,6 +33,19 @@ _WORD_PLACES = (
     re.compile(r"\b(?:on|for)\s+([a-z][a-z0-9_]{2,})\s*(?:[?？.]|$|right now|now\b|in the\b)", re.I),
     re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:的|有|现在|最近|是否|怎么|为什么|出)"),
     re.compile(r"为什么\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:会|总|一直|报|又|出|这么|很|的)"),
+    # The one thing a state is said of, as the whole subject of its clause: "auth is down", "users
+    # say auth is failing", "why is auth down?", "用户说 auth 挂了".
+    re.compile(
+        r"(?:^|[,;:.!?]\s*|\b(?:says?|said|that|and|but|because|now|is)\s+)([a-z][a-z0-9_]{2,})\s+"
+        r"(?:(?:is|was|seems|keeps|looks|has\s+been|went|goes)\s+)?(?:(?:still|completely|totally|really)\s+)?"
+        r"(?:down|broken|failing|slow|unavailable|unreachable|dead|crashing|flaky|erroring|timing\s+out"
+        r"|not\s+working|not\s+responding|offline|hanging|degraded)\b",
+        re.I,
+    ),
+    re.compile(
+        r"(?:^|[，,。；;：:\s]|说|为什么)\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:又|总是|一直|突然)?"
+        r"(?:挂了|挂掉|宕机|崩了|崩溃|不可用|很慢|变慢|不工作|访问不了|无法访问)"
+    ),
 )
 _COMMON_WORDS = frozenset(
     [
@@ -137,7 +151,9 @@ def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] 
                 lowered = word.lower()
                 if any(s <= m.start(1) < e for s, e in taken) or lowered in skipped:
                     continue
-                if lowered in _COMMON_WORDS or lowered in COMPONENT_WORDS or not word.isascii():
+                if lowered in _COMMON_WORDS or lowered in COMPONENT_WORDS or lowered in _EN_STOP:
+                    continue  # a function word, a pronoun, a technology: never a service's name
+                if not word.isascii():
                     continue
                 if re.search(r"[A-Z].*[A-Z]", word):  # CamelCase: an alert or a class, not a service
                     continue

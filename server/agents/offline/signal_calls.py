@@ -19,8 +19,8 @@ from evigate.rules.types import EvidenceRef as Ref
 from evigate.server.agents.offline import survey
 from evigate.server.agents.offline.calls import PlannedCall, with_signal_calls
 from evigate.server.sources.signals import SignalCatalog
-from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.cause import asks_cause
+from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.entities import Entities
 
 # An explicit alert question ("CPU 告警还在吗") asks about the alert, not the metric, unless it also
