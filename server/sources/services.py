@@ -10,7 +10,6 @@ with the closest known names, never silently replaced by another service.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import itertools
 import json
 import logging
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
-from evigate.server.sources.names import near, normalize, parts, team_prefixed
+from evigate.server.sources.names import by_closeness, near, normalize, parts, team_prefixed
 
 log = logging.getLogger("evigate.services")
 STOP_WAIT_S = 5.0
@@ -60,9 +59,7 @@ GENERIC_PARTS = frozenset(
     ]
 )
 MAX_SUGGESTIONS = 3
-# A name no source knows is answered with the services the sources do know, closest first: at most
-# this many, so a large catalog is not pasted whole.
-KNOWN_LISTED = 10
+KNOWN_LISTED = 10  # a name no source knows: the known services listed, closest first, at most
 
 
 @dataclass(frozen=True)
@@ -151,20 +148,11 @@ class CatalogView:
         return out
 
     def closest(self, name: str, count: int = MAX_SUGGESTIONS) -> list[str]:
-        """The known names most like `name` (for "no source knows X; did you mean …"), closest first:
-        those that share a word with it, then by similarity of spelling; every known name is ranked,
-        so the list is never empty while the catalog is not."""
+        """Every known name (or alias's service), closest to `name` first: for "no source knows X;
+        did you mean …"."""
         pool = {normalize(known): known for known in self.services}
         pool.update({normalize(alias): known for alias, known in self.aliases.items()})
-        wanted = normalize(name)
-        asked = set(parts(name)) - GENERIC_PARTS
-
-        def distance(key: str) -> tuple[bool, bool, float, str]:
-            shared = bool(set(parts(pool[key])) & asked)
-            inside = bool(wanted) and (wanted in key or key in wanted)
-            return (not shared, not inside, -difflib.SequenceMatcher(None, wanted, key).ratio(), key)
-
-        return list(dict.fromkeys(pool[key] for key in sorted(pool, key=distance)))[:count]
+        return by_closeness(name, pool, GENERIC_PARTS)[:count]
 
     def find_in(self, question: str) -> list[ServiceMatch]:
         """Every mention of a known service in the question, in order of appearance (of overlapping

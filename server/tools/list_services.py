@@ -1,6 +1,6 @@
 """list_services: the service catalog (docs/design.md §6.9): every service the sources know, or the
 service a name means (exact, alias or partial match); a name no source knows is no evidence that
-names the closest known services."""
+lists the known services, closest first (at most KNOWN_LISTED)."""
 
 from __future__ import annotations
 
