@@ -177,11 +177,11 @@ def _subjects(
     spans = _break_spans(question, lowered, known)
     for start, end in spans:
         _mark(mask, start, end, _BREAK)
-    words = list(_WORD.finditer(question))
-    for index, match in enumerate(words):
+    found_words = list(_WORD.finditer(question))
+    for index, match in enumerate(found_words):
         word = match.group(0)
         if word.isascii():
-            if len(word) == 1 or word.lower() in _EN_STOP or _reports(words, index):
+            if len(word) == 1 or word.lower() in _EN_STOP or _reports(found_words, index):
                 _mark(mask, *match.span(), _BREAK)
             continue
         for phrase in _ZH_SEPARATORS:
@@ -235,7 +235,7 @@ def _identifiers(question: str, lowered: str, known: Iterable[str]) -> list[tupl
 
 def _names(lowered: str, known: Iterable[str]) -> list[tuple[int, int]]:
     """Where the named services, alerts and pods are written."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     for name in [*known, *_pods_of(lowered, known)]:
         spans.extend(m.span() for m in re.finditer(re.escape(name.lower()), lowered))
     return spans
