@@ -26,7 +26,7 @@ _AFTER = re.compile(
     r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b|ha(?:ve|s)\b)|\s*[?？,，]|$)"
 )
 # A one-word name in a service's place: "does ledger have …", "ledger's …", "… on ledger?",
-# "ledger 有告警吗", "为什么 ledger 报错". Only where no catalog name was found there.
+# "ledger 有告警吗", "为什么 ledger 报错". Only in a question that names no catalog name.
 _WORD_PLACES = (
     re.compile(r"\bdoes\s+([a-z][a-z0-9_]{2,})\s+(?:have|log|show)\b", re.I),
     re.compile(r"\b([a-z][a-z0-9_]{2,})(?:'s|’s)\s", re.I),
@@ -144,7 +144,9 @@ def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] 
             continue
         taken.append(m.span(1))
         unknown.append((m.start(), word.lower()))
-    if catalog is not None and catalog.services:
+    if catalog is not None and catalog.services and not matches:
+        # a plain word in a service's place is a name only when the question names no known service
+        # ("the journal writer's queue" of ledger-api is a part of ledger-api, not a service)
         for pattern in _WORD_PLACES:
             for m in pattern.finditer(question):
                 word = m.group(1)

@@ -59,3 +59,17 @@ def test_the_words_are_data_by_kind_in_both_languages() -> None:
     for word in ("cannot", "they", "say", "going", "show"):
         assert word in subject_words._EN_STOP
     assert "用户反馈" in subject_words._ZH_SEPARATORS and "有人说" in subject_words._ZH_SEPARATORS
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("Show ledger-api's logs about the reconciler's backlog", ["reconciler", "backlog"]),
+        ("Any errors about the journal writer's queue in ledger-api logs?", ["journal writer"]),
+        ("Users say ledger-api's logs show 'ledger locked'", ["ledger locked"]),
+    ],
+)
+def test_a_possessive_is_no_quote_and_no_part_of_a_term(question: str, terms: list[str]) -> None:
+    entities = extract(question, VIEW)
+    assert entities.services == ("ledger-api",) and entities.unknown_services == ()
+    assert [term.name for term in entities.log_terms] == terms
