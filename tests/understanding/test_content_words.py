@@ -73,3 +73,26 @@ def test_a_possessive_is_no_quote_and_no_part_of_a_term(question: str, terms: li
     entities = extract(question, VIEW)
     assert entities.services == ("ledger-api",) and entities.unknown_services == ()
     assert [term.name for term in entities.log_terms] == terms
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Any logs mentioning PaymentRetryScheduler in ledger-api?",
+        "ledger-api 日志里有 PaymentRetryScheduler 吗？",
+        "Does ledger-api log anything about the PaymentRetryScheduler?",
+    ],
+)
+def test_a_camelcase_word_in_a_log_question_is_what_the_logs_say(question: str) -> None:
+    entities = extract(question, VIEW)
+    assert entities.alert_names == () and [t.name for t in entities.log_terms] == ["PaymentRetryScheduler"]
+
+
+def test_a_camelcase_word_is_an_alert_when_alerts_are_asked_or_an_alert_source_knows_it() -> None:
+    assert extract("Is PaymentRetryScheduler firing on ledger-api?", VIEW).alert_names == (
+        "PaymentRetryScheduler",
+    )
+    known = CatalogView({"ledger-api": ("logs",)}, alert_names=("LedgerLagHigh",))
+    assert extract("Any logs about LedgerLagHigh on ledger-api?", known).alert_names == ("LedgerLagHigh",)
+    # in a service's place it stays the name it was read as ("BookingLedger's logs")
+    assert extract("Any errors in BookingLedger's logs?", VIEW).log_terms == ()
