@@ -7,8 +7,10 @@ indexes whole files with `file_index.build` and sends each index back as the sto
 (`store.dump`): the caller restores it, keeps it and saves it, so an index is the one the
 service's own thread would have built. After each chunk a worker says how many bytes of its file
 it has read, for the progress, and looks at the build's stop flag: stopping takes at most a chunk
-(4 MB), and workers write nothing, so nothing is left half done. When the workers cannot start
-(a program whose main module starts a build when imported), the caller reads the files itself."""
+(4 MB), and workers write nothing, so nothing is left half done. While the service answers a
+query, the workers wait after their chunk (`pause`): the query has the cores and the disk. When
+the workers cannot start (a program whose main module starts a build when imported), the caller
+reads the files itself."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ Result = tuple[Identity, dict[str, Any], bytes] | str
 _config: LogConfig | None = None  # set in each worker by _start
 _progress: Any = None
 _stop: Any = None
+_running: Any = None  # cleared: paused
 
 
 def worker_count(config: LogConfig) -> int:
@@ -45,9 +48,9 @@ def worker_count(config: LogConfig) -> int:
         return os.cpu_count() or 1
 
 
-def _start(config: LogConfig, progress: Any, stop: Any) -> None:
-    global _config, _progress, _stop
-    _config, _progress, _stop = config, progress, stop
+def _start(config: LogConfig, progress: Any, stop: Any, running: Any) -> None:
+    global _config, _progress, _stop, _running
+    _config, _progress, _stop, _running = config, progress, stop, running
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
 
@@ -60,7 +63,7 @@ def _build(number: int, source: LogSource, member: Member) -> Result | None:
         _progress.put((number, done))
 
     try:
-        index = build(source, member, _config, _stop.is_set, advance)
+        index = build(source, member, _config, _stopped, advance)
     except OSError as exc:
         return exc.strerror or str(exc)
     if index is None:
@@ -69,14 +72,24 @@ def _build(number: int, source: LogSource, member: Member) -> Result | None:
     return index.stamp, header, arrays
 
 
+def _stopped() -> bool:
+    """Between two chunks: waits while paused; whether to stop."""
+    while not _running.wait(_POLL_S):
+        if _stop.is_set():
+            return True
+    return bool(_stop.is_set())
+
+
 class Workers:
     """A pool of worker processes for one build; `close()` it (a `with` block does)."""
 
     def __init__(self, config: LogConfig, count: int) -> None:
         context = multiprocessing.get_context("spawn")  # never fork a process that runs threads
         self._progress = context.Queue()
-        self._stop = context.Event()
-        self._pool = ProcessPoolExecutor(count, context, _start, (config, self._progress, self._stop))
+        self._stop, self._running = context.Event(), context.Event()
+        self._running.set()
+        initargs = (config, self._progress, self._stop, self._running)
+        self._pool = ProcessPoolExecutor(count, context, _start, initargs)
 
     def __enter__(self) -> Workers:
         return self
@@ -116,9 +129,17 @@ class Workers:
                 return
             progress(number, done)
 
+    def pause(self) -> None:
+        """The workers wait after their chunk until `resume()`."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
     def close(self) -> None:
         """Tells the workers to stop after their chunk, and waits for them."""
         self._stop.set()
+        self._running.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._progress.close()
         self._progress.join_thread()

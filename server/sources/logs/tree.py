@@ -8,8 +8,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -109,6 +110,8 @@ class LogTree:
         # (file, identity) → services whose names its bytes do not contain
         self._absent: dict[tuple[str, Identity], set[str]] = {}
         self._found: list[Entry] | None = None  # a static tree's files, as first found
+        self._queries = 0  # queries running
+        self._workers: Workers | None = None  # the background build's, while it runs
 
     def files(self) -> list[Entry]:
         if self._found is not None:
@@ -132,6 +135,22 @@ class LogTree:
         if self.config.static:
             self._found = entries
         return entries
+
+    @contextmanager
+    def querying(self) -> Iterator[None]:
+        """Around a query: the background build's worker processes wait after their chunk until no
+        query runs, so that the query has the cores and the disk."""
+        with self._lock:
+            self._queries += 1
+            if self._workers is not None:
+                self._workers.pause()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._queries -= 1
+                if not self._queries and self._workers is not None:
+                    self._workers.resume()
 
     def held(self) -> int:
         """How many files' indexes are in memory."""
@@ -273,7 +292,7 @@ class LogTree:
                 update()
 
         try:
-            with Workers(self.config, workers) as pool:
+            with Workers(self.config, workers) as pool, self._lent(pool):
                 for number, result in pool.run([(e.source, e.member) for e in todo], stop, advance):
                     entry = todo[number]
                     if isinstance(result, str):
@@ -291,6 +310,19 @@ class LogTree:
             update()
             return None
         return len(done) == len(todo)
+
+    @contextmanager
+    def _lent(self, workers: Workers) -> Iterator[None]:
+        """The workers, paused and resumed by queries (querying) while the build runs."""
+        with self._lock:
+            self._workers = workers
+            if self._queries:
+                workers.pause()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._workers = None
 
     def _keep(self, entry: Entry, stamp: Identity, header: dict[str, Any], arrays: bytes) -> None:
         """Holds (and saves) an index a worker built, unless a query built it meanwhile."""

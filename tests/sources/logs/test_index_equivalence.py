@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -283,3 +284,17 @@ def test_a_build_in_worker_processes_stops_when_asked_and_queries_still_answer(t
     progress = reader.build_all(stop)
     assert progress.state == "stopped"
     assert _answer(reader, LogSearch(limit=500)) == _answer(LogReader(_config(root)), LogSearch(limit=500))
+
+
+def test_workers_wait_while_a_query_runs(tmp_path: Path) -> None:
+    root = _awkward(tmp_path)
+    reader = LogReader(_config(root, index_workers=2, parallel_from_bytes=0))
+    expected = _answer(LogReader(_config(root)), LogSearch(limit=500))
+    with reader.tree.querying():  # the build starts during a query: its workers wait for its end
+        waiting = threading.Thread(target=reader.build_all)
+        waiting.start()
+        waiting.join(timeout=3)
+        assert waiting.is_alive() and reader.progress.bytes_built == 0
+        assert _answer(reader, LogSearch(limit=500)) == expected
+    waiting.join(timeout=120)
+    assert reader.progress.state == "ready"
