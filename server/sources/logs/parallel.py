@@ -1,8 +1,7 @@
 """The background build's files spread over worker processes, one per core.
 
 Indexing is CPU-bound Python: in one thread it reads at most one core's worth, and it holds the
-interpreter lock that the service's queries need meanwhile. Here each worker (a spawned process,
-its priority lowered by NICENESS so that a query in the service comes first on a busy machine)
+interpreter lock that the service's queries need meanwhile. Here each worker (a spawned process)
 indexes whole files with `file_index.build` and sends each index back as the store writes it
 (`store.dump`): the caller restores it, keeps it and saves it, so an index is the one the
 service's own thread would have built. After each chunk a worker says how many bytes of its file
@@ -14,7 +13,6 @@ reads the files itself."""
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import queue
@@ -27,7 +25,6 @@ from .layouts import LogSource, Member
 from .log_config import LogConfig
 from .store import Identity, dump
 
-NICENESS = 5  # added to the service's own niceness in each worker
 _POLL_S = 0.1  # how often the caller looks at `stop` and at the progress while the workers read
 
 # A file's index as the store writes it (its identity, header and arrays), or why it was unreadable.
@@ -51,8 +48,6 @@ def worker_count(config: LogConfig) -> int:
 def _start(config: LogConfig, progress: Any, stop: Any, running: Any) -> None:
     global _config, _progress, _stop, _running
     _config, _progress, _stop, _running = config, progress, stop, running
-    with contextlib.suppress(OSError):
-        os.nice(NICENESS)
 
 
 def _build(number: int, source: LogSource, member: Member) -> Result | None:

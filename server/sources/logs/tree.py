@@ -25,6 +25,7 @@ from .store import Identity, IndexStore, Saved, restore
 
 log = logging.getLogger("evigate.logs.index")
 _MB = 2**20
+_WAIT_S = 0.05  # how often a build waiting for queries to end looks again
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,10 @@ class LogTree:
                 reading[number] = read
                 update()
 
+        while self._queries:  # the workers start (import, read) once no query runs
+            if stop():
+                return False
+            time.sleep(_WAIT_S)
         try:
             with Workers(self.config, workers) as pool, self._lent(pool):
                 for number, result in pool.run([(e.source, e.member) for e in todo], stop, advance):
