@@ -18,8 +18,8 @@ from evigate.rules.enums import ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.server.agents.offline import survey
 from evigate.server.agents.offline.calls import PlannedCall, with_signal_calls
-from evigate.server.sources.metric_query import asks_cause
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.understanding.cause import asks_cause
 from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.entities import Entities
 
