@@ -45,6 +45,12 @@ _NOT_SERVICES = frozenset({"the", "this", "that", "it", "service", "services", "
 _VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
 
 
+def asks_value(question: str) -> bool:
+    """Whether the question asks for a value ("how much", "多少", "what is"), not a state or a time."""
+    lowered = question.lower()
+    return any(marker in lowered for marker in _VALUE_MARKERS)
+
+
 def _service(question: str, entities: Entities) -> str | None:
     if entities.services:
         return entities.services[0]
@@ -69,7 +75,7 @@ def plan(question: str, entities: Entities, catalog: SignalCatalog | None) -> li
         return []
     signal = catalog.detect(question)
     lowered = question.lower()
-    about_alert = any(w in lowered for w in _ALERT_WORDS) and not any(m in lowered for m in _VALUE_MARKERS)
+    about_alert = any(w in lowered for w in _ALERT_WORDS) and not asks_value(question)
     if signal is None or about_alert:
         return []
     service = _service(question, entities)
@@ -163,7 +169,7 @@ def metric_calls(
         return [*planned, *signals, *discover(question, entities, catalog)]
     if not entities.unknown_services or entities.services:
         signal = plan(question, entities, catalog) + discover(question, entities, catalog)
-        return with_signal_calls(planned, signal, entities)
+        return with_signal_calls(planned, signal, entities, asks_value(question))
     return planned
 
 
