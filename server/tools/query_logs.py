@@ -80,11 +80,16 @@ TOOL = Tool(
         "message, the extra fields and the stack trace. query ranks by relevance instead: the "
         "newest line of each kind of line that matches its words (other word orders, paraphrases, "
         "identifiers such as order_id or OutOfMemoryError), best first, with lines_like_this. "
-        "Reads JSON lines, logfmt and plain-text logs; skipped_lines counts lines that could not be read."
+        "Reads JSON lines, logfmt and plain-text logs (a line with no level word takes its HTTP status "
+        "class: 5xx ERROR, 4xx WARN); skipped_lines counts lines that could not be read."
     ),
     properties={
         "service": {**tool_args.STRING, "description": "exact service name"},
-        "level": {"type": "string", "enum": list(LEVELS)},
+        "level": {
+            "type": "string",
+            "enum": list(LEVELS),
+            "description": "lowest severity kept: ERROR keeps ERROR and FATAL (CRITICAL, PANIC, EMERG)",
+        },
         "keyword": {**tool_args.STRING, "description": "exact substring, e.g. HikariCP"},
         "pattern": {**tool_args.STRING, "description": "regular expression, e.g. timed out after \\d+ms"},
         "query": {

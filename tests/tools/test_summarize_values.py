@@ -91,6 +91,35 @@ async def test_rare_severe_events_are_listed_beyond_the_limit_and_below_the_leve
     assert severe["version start"]["example"] == "Starting PricingApplication v3.2.1 using Java 21"
 
 
+async def test_an_error_summary_lists_an_out_of_memory_line_logged_as_a_warning(tmp_path: Path) -> None:
+    """Redis logs a failed fork for want of memory at warning level; asked for its errors, the
+    summary still lists it among the rare severe events, and a query for its errors finds it."""
+    root = write_world(tmp_path)
+    lines = [
+        {
+            "time": _iso(START + timedelta(minutes=i)),
+            "level": "INFO",
+            "service": "sessions",
+            "msg": f"saved {i}",
+        }
+        for i in range(30)
+    ]
+    lines.append(
+        {
+            "time": _iso(START + timedelta(minutes=31)),
+            "level": "WARN",
+            "service": "sessions",
+            "msg": "Can't save in background: fork: Cannot allocate memory",
+        }
+    )
+    write_logs(root, "sessions.log", lines)
+    h = make_harness(root)
+    result = await h.call("summarize_logs", service="sessions", level="ERROR", since="2026-07-08T22:00:00Z")
+    assert result.raw_result is not None
+    (pattern,) = result.raw_result["patterns"]
+    assert (pattern["severe"], pattern["levels"]) == ("out of memory", ["WARN"])
+
+
 def test_a_value_run_the_masking_reshaped_is_left_out_not_guessed() -> None:
     moment = START
     stats = slot_stats(

@@ -21,9 +21,10 @@ QUESTIONS_SHA256 = "15261d94ddd9b8791714414129d0ab5ec770f4ee4c337dbb604856bb07a2
 # Correct answers per family: 8 of 22 when the questions were written; these are the figures once
 # the service read times of day as windows, followed a dependency the evidence names, took a pod or
 # a workload kind for its workload and a namespace for one (bench/bench_worlds.py --world osprey: 20
-# of 22).
-FLOORS = {"namespace": 4, "workload": 3, "plain_names": 4, "clock_time": 6, "dependency": 4}
-OVERALL_FLOOR = 21
+# of 22), and once a service's rare severe events below the asked level answered "any errors?" (an
+# out-of-memory failure Redis logs as a warning: 22 of 22).
+FLOORS = {"namespace": 4, "workload": 4, "plain_names": 4, "clock_time": 6, "dependency": 4}
+OVERALL_FLOOR = 22
 
 
 def test_the_questions_are_the_ones_written_first() -> None:

@@ -117,6 +117,11 @@ class OfflineExecutor:
                 )
                 if unlevelled is not None:
                     results.append((unlevelled, await call_once(unlevelled)))
+                severe = widening.rare_severe(call, result, available)
+                if severe is not None:
+                    found = await call_once(severe)
+                    if c.outcome(found, c.refs_of(found)) == EvidenceStatus.SUPPORTED:
+                        results.append((severe, found))
 
         await run(planned)
         await run(dependency.follow_up_calls(task.query, entities, results, view, available))

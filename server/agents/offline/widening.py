@@ -14,7 +14,7 @@ names is never widened: it is what was asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 
 from evigate.rules.enums import EvidenceStatus, ToolName
@@ -88,6 +88,25 @@ def every_level(
         return None
     arguments = {k: v for k, v in call.arguments.items() if k != "level"}
     return replace(call, arguments=arguments, level=None)
+
+
+_TEXT_FILTERS = ("keyword", "pattern", "query")
+
+
+def rare_severe(call: PlannedCall, result: ToolCallResult, available: Collection[str]) -> PlannedCall | None:
+    """A question's own check of a service's lines at a level ("does X log errors?", "X 有报错吗")
+    that found none: the service's rare severe events below that level (an out-of-memory failure
+    Redis logs as a warning, a restart logged at INFO) answer it too. summarize_logs at the same
+    level and window lists them (it finds those below its level by their words); it is kept only
+    when it finds something."""
+    arguments = call.arguments
+    if call.tool_name != ToolName.QUERY_LOGS or call.purpose or SUMMARIZE_LOGS not in available:
+        return None
+    if "level" not in arguments or "service" not in arguments or any(k in arguments for k in _TEXT_FILTERS):
+        return None
+    if c.outcome(result, c.refs_of(result)) != EvidenceStatus.NO_EVIDENCE:
+        return None
+    return replace(call, tool_name=SUMMARIZE_LOGS, arguments=dict(arguments))
 
 
 async def widen(call: PlannedCall, result: ToolCallResult, run: Run) -> tuple[PlannedCall, ToolCallResult]:

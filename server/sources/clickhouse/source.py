@@ -21,7 +21,7 @@ from evigate.server.sources.http import SourceHealth
 from evigate.server.sources.logs import patterns as log_patterns
 from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
-from evigate.server.sources.logs.events import LEVELS, normalize_level
+from evigate.server.sources.logs.events import LEVELS, at_or_above, normalize_level
 from evigate.server.sources.logs.items import pattern_item
 from evigate.server.sources.logs.patterns import Pattern
 from evigate.server.sources.retrieval.embedder import Embedder
@@ -105,6 +105,11 @@ def row_item(row: Row, moment: datetime | None = None) -> JSON:
     return item
 
 
+def _at_or_above(level: str | None) -> tuple[str, ...] | None:
+    """A query's level as the levels its SQL keeps: that one and every more severe one."""
+    return at_or_above(normalize_level(level) or level.upper()) if level else None
+
+
 def _facts(window: TimeWindow, where: sql.Where) -> JSON:
     return {
         "source": "clickhouse",
@@ -176,8 +181,7 @@ class ClickHouseLogs:
     async def query(self, q: LogsQuery) -> Page:
         if q.query:
             return await self._ranked(q, q.query)
-        level = (normalize_level(q.level) or q.level.upper()) if q.level else None
-        where = self._where(q.service, (level,) if level else None, q.window)
+        where = self._where(q.service, _at_or_above(q.level), q.window)
         where.keyword(q.keyword)
         if q.pattern and needs_relaxing(q.pattern):
             return await self._query_relaxed(q, where, q.pattern)
@@ -215,7 +219,7 @@ class ClickHouseLogs:
         returns the newest MAX_MINED; they are mined here as the file source mines its events
         (lowest wanted level first, newest first), with the rare severe events below the level that
         hold a severe word."""
-        levels = tuple(LEVELS[LEVELS.index(q.level) :]) if q.level in LEVELS else None
+        levels = at_or_above(q.level) if q.level in LEVELS else None
         where = self._where(q.service, levels, q.window)
         table, columns = self.config.table_ref, self.config.columns
         rows, spanned = await asyncio.gather(
@@ -270,7 +274,7 @@ class ClickHouseLogs:
         """Relevance mode: the newest MAX_RANKED rows the exact filters keep, grouped into templates
         here and ranked against the question as the file source ranks them: BM25, fused with the
         service's embedder when one is configured."""
-        where = self._where(q.service, (q.level,) if q.level else None, q.window)
+        where = self._where(q.service, _at_or_above(q.level), q.window)
         where.keyword(q.keyword)
         where.pattern(q.pattern)
         table, columns = self.config.table_ref, self.config.columns

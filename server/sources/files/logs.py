@@ -17,7 +17,7 @@ from evigate.server.sources.logs import items as log_items
 from evigate.server.sources.logs import patterns as log_patterns
 from evigate.server.sources.logs import relevance as log_relevance
 from evigate.server.sources.logs import severe as log_severe
-from evigate.server.sources.logs.events import LEVELS, SkipReport
+from evigate.server.sources.logs.events import LEVELS, SkipReport, at_or_above
 from evigate.server.sources.logs.log_config import LogConfig
 from evigate.server.sources.logs.search import LogReader, LogSearch, SearchResult
 
@@ -118,26 +118,25 @@ class LogFiles:
         return Page(items, len(ranked.order), {**extra, **_read_report([found.result])})
 
     def summarize(self, q: PatternsQuery) -> Page:
-        """The level is the lowest severity kept: one search per level at or above it. Rare severe
-        events below that level (a restart or a reload logged at INFO) are searched by their words
-        in the service's files (a summary of the whole tree keeps those at or above its level)."""
-        levels = LEVELS[LEVELS.index(q.level) :] if q.level in LEVELS else (q.level,)
+        """The level is the lowest severity kept (a search at a level keeps those above it). The
+        events are mined lowest level first, newest first, unless there were more than MAX_MINED:
+        then the newest. Rare severe events below that level (a restart or a reload logged at INFO)
+        are searched by their words in the service's files (a summary of the whole tree keeps those
+        at or above its level)."""
+        levels = at_or_above(q.level) if q.level is not None else ()
         mine = {"service": q.service, "window": q.window, "limit": MAX_MINED, "parse_all": True, "bare": True}
-        results = [self._search(level=level, **mine) for level in levels]
-        events = [event for result in results for event in result.events]
-        if len(events) > MAX_MINED:
-            events = sorted(events, key=lambda e: e.timestamp, reverse=True)[:MAX_MINED]
-        below = [level for level in LEVELS if level not in levels]
+        result = self._search(level=q.level, **mine)
+        events = list(result.events)
+        if result.total <= MAX_MINED:
+            rank = {level: number for number, level in enumerate(levels)}
+            events.sort(key=lambda e: rank.get(e.level, len(rank)))  # stable: newest first in each
+        below = [level for level in LEVELS if level not in levels]  # every level when none is asked
         if below and q.service is not None:  # one byte search per severe word: bounded to a service
             events.extend(self._severe_below(q, set(below)))
         span = (q.window.since, q.window.until)
         summary = log_patterns.summary(events, limit=q.limit, span=span, at=q.changed_since)
         items = [log_items.pattern_item(p) for p in self._with_causes(q, summary.patterns)]
-        extra = {
-            "events": sum(r.total for r in results),
-            "mined": len(events),
-            **_read_report(results),
-        }
+        extra = {"events": result.total, "mined": len(events), **_read_report([result])}
         return Page(items, summary.total, extra)
 
     def _with_causes(self, q: PatternsQuery, patterns: list[Any]) -> list[Any]:

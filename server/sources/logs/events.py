@@ -23,8 +23,26 @@ _SYSLOG = ("FATAL", "FATAL", "FATAL", "ERROR", "WARN", "INFO", "INFO", "DEBUG")
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
 
+def at_or_above(level: str) -> tuple[str, ...]:
+    """The levels a level filter keeps: that level and every more severe one (ERROR keeps FATAL, so
+    a question about errors finds PostgreSQL's FATAL and PANIC lines); a configured level outside
+    LEVELS keeps only itself."""
+    return LEVELS[LEVELS.index(level) :] if level in LEVELS else (level,)
+
+
+def http_status_level(value: object) -> str | None:
+    """An HTTP response status as a level: 5xx ERROR, 4xx WARN, 1xx-3xx INFO; None if it is none."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    text = str(value)
+    if len(text) != 3 or not text.isdigit() or not "1" <= text[0] <= "5":
+        return None
+    return "ERROR" if text[0] == "5" else "WARN" if text[0] == "4" else "INFO"
+
+
 def normalize_level(value: object) -> str | None:
-    """WARNING→WARN, CRITICAL→FATAL, syslog numbers and bunyan/pino numbers too; None if unknown."""
+    """WARNING→WARN, CRITICAL→FATAL, syslog numbers and bunyan/pino numbers too, and an HTTP status
+    (an access record's `status`: 503→ERROR, 404→WARN, 200→INFO); None if unknown."""
     if type(value) is str and (known := _LEVELS.get(value)) is not None:
         return known  # spelled as listed: most lines of most files
     if isinstance(value, bool) or value is None:
@@ -34,9 +52,10 @@ def normalize_level(value: object) -> str | None:
         if 0 <= number < len(_SYSLOG):
             return _SYSLOG[number]
         # bunyan / pino: 10 trace, 20 debug, 30 info, 40 warn, 50 error, 60 fatal.
-        return {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}.get(number)
+        bunyan = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}.get(number)
+        return bunyan or (http_status_level(number) if number == value else None)
     text = str(value).strip().strip("[]").upper()
-    return _LEVELS.get(text)
+    return _LEVELS.get(text) or http_status_level(text)
 
 
 # A header without a level: the severity word a message starts with gives it ("error: dial tcp ...",
@@ -47,13 +66,27 @@ def normalize_level(value: object) -> str | None:
 _SEVERITY = r"(?i:(error|err|warning|warn|fatal|panic|critical|crit|severe))"
 _MESSAGE_LEVEL = re.compile(r"\s*\[?" + _SEVERITY + r"\]?(?=[:\s]|$)")
 _PREFIXED_LEVEL = re.compile(r"\s*(?:[\w./-]+(?::\d+)?:\s+)+(?:[a-z]+\s+)?" + _SEVERITY + r":\s")
+# A request log's line (Go and Node middleware, proxies, envoy's default): the request, optionally
+# quoted with its protocol, then the response status, whose class is the line's level.
+_REQUEST_LINE = re.compile(
+    r'\s*"?(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|CONNECT|TRACE) /\S*(?: HTTP/[\d.]+)?"? ([1-5]\d\d)\b'
+)
+# A proxy's report of a request's status ("upstream fare-search:8000 returned 504 for GET /v1/fares
+# after 10.00s"): a request named anywhere, and the status it got after "returned" or "status".
+_REQUEST = re.compile(r"\b(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) /")
+_REPORTED_STATUS = re.compile(r"\b(?:returned|responded with|status(?: code)?[:=]?)\s?([1-5]\d\d)(?![\d.])")
 
 
 def message_level(message: str) -> str | None:
     """The level a message's leading severity word names (or the one after its components'
-    prefix), or None."""
+    prefix, or the status of the request it logs or reports), or None."""
     found = _MESSAGE_LEVEL.match(message) or _PREFIXED_LEVEL.match(message)
-    return normalize_level(found.group(1)) if found else None
+    if found:
+        return normalize_level(found.group(1))
+    status = _REQUEST_LINE.match(message)
+    if status is None and _REQUEST.search(message):
+        status = _REPORTED_STATUS.search(message)
+    return http_status_level(status.group(1)) if status else None
 
 
 _FRACTION = re.compile(r"[.,](\d+)")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import tzinfo
 from typing import Any, cast
 
-from .events import ParsedLine, normalize_level, parse_time
+from .events import ParsedLine, http_status_level, normalize_level, parse_time
 from .lanes import Lane, Plan, json_lane
 from .log_config import FieldNames
 
@@ -136,6 +136,9 @@ class JsonLines:
             if step is _SEARCH:
                 return None
             value = record[step]
+            if role == 1 and type(value) is int and 100 <= value <= 599:
+                got[role] = str(value)  # an access record's HTTP status: read as its text would be
+                continue
             if type(value) is not str or not value:
                 return None  # an alias further down the list may hold it: parse() searches
             got[role] = value
@@ -169,6 +172,8 @@ class JsonLines:
             if len(self._plans) < _PLANS:
                 self._plans[shape] = plan
 
+        keys: dict[int, str] = {}  # role → the key that held it
+
         def first(role: int) -> Any:
             step = plan[role]
             if step is _ABSENT:
@@ -177,12 +182,14 @@ class JsonLines:
                 value = record[step]
                 if _usable(value):
                     used.add(step)
+                    keys[role] = step
                     return value
             for key in self._roles[role]:
                 value = lookup(record, key)
                 if _usable(value):
                     if key in record:  # a nested object stays in the fields whole
                         used.add(key)
+                        keys[role] = key
                     return value
             return None
 
@@ -194,6 +201,7 @@ class JsonLines:
                 continue
             if step is not _SEARCH and type(value := record[step]) is str and value:
                 used.add(step)
+                keys[role] = step
                 got[role] = value
             else:
                 got[role] = first(role)
@@ -203,6 +211,8 @@ class JsonLines:
             return ParsedLine(stamp, level, message, service, composed=got[2] is None)
         # (a message composed of the other fields needs them all, read below)
         stamp, level, message, service, exception = got
+        if 1 in keys and (normalize_level(level) is None or http_status_level(level)):
+            used.discard(keys[1])  # no level word (`status: 503`, `status: "done"`): a field too
         fields = {k: text_of(v) for k, v in record.items() if k not in used and v is not None}
         composed = message is None
         if composed:  # nginx-style records: the record itself is the message

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
 
@@ -105,8 +105,11 @@ def json_lane(keys: tuple[str, ...], plan: Plan) -> Lane | None:
     for key in keys:
         role = _role(key, plan)
         value = _PLAIN.replace("@", role) if role else _NONEMPTY if key == plan[3] else _SCALAR
+        if role == "l":  # or an access record's HTTP status, a number (quick() reads it as text)
+            value = f"(?:{value}|(?P<n>[1-5][0-9][0-9]))"
         parts.append(f" *{re.escape(json.dumps(key, ensure_ascii=False))} *: *{value}")
-    return _lane(r"\{" + " *,".join(parts) + r" *\} *", plan)
+    lane = _lane(r"\{" + " *,".join(parts) + r" *\} *", plan)
+    return replace(lane, level=("l", "n")) if lane.level else lane
 
 
 def logfmt_lane(keys: tuple[str, ...], plan: Plan, quoted: frozenset[str] = frozenset()) -> Lane | None:

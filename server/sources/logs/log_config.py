@@ -9,7 +9,11 @@ from pathlib import Path
 # Alias lists, first match wins; a dotted name is a nested path (`kubernetes.labels.app`), tried
 # both as a nested path and as a literal key (`{"log.level": ...}` as ECS writes it).
 TIME_KEYS = ("@timestamp", "timestamp", "time", "ts", "datetime", "date", "t", "time_iso8601", "asctime")
-LEVEL_KEYS = ("level", "severity", "lvl", "log.level", "levelname", "loglevel", "log_level", "@l", "l")
+# `status` last: Datadog's level ("error"), or an access record's HTTP status (503: ERROR), which
+# then stays one of the record's fields too.
+LEVEL_KEYS = (
+    "level", "severity", "lvl", "log.level", "levelname", "loglevel", "log_level", "@l", "l", "status",
+)  # fmt: skip
 MESSAGE_KEYS = ("message", "msg", "log", "@m", "@mt", "m", "text", "event")
 SERVICE_KEYS = (
     "service", "service.name", "app", "application", "kubernetes.labels.app",

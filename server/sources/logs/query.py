@@ -94,7 +94,7 @@ class Filters:
     def keeps(self, event: Readable) -> bool:
         return (
             self.since <= event.timestamp.timestamp() <= self.until
-            and (self.level is None or LEVEL_CODES.get(event.level, 0) == self.level)
+            and (self.level is None or level_kept(LEVEL_CODES.get(event.level, 0), self.level))
             and (self.service is None or event.service.lower() == self.service)
             and text_matches(event, self.keyword, self.regex)
         )
@@ -152,8 +152,15 @@ def overlaps(since: float, until: float, window: TimeWindow) -> bool:
     )
 
 
+def level_kept(code: int, level: int) -> bool:
+    """A level filter keeps its level and every more severe one (codes rise with severity); code 0,
+    a configured level outside LEVELS, keeps only itself."""
+    return code >= level if level else code == 0
+
+
 def block_wanted(block: Block, codes: set[int], level: int | None, window: TimeWindow) -> bool:
-    if level is not None and not block.levels >> level & 1:
+    # the block's levels are a bitmask by code: any bit at or above the asked one (bit 0 alone for 0)
+    if level is not None and not (block.levels >> level if level else block.levels & 1):
         return False
     return overlaps(block.since, block.until, window) and not codes.isdisjoint(block.services)
 
@@ -200,7 +207,7 @@ class IndexedFile:
         index = self.index
         return (
             self.since <= index.stamps[i] <= self.until
-            and (self.level is None or index.levels[i] == self.level)
+            and (self.level is None or (index.levels[i] >= self.level if self.level else not index.levels[i]))
             and index.services[i] in self.codes
         )
 

@@ -10,7 +10,7 @@ import gzip
 import re
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -152,12 +152,15 @@ def detect(sample: list[str], config: LogConfig) -> FileFormat:
     json_format = JsonLines(config.fields, tz)
     if _majority(sum(json_format.parse(s) is not None for s in starts), len(starts)):
         return FileFormat(container, json_format)
-    logfmt = Logfmt(config.fields, tz)
-    parsed = [logfmt.parse(s) for s in starts]
+    # Prose with two `k=v` pairs parses as logfmt: a record needs a time or a level word too, and a
+    # status alone is none (a message says `status=200` as often as a record does).
+    worded = tuple(key for key in config.fields.level if key != "status") or config.fields.level
+    probe = Logfmt(replace(config.fields, level=worded), tz)
+    parsed = [probe.parse(s) for s in starts]
     if _majority(
         sum(p is not None and (p.timestamp is not None or p.level is not None) for p in parsed), len(starts)
     ):
-        return FileFormat(container, logfmt)
+        return FileFormat(container, Logfmt(config.fields, tz))
     user = [RegexFormat(p, tz) for p in config.patterns]
     text = choose_text_format(starts, user, tz)
     if text is not None:

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import re
 
-# Case-insensitive literals a severe line holds; each is searched as bytes.
+# Case-insensitive literals a severe line holds; each is searched as bytes (one pass each, so the
+# fewest that find the family). The out-of-memory family as each program words it: Java's
+# OutOfMemoryError, the kernel's "Out of memory: Killed process" and "invoked oom-killer",
+# Kubernetes' OOMKilled, Redis's "OOM command not allowed", and ENOMEM's message "Cannot allocate
+# memory" (Redis's failed fork, logged at warning level).
 KEYWORDS = (
-    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "restart", "reload", "exception",
-    "starting ",
+    "panic", "fatal", "outofmemory", "out of memory", "oomkill", "oom-kill", "oom command",
+    "cannot allocate memory", "restart", "reload", "exception", "starting ",
 )  # fmt: skip
 
+_OUT_OF_MEMORY = (
+    r"OutOfMemory|out of memory|\bOOM(?:Kill(?:ed)?)?\b|oom[-_ ]?kill|cannot allocate memory|\bENOMEM\b"
+)
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("out of memory", re.compile(r"OutOfMemory|out of memory|\bOOM(?:Kill(?:ed)?)?\b|oom[-_ ]?kill", re.I)),
+    ("out of memory", re.compile(_OUT_OF_MEMORY, re.I)),
     ("panic", re.compile(r"\bpanic(?:ked)?\b", re.I)),
     ("fatal", re.compile(r"\bfatal\b", re.I)),
     ("exception", re.compile(r"\b[A-Z][\w$]*(?:Exception|Error)\b")),

@@ -25,7 +25,7 @@ from .file_index import Block, FileIndex
 from .log_config import LogConfig
 
 log = logging.getLogger("evigate.logs.index")
-VERSION = 1  # of what a row holds; a file written by another version is rebuilt
+VERSION = 2  # of what a row holds (levels as the parsers read them); another version is rebuilt
 Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

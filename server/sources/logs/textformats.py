@@ -13,7 +13,7 @@ from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from pathlib import Path
 
-from .events import message_level
+from .events import http_status_level, message_level
 from .timestamps import KINDS, Clock, Parser, strptime_parser
 
 # Spellings seen in the wild, folded onto TRACE DEBUG INFO WARN ERROR FATAL.
@@ -105,8 +105,8 @@ class TextFormat:
             message = line[match.end("timestamp") :].lstrip("] ")
         level_text = groups.get("level")
         level = normalize_level(self._levels.get(level_text, level_text) if level_text else None)
-        if level is None:
-            level = message_level(message)
+        if level is None:  # an access line has no level word: its response status gives it
+            level = http_status_level(groups.get("status")) or message_level(message)
         fields = {k: v.strip("[]| ") for k, v in groups.items() if k not in _CORE and v}
         return ParsedLine(
             timestamp=stamp,

@@ -104,3 +104,40 @@ def test_a_survey_over_the_day_the_question_named_reads_every_level_of_that_day(
     again = every_level(call, _patterns_result(call, found=False), asked_window=True)
     assert again is not None and again.level is None
     assert again.arguments == {"service": "relay-7", "since": "today", "until": "now"}
+
+
+def _lines_result(call: PlannedCall, found: bool) -> ToolCallResult:
+    ref = (
+        {"raw_path": "$.logs[0]", "text": "2026-12-01 10:28:00 ERROR profile-store OOM command not allowed"}
+        if found
+        else {"raw_path": "$.no_evidence", "text": "未找到匹配的日志"}
+    )
+    status = "supported" if found else "no_evidence"
+    details = {"evidence_status": status, "match_level": "L0", "evidence_refs": [ref]}
+    return ToolCallResult(602, call.tool_name, dict(call.arguments), "success", None, {}, details)
+
+
+def test_a_service_with_no_line_at_the_asked_level_is_asked_for_its_rare_severe_events() -> None:
+    """ "Does X log errors?" found no ERROR line: X's rare severe events below that level (Redis's
+    failed fork for want of memory, logged as a warning) are what the question is about too, and
+    summarize_logs at that level lists them (it finds those below its level by their words)."""
+    from evigate.server.agents.offline.widening import rare_severe
+
+    arguments = {"service": "profile-store", "level": "ERROR", "since": "today"}
+    call = PlannedCall(ToolName.QUERY_LOGS, arguments, "profile-store", level="ERROR")
+    available = {ToolName.QUERY_LOGS, "summarize_logs"}
+    severe = rare_severe(call, _lines_result(call, found=False), available)
+    assert severe is not None and severe.tool_name == "summarize_logs"
+    assert severe.arguments == arguments and severe.level == "ERROR" and severe.service == "profile-store"
+    # found its lines; searched a term; no level, no service; a survey's own check; no such tool: none
+    assert rare_severe(call, _lines_result(call, found=True), available) is None
+    keyword = {**arguments, "keyword": "timeout"}
+    term = PlannedCall(ToolName.QUERY_LOGS, keyword, "profile-store", level="ERROR")
+    assert rare_severe(term, _lines_result(term, found=False), available) is None
+    for other in (
+        PlannedCall(ToolName.QUERY_LOGS, {"service": "profile-store"}, "profile-store"),
+        PlannedCall(ToolName.QUERY_LOGS, {"level": "ERROR"}, level="ERROR"),
+        PlannedCall(ToolName.QUERY_LOGS, arguments, "profile-store", level="ERROR", purpose="survey"),
+    ):
+        assert rare_severe(other, _lines_result(other, found=False), available) is None
+    assert rare_severe(call, _lines_result(call, found=False), {ToolName.QUERY_LOGS}) is None

@@ -88,6 +88,19 @@ async def test_kestrel_questions_find_the_same_lines(clickhouse: Loaded, questio
         await logs.aclose()
 
 
+async def test_a_level_is_that_level_and_above_in_both(clickhouse: Loaded) -> None:
+    """An ERROR question finds PostgreSQL's FATAL lines too, from the files and from the server
+    (the SQL filters the levels at or above the one asked, in each of their spellings)."""
+    logs = source(clickhouse.server, table="kestrel_logs")
+    question = LogsQuery("payments-db", "ERROR", None, None, ALL, 10_000)
+    try:
+        assert await _same_lines(_files(KESTREL_LOGS), logs, question) > 0
+        got = await logs.query(question)
+        assert {item["level"] for item in got.items} == {"ERROR", "FATAL"}
+    finally:
+        await logs.aclose()
+
+
 def _pattern(item: dict[str, Any]) -> tuple[Any, ...]:
     return (item["template"], item["count"], item["first"], item["last"], tuple(item["levels"]))
 

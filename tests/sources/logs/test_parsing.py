@@ -54,6 +54,9 @@ def test_unreadable_timestamps_are_none(value: object) -> None:
         ("SEVERE", "ERROR"), ("err", "ERROR"), ("Information", "INFO"), ("notice", "INFO"),
         ("[DEBUG]", "DEBUG"), ("trace", "TRACE"),
         (3, "ERROR"), (4, "WARN"), (50, "ERROR"), (30, "INFO"), ("no-such-level", None), (None, None),
+        # an HTTP status (an access log's `status`): 5xx an error, 4xx a warning, the rest INFO
+        (503, "ERROR"), ("504", "ERROR"), (404, "WARN"), ("429", "WARN"), (200, "INFO"), ("301", "INFO"),
+        (600, None), ("5030", None),
     ],
 )  # fmt: skip
 def test_levels_are_normalised(raw: object, level: str | None) -> None:
@@ -76,6 +79,40 @@ def test_json_field_aliases_and_nested_paths(line: str) -> None:
     parsed = JsonLines(FieldNames(), UTC).parse(line)
     assert parsed is not None
     assert (parsed.timestamp, parsed.level, parsed.service, parsed.message) == (T, "ERROR", "pay", "boom")
+
+
+@pytest.mark.parametrize(
+    ("line", "level", "fields"),
+    [
+        # Datadog's `status` is the record's level
+        ('{"timestamp":1783551928000,"status":"CRITICAL","service":"pay","message":"boom"}', "FATAL", {}),
+        ('{"timestamp":1783551928000,"status":"warn","message":"boom"}', "WARN", {}),
+        # a JSON access log's HTTP status gives the level and stays a field of the record
+        ('{"time":"2026-07-08T23:05:28Z","status":503,"msg":"boom"}', "ERROR", {"status": "503"}),
+        ('{"time":"2026-07-08T23:05:28Z","status":"404","msg":"boom"}', "WARN", {"status": "404"}),
+        # a level key wins over the status; a status that names no level stays a field
+        (
+            '{"time":"2026-07-08T23:05:28Z","level":"info","status":"error","msg":"boom"}',
+            "INFO",
+            {"status": "error"},
+        ),
+        ('{"time":"2026-07-08T23:05:28Z","status":"completed","msg":"boom"}', None, {"status": "completed"}),
+        # numeric levels of pino / bunyan, and the other spellings of the key
+        ('{"time":"2026-07-08T23:05:28Z","level":60,"msg":"boom"}', "FATAL", {}),
+        ('{"time":"2026-07-08T23:05:28Z","lvl":"eror","msg":"boom"}', "ERROR", {}),
+        ('{"time":"2026-07-08T23:05:28Z","severity":"ALERT","msg":"boom"}', "FATAL", {}),
+    ],
+)
+def test_json_levels_from_other_keys(line: str, level: str | None, fields: dict[str, str]) -> None:
+    parsed = JsonLines(FieldNames(), UTC).parse(line)
+    assert parsed is not None
+    assert (parsed.level, parsed.message, dict(parsed.fields)) == (level, "boom", fields)
+
+
+def test_a_logfmt_access_line_reads_its_status() -> None:
+    parsed = Logfmt(FieldNames(), UTC).parse("ts=2026-07-08T23:05:28Z msg=request path=/pay status=502")
+    assert parsed is not None
+    assert (parsed.level, dict(parsed.fields)) == ("ERROR", {"path": "/pay", "status": "502"})
 
 
 def test_json_field_names_are_configurable() -> None:

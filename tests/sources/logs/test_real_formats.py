@@ -33,6 +33,10 @@ def _read(tmp_path: Path, name: str) -> tuple[list[tuple[str, str]], dict[str, s
         ("pino.log", "json", ["INFO", "WARN", "ERROR", "FATAL"]),
         ("bunyan.log", "json", ["INFO", "ERROR", "WARN"]),
         ("redis.log", "redis", ["WARN", "INFO", "DEBUG", "INFO", "WARN", "WARN"]),
+        # no level word at all: an access line's status class is its level
+        ("nginx_combined.log", "nginx_access", ["INFO", "WARN", "ERROR", "INFO", "ERROR"]),
+        ("envoy.log", "envoy_access", ["INFO", "ERROR", "WARN"]),
+        ("gohttp.log", "go_log", ["INFO", "ERROR", "WARN", "ERROR", "ERROR"]),
     ],
 )
 def test_each_default_format_keeps_its_levels(
@@ -92,6 +96,24 @@ def test_a_severity_word_after_the_components_prefix_gives_a_level(message: str,
     assert message_level(message) == level
 
 
+@pytest.mark.parametrize(
+    ("message", "level"),
+    [("POST /v1/bookings 503 2328ms upstream=order-router:8080", "ERROR"),
+     ('"GET /missing HTTP/1.1" 404 153', "WARN"),
+     ("GET /health 200 1ms", "INFO"),
+     # a proxy reporting the status a request got
+     ("upstream fare-search:8000 returned 504 for GET /v1/fares after 10.00s", "ERROR"),
+     ("retrying POST /v1/charge: status=429", "WARN"),
+     ("query returned 504 rows", None),
+     ("GET /v1/fares took 503ms", None),
+     ("GET the 500 newest rows", None)],
+)  # fmt: skip
+def test_a_request_line_gives_its_status_class_as_the_level(message: str, level: str | None) -> None:
+    # Request logs of Go, Node and proxies write "METHOD path [protocol] status ..." with no level,
+    # and a proxy the status an upstream answered a request with.
+    assert message_level(message) == level
+
+
 def test_redis_keeps_its_roles_and_times(tmp_path: Path) -> None:
     shutil.copy(FORMATS / "redis.log", tmp_path / "redis.log")
     result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(level="WARN", limit=10))
@@ -129,3 +151,16 @@ def test_a_container_stream_of_two_writers_keeps_both_and_its_odd_lines(tmp_path
     assert error.chain_text() == "requests.exceptions.ReadTimeout: read timed out"
     odd = result.events[0]
     assert odd.message.startswith("*** uWSGI listen queue") and odd.level == "INFO"
+
+
+def test_prose_with_a_status_pair_is_not_taken_for_logfmt(tmp_path: Path) -> None:
+    """A status is a level only in a record: a text line whose message holds `status=200` and
+    another pair stays a line of its text format (here Spring Boot's), not a logfmt record."""
+    lines = [
+        f"2026-07-08 23:05:{s:02d}.000  INFO 1 --- [exec-{s}] c.s.App : Request handled method=GET status=200"
+        for s in range(6)
+    ]
+    (tmp_path / "shop.log").write_text("\n".join(lines) + "\n")
+    result = LogReader(LogConfig(root=tmp_path)).search(LogSearch(limit=10))
+    assert result.total == 6 and result.skipped.count == 0
+    assert result.parsers["shop.log"] != "logfmt"

@@ -101,7 +101,7 @@ def test_logback_stack_trace_belongs_to_its_event() -> None:
 
 
 def test_python_traceback_chain_outermost_first() -> None:
-    event = _one("plain", service="worker", level="ERROR")
+    event = _one("plain", service="worker", level="ERROR", keyword="Invoice export failed")
     assert event.message == "Invoice export failed batch=77"
     assert event.chain_text() == "billing.errors.ExportError: no rate for CNY ← Caused by: KeyError: 'CNY'"
 

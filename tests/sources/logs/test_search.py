@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 
 from evigate.server.queries.types import TimeWindow, ToolError
 from evigate.server.sources.logs import LogConfig, LogEvent, LogReader, LogSearch, search
+from evigate.server.sources.logs.events import at_or_above, normalize_level
 from tests.sources.logs.readerkit import LOGBACK, SAMPLES, everything, reader
 
 T0 = datetime(2026, 7, 8, 23, 0, tzinfo=UTC)
@@ -39,8 +41,12 @@ ORDER_ERRORS = ["order-service/app.log:16", "order-service/app.log:3"]
         ({"keyword": "SocketTimeoutException"}, ["order-service/app.log:3"]),  # found in a Caused by line
         ({"regex": r"orderId=O100[23]\b", "service": "order-service"}, ORDER_ERRORS),
         ({"level": "FATAL"}, ["worker/worker.log:18", "payment-service/payment-service.log:3"]),
+        # a level keeps the more severe ones too (nginx's records: their 502 status is an error)
         ({"level": "warning", "window": window("2026-07-08T23:05:00", "2026-07-08T23:05:30")},
-         ["order-service/app.log:2", "inventory/inventory.log:2", "payment-service/payment-service.log:1"]),
+         ["order-service/app.log:3", "order-service/app.log:2", "inventory/inventory.log:3",
+          "inventory/inventory.log:2", "nginx/access.log:4", "payment-service/payment-service.log:3",
+          "nginx/access.log:2", "payment-service/payment-service.log:2",
+          "payment-service/payment-service.log:1"]),
         ({"service": "payment-service", "window": window("2026-07-08T21:30:00", "2026-07-08T22:01:00")},
          ["payment-service/payment-service.log.1:3", "payment-service/payment-service.log.1:1"]),
         ({"keyword": "status=502"}, ["nginx/access.log:4", "nginx/access.log:2"]),  # the record as text
@@ -199,7 +205,7 @@ def _matches(event: LogEvent, query: LogSearch) -> bool:
     text = event.search_text()
     return (
         (query.service is None or event.service == query.service)
-        and (query.level is None or event.level == query.level.upper())
+        and (query.level is None or event.level in at_or_above(normalize_level(query.level) or query.level))
         and (query.keyword is None or query.keyword.casefold() in text.casefold())
         and (query.regex is None or re.search(query.regex, text) is not None)
         and query.window.contains(event.timestamp)
@@ -264,3 +270,44 @@ def test_files_read_are_those_the_filters_could_not_exclude() -> None:
     ]
     counted = reader("plain").search(LogSearch(level="ERROR", limit=0))
     assert (counted.total, counted.events) == (everything("plain", level="ERROR").total, [])
+
+
+def _severities_tree(root: Path) -> None:
+    """Blocks of one level each (block_events=4): a FATAL-only block must be read for ERROR."""
+    lines = []
+    for n, level in enumerate(["INFO"] * 4 + ["WARN"] * 4 + ["ERROR"] * 4 + ["FATAL"] * 4 + ["INFO"] * 4):
+        lines.append(f"{T0 + timedelta(seconds=n):%Y-%m-%d %H:%M:%S}.000 {level} [main] db.Pool - line {n}")
+    (root / "db").mkdir()
+    (root / "db" / "db.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    records: list[dict[str, object]] = [
+        {"time": (T0 + timedelta(seconds=n)).isoformat(), "level": level, "msg": f"record {n}"}
+        for n, level in enumerate(["info", "warn", "error", "critical", "panic", "emerg"])
+    ]
+    _write_json(root / "api" / "api.log", records)
+
+
+@pytest.mark.parametrize(
+    ("level", "levels"),
+    [("ERROR", {"ERROR", "FATAL"}), ("error", {"ERROR", "FATAL"}), ("WARNING", {"WARN", "ERROR", "FATAL"}),
+     ("FATAL", {"FATAL"}), ("INFO", {"INFO", "WARN", "ERROR", "FATAL"})],
+)  # fmt: skip
+@pytest.mark.parametrize("keyword", [None, "line", "record"])
+def test_a_level_is_that_level_and_above(
+    tmp_path: Path, level: str, levels: set[str], keyword: str | None
+) -> None:
+    """A question about errors finds the FATAL / CRITICAL / PANIC / EMERG lines too: through the
+    index (blocks whose levels lie below are skipped, the others kept), through a keyword's byte
+    search, and through the scan of a file not indexed yet."""
+    _severities_tree(tmp_path)
+    config = LogConfig(root=tmp_path, patterns=(LOGBACK,), block_events=4)
+    scanned = LogReader(replace(config, scan_from_bytes=0)).search(
+        LogSearch(level=level, keyword=keyword, limit=100)
+    )
+    reader_ = LogReader(config)
+    indexed = reader_.search(LogSearch(level=level, keyword=keyword, limit=100))
+    for result in (scanned, indexed):
+        assert {e.level for e in result.events} == levels
+        wanted = [e for e in everything(tmp_path, keyword=keyword).events if e.level in levels]
+        assert where(result.events) == where(wanted) and result.total == len(wanted)
+    db = next(i for i in reader_.refresh().indexes if i.member.rel == "db/db.log")
+    assert len(db.blocks) == 5

@@ -210,7 +210,7 @@ CASES = [
             '"https://shop.example/" "curl/8.5.0"',
         ),
         datetime(2026, 3, 4, 14, 3, 22, tzinfo=PLUS_ONE),
-        None,
+        "ERROR",  # no level word: a 5xx status is an error line
         '"GET /api/orders/8841 HTTP/1.1" 502 157 "-" "Mozilla/5.0 (X11; Linux x86_64)"',
         fields={
             "client": "203.0.113.7",
@@ -220,6 +220,33 @@ CASES = [
             "bytes": "157",
             "referer": "-",
             "user_agent": "Mozilla/5.0 (X11; Linux x86_64)",
+        },
+    ),
+    Case(
+        "envoy_access",
+        (
+            '[2026-03-04T14:03:22.310Z] "GET /api/v1/fares HTTP/1.1" 503 UF 0 91 10001 - "10.0.35.28" '
+            '"curl/8.5" "0d7f6a2c-1b8e-4f55-9a3a-2f7c0b1d9e44" "fares" "10.0.4.7:8000"',
+            '[2026-03-04T14:03:23.104Z] "POST /api/v1/locations HTTP/2" 204 - 154 0 226 100 "10.0.35.28" '
+            '"nsq2http" "cc21d9b0-cf5c-432b-8c7e-98aeb7988cd2" "locations" "tcp://10.0.2.1:80"',
+        ),
+        utc((2026, 3, 4), 14, 3, 22, 310000),
+        "ERROR",
+        '"GET /api/v1/fares HTTP/1.1" 503 UF 0 91 10001 - "10.0.35.28" "curl/8.5" '
+        '"0d7f6a2c-1b8e-4f55-9a3a-2f7c0b1d9e44" "fares" "10.0.4.7:8000"',
+        fields={
+            "request": "GET /api/v1/fares HTTP/1.1",
+            "status": "503",
+            "flags": "UF",
+            "bytes_received": "0",
+            "bytes_sent": "91",
+            "duration": "10001",
+            "upstream_time": "-",
+            "forwarded_for": "10.0.35.28",
+            "user_agent": "curl/8.5",
+            "request_id": "0d7f6a2c-1b8e-4f55-9a3a-2f7c0b1d9e44",
+            "authority": "fares",
+            "upstream_host": "10.0.4.7:8000",
         },
     ),
     Case(
