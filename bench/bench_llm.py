@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
+import io
 import logging
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,19 +84,24 @@ async def run_contestant(
     db: Database,
     args: argparse.Namespace,
     live: Any,
+    asked_one: Callable[[Tally], None] = lambda tally: None,
 ) -> Tally:
+    """One contestant on `world`'s questions, one question at a time so that each verdict line is
+    printed (and `asked_one` told) as soon as the session ends: a CPU model takes minutes each."""
     tally = Tally()
+    asked = judge.select(judge.questions(world), only=args.cases, limit=args.limit)
     with tempfile.TemporaryDirectory(prefix=f"bench-llm-{name}-") as tmp, tally.tokens.counting():
-        judgements = await judge.run_world(
-            world, db, live, Path(tmp), agents=agents, seconds=args.timeout, only=args.cases, limit=args.limit
-        )
-        for judged in judgements:
+        for question in asked:
+            (judged,) = await judge.run_world(
+                world, db, live, Path(tmp), agents=agents, seconds=args.timeout, only=[question.id]
+            )
             trace = await db.repo.get_trace(judged.session_id)
             assert trace is not None
             line = account(tally, judged, trace, llm_stages)
             print(f"  [{name} {world}] {judged.question.id:<36} {line}", flush=True)
             if args.show:
                 print("      answer: " + judged.answer.replace("\n", "\n              ")[:1200])
+            asked_one(tally)
     return tally
 
 
@@ -139,10 +148,19 @@ async def main_async(args: argparse.Namespace) -> None:
                 if world in judge.LIVE_WORLDS:
                     live = start_live_sources(judge.DATA_DIRS[world], Path(tmp) / world / "servers")
                 try:
-                    tallies = {}
+                    tallies: dict[str, Tally] = {}
                     for name, (agents, llm_stages) in contestants.items():
+                        saved = functools.partial(
+                            save,
+                            args=args,
+                            found=found,
+                            measured=measured,
+                            world=world,
+                            tallies=tallies,
+                            name=name,
+                        )
                         tallies[name] = await run_contestant(
-                            name, agents, llm_stages, world, db=db, args=args, live=live
+                            name, agents, llm_stages, world, db=db, args=args, live=live, asked_one=saved
                         )
                 finally:
                     if live is not None:
@@ -151,12 +169,38 @@ async def main_async(args: argparse.Namespace) -> None:
                 measured.append(raw(world, tallies))
         finally:
             await db.close()
+    write(args, found, measured)
+
+
+def save(
+    tally: Tally,
+    *,
+    args: argparse.Namespace,
+    found: list[figures.Figure],
+    measured: list[JSON],
+    world: str,
+    tallies: dict[str, Tally],
+    name: str,
+) -> None:
+    """What is measured so far, written after each question: a run cut short keeps its figures."""
+    so_far = {**tallies, name: tally}
+    with contextlib.redirect_stdout(io.StringIO()):
+        rows = found + report(world, so_far, args.server_cache)
+    partial = f"partial: {name} asked {tally.sessions} questions of {world}"
+    write(args, rows, [*measured, raw(world, so_far)], partial)
+
+
+def write(
+    args: argparse.Namespace, found: list[figures.Figure], measured: list[JSON], partial: str = ""
+) -> None:
     what = f"offline agents, a null model and {args.model or 'no model'} on {', '.join(args.world)}"
     if args.cases or args.limit:
         chosen = f"{len(args.cases)} chosen" if args.cases else f"the first {args.limit} of each world's"
         what += f" (a subset: {chosen} questions)"
     if args.label:
         what += f"; {args.label}"
+    if partial:
+        what += f" ({partial})"
     figures.write(args.json, "bench_llm", what, found, measured)
 
 
