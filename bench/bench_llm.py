@@ -90,6 +90,8 @@ async def run_contestant(
     printed (and `asked_one` told) as soon as the session ends: a CPU model takes minutes each."""
     tally = Tally()
     asked = judge.select(judge.questions(world), only=args.cases, limit=args.limit)
+    if args.cases:  # in the order given: a run cut short has asked the first ones
+        asked.sort(key=lambda q: args.cases.index(q.id))
     with tempfile.TemporaryDirectory(prefix=f"bench-llm-{name}-") as tmp, tally.tokens.counting():
         for question in asked:
             (judged,) = await judge.run_world(
@@ -219,7 +221,7 @@ def main() -> None:
     parser.add_argument(
         "--mix", default="llm", help="the model's stages: llm, offline+llm, llm+offline or p=..,e=.."
     )
-    parser.add_argument("--cases", nargs="*", help="only these question ids")
+    parser.add_argument("--cases", nargs="*", help="only these question ids, asked in this order")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions of each world")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per session (and per request)")
     parser.add_argument("--max-tokens", type=int, default=1024)
