@@ -88,6 +88,7 @@ class PromQLQuery:
     step_s: float | None = None
     about: str | None = None  # words of a question: the service's discovered metric they mean
     namespace: str | None = None  # with about and no service: the namespace's metrics (None: the store's)
+    compare: bool = False  # with about: the words ask for a cause, so the metric is split by its labels
 
 
 @dataclass(frozen=True)

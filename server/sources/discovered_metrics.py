@@ -37,6 +37,8 @@ async def discovered(  # noqa: PLR0917 - the query's parts, each named at the on
     service: str,
     start: datetime | None,
     end: datetime,
+    *,
+    compare: bool = False,
 ) -> PromqlEvidence:
     metrics = await discovery.metrics_of(service, end)
     ranked = rank(about, metrics)
@@ -50,7 +52,7 @@ async def discovered(  # noqa: PLR0917 - the query's parts, each named at the on
         evidence.raw["notes"] = [f"no metric of {service} matches the question's words"]
         return evidence
     metric = ranked[0][1]
-    built = promql(metric, about, _window(start, end))
+    built = promql(metric, about, _window(start, end), compare=compare)
     evidence = await query_built(prom, built, metric, start, end)
     evidence.raw.update(facts)
     return evidence

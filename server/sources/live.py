@@ -70,10 +70,18 @@ class PrometheusSource:
         end = query.end or now
         if query.about is not None and query.service is None:
             scope = Scope(query.namespace)
-            return _answer(await discovered_in(prom, self.discovery, query.about, scope, query.start, end))
+            return _answer(
+                await discovered_in(
+                    prom, self.discovery, query.about, scope, query.start, end, compare=query.compare
+                )
+            )
         if query.about is not None:
             service = query.service or ""
-            return _answer(await discovered(prom, self.discovery, query.about, service, query.start, end))
+            return _answer(
+                await discovered(
+                    prom, self.discovery, query.about, service, query.start, end, compare=query.compare
+                )
+            )
         if query.signal is not None:
             signal = catalog.get(query.signal)
             if signal is None:

@@ -54,13 +54,9 @@ _STATUS_CLASS = re.compile(r"(?<![0-9])([1-5])xx(?![a-z])", re.I)
 _STATUS = ("code", "status", "status_code")
 _RATIO = ("ratio", "share", "percent", "percentage", "比例", "占比", "百分比")
 MIN_SHIFT = 0.2  # a change point is stated when the level moved by at least this share
-# A question that asks for a cause ("investigate why", "有问题吗", "原因") is answered by comparing the
-# metric across each label that splits the service's series into a few values (a `coupon`, an
-# `exchange`): the value that stands out is the evidence, whichever label it is on.
-_CAUSE = re.compile(
-    r"\bwhy\b|\binvestigate|\bcause|\bissues?\b|\bproblems?\b|\bwrong\b|为什么|原因|根因|调查|有问题|问题吗",
-    re.I,
-)
+# A question that asks for a cause ("investigate why", "有问题吗", "原因"; the caller reads it) is
+# answered by comparing the metric across each label that splits the service's series into a few
+# values (a `coupon`, an `exchange`): the value that stands out is the evidence, whichever label it is on.
 MAX_BREAKDOWN_VALUES = 8  # a label with more values (ids, pods) is no comparison
 _NOT_COMPARED = frozenset({*SERVICE_LABELS, "namespace", "instance", "pod", "le", "endpoint", "node"})
 
@@ -101,8 +97,9 @@ def rank(question: str, metrics: Sequence[Metric]) -> list[tuple[float, Metric]]
     return sorted(scored, key=lambda sm: (-sm[0], sm[1].name))
 
 
-def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
-    """(labels to group by, matchers to filter with) from what the question names."""
+def _labels_named(question: str, metric: Metric, compare: bool) -> tuple[list[str], list[str]]:
+    """(labels to group by, matchers to filter with) from what the question names; `compare`: the
+    question asks for a cause, so each label of a few values splits the series."""
     lowered = question.lower()
     group: list[str] = []
     filters: list[str] = []
@@ -124,7 +121,7 @@ def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
         elif len(named) == 1:
             filters.append(f"{label}={promql_string(named[0])}")
     group = [label for label in group if label not in {f.split("=", 1)[0] for f in filters}]
-    if not group and _CAUSE.search(question):
+    if not group and compare:
         filtered = {f.split("=", 1)[0] for f in filters}
         group = [
             label
@@ -140,9 +137,10 @@ def _labels_named(question: str, metric: Metric) -> tuple[list[str], list[str]]:
     return group, filters
 
 
-def promql(metric: Metric, question: str, window: str | None) -> Built:
-    """The query for `metric` as the question asks it (`window`: its range, e.g. "1h", if any)."""
-    group, filters = _labels_named(question, metric)
+def promql(metric: Metric, question: str, window: str | None, *, compare: bool = False) -> Built:
+    """The query for `metric` as the question asks it (`window`: its range, e.g. "1h", if any;
+    `compare`: the question asks for a cause, server.understanding.cause)."""
+    group, filters = _labels_named(question, metric, compare)
     filters = [f for f in filters if f != metric.selector]  # a namespace's own matcher is there
     selector = "{" + ", ".join(m for m in [metric.selector, *filters] if m) + "}"
     by = f" by ({', '.join(group)})" if group else ""
@@ -216,8 +214,3 @@ def _onset(values: list[Sample], k: int, after: float) -> int:
     while k > 2 and (values[k - 1].v - base) * sign > tolerance:
         k -= 1
     return k
-
-
-def asks_cause(question: str) -> bool:
-    """Whether the question asks why, or whether something is wrong (a comparison across labels)."""
-    return _CAUSE.search(question) is not None

@@ -3,6 +3,7 @@ another order, one letter off, a team prefix."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 
@@ -43,3 +44,19 @@ def team_prefixed(services: Mapping[str, object]) -> dict[str, str]:
         if bare != name and bare in services:
             out[name] = bare
     return out
+
+
+def by_closeness(name: str, pool: Mapping[str, str], generic: frozenset[str]) -> list[str]:
+    """The names of `pool` (normalized spelling → name), closest to `name` first: those that share a
+    word with it (but a `generic` one), then those that hold it or that it holds, then by spelling."""
+    wanted, asked = normalize(name), set(parts(name)) - generic
+    ranked = sorted(
+        pool,
+        key=lambda key: (
+            not set(parts(pool[key])) & asked,
+            not (wanted and (wanted in key or key in wanted)),
+            -difflib.SequenceMatcher(None, wanted, key).ratio(),
+            key,
+        ),
+    )
+    return list(dict.fromkeys(pool[key] for key in ranked))

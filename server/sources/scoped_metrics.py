@@ -108,6 +108,8 @@ async def discovered_in(  # noqa: PLR0917 - the query's parts, each named at the
     scope: Scope,
     start: datetime | None,
     end: datetime,
+    *,
+    compare: bool = False,
 ) -> PromqlEvidence:
     metrics = await metrics_in(discovery, scope, end)
     if asks_listing(about):
@@ -119,7 +121,8 @@ async def discovered_in(  # noqa: PLR0917 - the query's parts, each named at the
         evidence.raw["notes"] = [f"no metric of {scope.name} matches the question's words"]
         return evidence
     metric = await with_labels(prom, ranked[0][1], end)
-    built = promql(metric, about, None if start is None else fmt_duration((end - start).total_seconds()))
+    window = None if start is None else fmt_duration((end - start).total_seconds())
+    built = promql(metric, about, window, compare=compare)
     if built.group_by and _MOST.search(about):
         built = replace(built, expr=f"topk({TOP}, {built.expr})")
     evidence = await query_built(prom, built, metric, start, end)

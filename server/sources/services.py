@@ -10,7 +10,6 @@ with the closest known names, never silently replaced by another service.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import itertools
 import json
 import logging
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evigate.server.queries.types import MetricsQuery, Page, TimeWindow
-from evigate.server.sources.names import near, normalize, parts, team_prefixed
+from evigate.server.sources.names import by_closeness, near, normalize, parts, team_prefixed
 
 log = logging.getLogger("evigate.services")
 STOP_WAIT_S = 5.0
@@ -60,6 +59,7 @@ GENERIC_PARTS = frozenset(
     ]
 )
 MAX_SUGGESTIONS = 3
+KNOWN_LISTED = 10  # a name no source knows: the known services listed, closest first, at most
 
 
 @dataclass(frozen=True)
@@ -148,14 +148,11 @@ class CatalogView:
         return out
 
     def closest(self, name: str, count: int = MAX_SUGGESTIONS) -> list[str]:
-        """The known names most like `name` (for "no source knows X; did you mean …")."""
+        """Every known name (or alias's service), closest to `name` first: for "no source knows X;
+        did you mean …"."""
         pool = {normalize(known): known for known in self.services}
         pool.update({normalize(alias): known for alias, known in self.aliases.items()})
-        wanted = normalize(name)
-        ranked = difflib.get_close_matches(wanted, list(pool), n=count * 3, cutoff=0.3)
-        shared = [pool[key] for key in pool if set(parts(pool[key])) & (set(parts(name)) - GENERIC_PARTS)]
-        out = list(dict.fromkeys([*shared, *(pool[key] for key in ranked)]))
-        return out[:count] or sorted(self.services)[:count]
+        return by_closeness(name, pool, GENERIC_PARTS)[:count]
 
     def find_in(self, question: str) -> list[ServiceMatch]:
         """Every mention of a known service in the question, in order of appearance (of overlapping

@@ -1,6 +1,6 @@
 """list_services: the service catalog (docs/design.md §6.9): every service the sources know, or the
 service a name means (exact, alias or partial match); a name no source knows is no evidence that
-names the closest known services."""
+lists the known services, closest first (at most KNOWN_LISTED)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from evigate.rules.enums import MatchLevel, ToolName
 from evigate.server.queries.types import JSON, ToolError
-from evigate.server.sources.services import CatalogView, ServiceCatalog
+from evigate.server.sources.services import KNOWN_LISTED, CatalogView, ServiceCatalog
 from evigate.server.tools import args as tool_args
 from evigate.server.tools import refs
 from evigate.server.tools.backend import ToolBackend
@@ -47,7 +47,7 @@ async def _answer(args: JSON, backend: ToolBackend) -> Answer:
     if name:
         match = view.match(name)
         if match is None:
-            closest = view.closest(name)
+            closest = view.closest(name, KNOWN_LISTED)
             return Answer(
                 [], 0, notes={"known_services": str(len(view.names)), "closest": ", ".join(closest)}
             )

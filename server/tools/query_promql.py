@@ -23,6 +23,7 @@ from evigate.server.tools import refs
 from evigate.server.tools.args import ArgumentError
 from evigate.server.tools.backend import PromQLBackend, ToolBackend
 from evigate.server.tools.tool import Answer, Tool
+from evigate.server.understanding.cause import asks_cause
 
 _STEP = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$")
 _STEP_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -75,8 +76,9 @@ def _about(args: JSON, now: Any) -> PromQLQuery:
     start = window.since if window is not None else None
     end = (window.until if window is not None else None) or now
     service, namespace = args.get("service"), args.get("namespace")
+    about = str(args["about"])
     return PromQLQuery(
-        None, None, service, start=start, end=end, about=str(args["about"]), namespace=namespace
+        None, None, service, start=start, end=end, about=about, namespace=namespace, compare=asks_cause(about)
     )
 
 

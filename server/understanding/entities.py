@@ -270,6 +270,8 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
     level = _level(lowered)
     asks_alert = _contains_any(lowered, _ALERT_MARKERS)
     asks_log = _contains_any(lowered, _LOG_MARKERS)
+    written, logged = _logged_names(question, written, view, asks_log and not asks_alert)
+    log_terms = (*log_terms, *logged)
     alert_names = tuple(dict.fromkeys(name for _, name in sorted(written)))
     paraphrased = False
     if not alert_names and symptoms and (asks_alert or not asks_log):
@@ -337,6 +339,31 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         if view is not None
         else (),
     )
+
+
+# Where a CamelCase word stands for a service: "BookingLedger's logs", "BookingLedger 的日志".
+_SERVICE_PLACE = re.compile(r"^(?:'s|’s|\s*的|\s+logs?\b)", re.IGNORECASE)
+
+
+def _logged_names(
+    question: str, written: list[tuple[int, str]], view: CatalogView | None, about_logs: bool
+) -> tuple[list[tuple[int, str]], list[LogTerm]]:
+    """(alert names, log terms) of a question about logs that asks about no alert: a CamelCase word
+    no alert source knows ("mentioning PaymentRetryScheduler", "about the LedgerWriter") is what the
+    logs say, an exact term; a name is an alert only when an alert source knows it. A word in a
+    service's place stays as it was read. `about_logs`: the question asks about logs, not alerts."""
+    if not about_logs:
+        return written, []
+    known = {name.lower() for name in (view.alert_names if view is not None else ())}
+    alerts: list[tuple[int, str]] = []
+    terms: list[LogTerm] = []
+    for start, name in written:
+        place = question[start + len(name) :] if question[start:].startswith(name) else "'s"
+        if name.lower() in known or _SERVICE_PLACE.match(place):
+            alerts.append((start, name))
+        else:
+            terms.append(LogTerm(name, name, None, name, name))
+    return alerts, terms
 
 
 def _is_literal(term: LogTerm) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from evigate.server.sources.names import normalize
 from evigate.server.sources.services import GENERIC_PARTS, CatalogView, ServiceMatch
+from evigate.server.understanding.subject_words import _EN_STOP
 from evigate.server.understanding.symptoms import COMPONENT_WORDS, Symptom, paraphrased_alerts
 
 _CAMEL_RE = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]*)+)(?![A-Za-z0-9_-])")
@@ -25,13 +26,26 @@ _AFTER = re.compile(
     r"^(?:'s|’s|\s*(?:的|有|现在|当前|最近|是|怎么|为什么|服务|service\b|logs?\b|alerts?\b|ha(?:ve|s)\b)|\s*[?？,，]|$)"
 )
 # A one-word name in a service's place: "does ledger have …", "ledger's …", "… on ledger?",
-# "ledger 有告警吗", "为什么 ledger 报错". Only where no catalog name was found there.
+# "ledger 有告警吗", "为什么 ledger 报错". Only in a question that names no catalog name.
 _WORD_PLACES = (
     re.compile(r"\bdoes\s+([a-z][a-z0-9_]{2,})\s+(?:have|log|show)\b", re.I),
     re.compile(r"\b([a-z][a-z0-9_]{2,})(?:'s|’s)\s", re.I),
     re.compile(r"\b(?:on|for)\s+([a-z][a-z0-9_]{2,})\s*(?:[?？.]|$|right now|now\b|in the\b)", re.I),
     re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:的|有|现在|最近|是否|怎么|为什么|出)"),
     re.compile(r"为什么\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:会|总|一直|报|又|出|这么|很|的)"),
+    # The one thing a state is said of, as the whole subject of its clause: "auth is down", "users
+    # say auth is failing", "why is auth down?", "用户说 auth 挂了".
+    re.compile(
+        r"(?:^|[,;:.!?]\s*|\b(?:says?|said|that|and|but|because|now|is)\s+)([a-z][a-z0-9_]{2,})\s+"
+        r"(?:(?:is|was|seems|keeps|looks|has\s+been|went|goes)\s+)?(?:(?:still|completely|totally|really)\s+)?"
+        r"(?:down|broken|failing|slow|unavailable|unreachable|dead|crashing|flaky|erroring|timing\s+out"
+        r"|not\s+working|not\s+responding|offline|hanging|degraded)\b",
+        re.I,
+    ),
+    re.compile(
+        r"(?:^|[，,。；;：:\s]|说|为什么)\s*([A-Za-z][A-Za-z0-9_]{2,})\s*(?:又|总是|一直|突然)?"
+        r"(?:挂了|挂掉|宕机|崩了|崩溃|不可用|很慢|变慢|不工作|访问不了|无法访问)"
+    ),
 )
 _COMMON_WORDS = frozenset(
     [
@@ -130,14 +144,18 @@ def services_in(question: str, catalog: CatalogView | None, skip: Iterable[str] 
             continue
         taken.append(m.span(1))
         unknown.append((m.start(), word.lower()))
-    if catalog is not None and catalog.services:
+    if catalog is not None and catalog.services and not matches:
+        # a plain word in a service's place is a name only when the question names no known service
+        # ("the journal writer's queue" of ledger-api is a part of ledger-api, not a service)
         for pattern in _WORD_PLACES:
             for m in pattern.finditer(question):
                 word = m.group(1)
                 lowered = word.lower()
                 if any(s <= m.start(1) < e for s, e in taken) or lowered in skipped:
                     continue
-                if lowered in _COMMON_WORDS or lowered in COMPONENT_WORDS or not word.isascii():
+                if lowered in _COMMON_WORDS or lowered in COMPONENT_WORDS or lowered in _EN_STOP:
+                    continue  # a function word, a pronoun, a technology: never a service's name
+                if not word.isascii():
                     continue
                 if re.search(r"[A-Z].*[A-Z]", word):  # CamelCase: an alert or a class, not a service
                     continue

@@ -16,6 +16,8 @@ from evigate.server.understanding.subject_words import (
     _NAMESPACE_NAME,
     _ZH_EDGE,
     _ZH_SEPARATORS,
+    EN_PEOPLE,
+    EN_REPORTING,
 )
 from evigate.server.understanding.symptoms import COMPONENT_WORDS, symptoms
 from evigate.server.understanding.vocabulary import (
@@ -58,6 +60,15 @@ _STATUS_WORDS = (
     "状态码",
 )
 _EN_SUFFIXES = ("ures", "ure", "ings", "ing", "ied", "ies", "ed", "es", "s")
+# An identifier is searched whole, whatever its words: snake_case (payment_timeout, ERR_CONN_REFUSED),
+# dotted (db.pool.size, app.worker), or an error code of letters and digits (ORA-00942, E11000).
+_IDENTIFIER = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?:\.[A-Za-z0-9_]+)*"
+    r"|[A-Za-z][A-Za-z0-9_-]+(?:\.[A-Za-z_][A-Za-z0-9_-]+)+"
+    r"|[A-Z]{1,5}-?[0-9]{4,})(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+)
+# Between who reports and the reporting verb ("users have been saying", "my team keeps noticing").
+_REPORT_GAP = frozenset({"are", "is", "have", "has", "been", "keep", "keeps", "also", "all", "just"})
 
 
 def _flexible(phrase: str) -> str:
@@ -132,8 +143,13 @@ def _subjects(
     question: str, lowered: str, known: Iterable[str], log_terms: tuple[LogTerm, ...]
 ) -> tuple[list[LogTerm], list[tuple[int, int]], list[tuple[int, int]]]:
     """(subject terms, subject spans, literal spans) of a log question."""
+    known = list(known)
     mask = [_FREE] * len(question)
     literal_spans: list[tuple[int, int]] = []
+    identifiers = _identifiers(question, lowered, known)
+    for _, span in identifiers:
+        literal_spans.append(span)
+        _mark(mask, *span, _BREAK)  # whole, never a part of a longer subject nor split
     # Covered: what the vocabulary or a literal term already maps.
     for regex in (_POOL_RE, _EXCEPTION_RE, _ERRNO_RE, _K8S_REASON_RE, _STATUS_RE, _QUOTED_RE):
         for match in regex.finditer(question):
@@ -161,10 +177,11 @@ def _subjects(
     spans = _break_spans(question, lowered, known)
     for start, end in spans:
         _mark(mask, start, end, _BREAK)
-    for match in _WORD.finditer(question):
+    found_words = list(_WORD.finditer(question))
+    for index, match in enumerate(found_words):
         word = match.group(0)
         if word.isascii():
-            if len(word) == 1 or word.lower() in _EN_STOP:
+            if len(word) == 1 or word.lower() in _EN_STOP or _reports(found_words, index):
                 _mark(mask, *match.span(), _BREAK)
             continue
         for phrase in _ZH_SEPARATORS:
@@ -174,7 +191,7 @@ def _subjects(
                     _mark(mask, start, end, _BREAK)
     _trim_chinese_edges(question, mask)
 
-    subjects: list[LogTerm] = []
+    subjects: list[LogTerm] = [term for term, _ in identifiers]
     subject_spans: list[tuple[int, int]] = []
     start = 0
     while start < len(question):
@@ -197,6 +214,45 @@ def _subjects(
             subject_spans.append((start, end))
         start = end
     return subjects, subject_spans, literal_spans
+
+
+def _identifiers(question: str, lowered: str, known: Iterable[str]) -> list[tuple[LogTerm, tuple[int, int]]]:
+    """The identifiers of the question as exact terms, but for the names of what it asks about (a
+    snake_case service, a dotted pod) and those inside a quoted or otherwise literal term."""
+    taken = _names(lowered, known)
+    taken.extend(m.span(1) for regex in _NAMESPACE_NAME for m in regex.finditer(question))
+    for regex in (_POOL_RE, _EXCEPTION_RE, _ERRNO_RE, _K8S_REASON_RE, _QUOTED_RE):
+        taken.extend(m.span() for m in regex.finditer(question))
+    found = []
+    for match in _IDENTIFIER.finditer(question):
+        start, end = match.span()
+        if any(s < end and start < e for s, e in taken):
+            continue
+        text = match.group(0)
+        found.append((LogTerm(text, text, None, text, text), (start, end)))
+    return found
+
+
+def _names(lowered: str, known: Iterable[str]) -> list[tuple[int, int]]:
+    """Where the named services, alerts and pods are written."""
+    spans: list[tuple[int, int]] = []
+    for name in [*known, *_pods_of(lowered, known)]:
+        spans.extend(m.span() for m in re.finditer(re.escape(name.lower()), lowered))
+    return spans
+
+
+def _reports(words: list[re.Match[str]], index: int) -> bool:
+    """Whether the word at `index` is who reports ("users" in "users say", "team" in "my team has
+    noticed"): a people word followed by a reporting verb."""
+    if words[index].group(0).lower() not in EN_PEOPLE:
+        return False
+    for match in words[index + 1 : index + 4]:
+        word = match.group(0).lower()
+        if word in EN_REPORTING:
+            return True
+        if word not in _REPORT_GAP:
+            return False
+    return False
 
 
 def _trim_chinese_edges(question: str, mask: list[int]) -> None:

@@ -153,7 +153,8 @@ _K8S_REASON_RE = re.compile(
     + r"(OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError)"
     + _ASCII_RIGHT
 )
-_QUOTED_RE = re.compile(r"[\"“「'‘]([^\"”」'’]{3,80})[\"”」'’]")
+# An apostrophe is no quote: "ledger-api's logs about the reconciler's backlog" quotes nothing.
+_QUOTED_RE = re.compile(r"(?:[\"“「]|(?<![A-Za-z0-9])['‘])([^\"”」'’]{3,80})(?:[\"”」]|['’](?![A-Za-z0-9]))")
 
 _CN_DIGITS = {
     "一": 1,

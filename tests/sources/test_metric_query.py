@@ -96,14 +96,17 @@ CHECKOUT = Metric(
 
 
 def test_a_question_that_asks_why_compares_the_metric_across_each_label_of_a_few_values() -> None:
-    built = promql(CHECKOUT, "The /checkout endpoint is experiencing high latency. Investigate why.", "1h")
+    why = "The /checkout endpoint is experiencing high latency. Investigate why."
+    built = promql(CHECKOUT, why, "1h", compare=True)
     # route is filtered by the value the question names; method has one value; instance is no cause
     assert built.group_by == ("coupon",)
     assert built.expr == (
         "histogram_quantile(0.99, sum by (le, coupon) "
         '(rate(http_request_duration_seconds_bucket{job="checkout", route="/checkout"}[5m])))'
     )
-    assert promql(CHECKOUT, "/checkout 接口延迟很高，调查一下原因。", None).group_by == ("coupon",)
+    assert promql(CHECKOUT, "/checkout 接口延迟很高，调查一下原因。", None, compare=True).group_by == (
+        "coupon",
+    )
     assert promql(CHECKOUT, "What is the latency of /checkout?", None).group_by == ()
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from evigate.server.sources.services import CatalogView, ServiceCatalog, Sighting, Sightings, load_aliases
+from evigate.server.sources.services import (
+    KNOWN_LISTED,
+    CatalogView,
+    ServiceCatalog,
+    Sighting,
+    Sightings,
+    load_aliases,
+)
 from evigate.server.tools import build_backend
 from tests.agents.offline.demo_catalog import _NoCases
 from tests.worlds.judge import WORLDS
@@ -47,7 +54,15 @@ def test_a_name_no_source_knows_matches_nothing(name: str) -> None:
 
 def test_an_unknown_name_lists_the_closest_known_names() -> None:
     assert VIEW.closest("billing-service")[0] == "billing-worker"
-    assert "orders-consumer" in VIEW.closest("order-consumer")
+    assert VIEW.closest("order-consumer")[0] == "orders-consumer"
+
+
+def test_an_unknown_name_lists_every_known_service_closest_first_up_to_ten() -> None:
+    # "auth" is like none of them: still every known service is listed, so the user sees what exists
+    assert sorted(VIEW.closest("auth", KNOWN_LISTED)) == sorted(VIEW.services)
+    many = CatalogView({f"svc-{i:02d}": ("log",) for i in range(30)} | {"auth-gateway": ("log",)})
+    listed = many.closest("auth", KNOWN_LISTED)
+    assert len(listed) == KNOWN_LISTED == 10 and listed[0] == "auth-gateway"
 
 
 def test_services_are_found_in_a_question_in_order() -> None:

@@ -262,12 +262,15 @@ def describe_call(call: PlannedCall) -> str:
 
 
 def with_signal_calls(
-    calls: list[PlannedCall], signal: list[PlannedCall], entities: Entities
+    calls: list[PlannedCall], signal: list[PlannedCall], entities: Entities, asks_value: bool
 ) -> list[PlannedCall]:
-    """A metric-value question answered by a live signal: the signal first, and no alert query that
-    only its words suggested (a paraphrase; an alert the question names stays)."""
-    if not signal:
-        return calls
+    """The signal's calls first. A question that asks for the value (`asks_value`: "多少", "what
+    is") is answered by them: no alert query that only its words suggested (a paraphrase; an alert
+    the question names stays), no log lines it did not ask for. A question about a state or a time
+    ("is it slow?", "when did it run out of heap?") keeps both: a firing alert and the line that
+    says when are its answer as much as the value."""
+    if not signal or not asks_value:
+        return [*signal, *calls]
     if entities.paraphrased:
         calls = [call for call in calls if call.tool_name != ToolName.QUERY_METRICS]
     if not entities.asks_log:

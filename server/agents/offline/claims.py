@@ -258,10 +258,12 @@ def negative_text(call: PlannedCall, excerpt: str, language: str) -> str:
         closest = re.search(r"closest=([^;]+)", excerpt)
         named = call.service if _carried(call.service, [excerpt]) else None
         listed = closest.group(1).strip() if closest and _carried(closest.group(1), [excerpt]) else None
+        # every known service is ranked, closest first, and the list bounded (KNOWN_LISTED): what
+        # the sources do know, so the user can ask again by a name that exists
         if zh:
-            more = f"；已知服务中最接近的是：{listed}" if listed else ""
+            more = f"；数据源已知的服务（与该名称最接近的在前）：{listed}" if listed else ""
             return f"当前查询未检索到任何数据源知道名为 {named or '该名称'} 的服务{more}。"
-        more = f"; the closest known services are {listed}" if listed else ""
+        more = f"; the services the sources know, closest to that name first, are {listed}" if listed else ""
         subject = f"a service named {named}" if named else "that service"
         return f"This query found no matching evidence of {subject} in any source{more}."
     if call.tool_name == ToolName.QUERY_LOGS:

@@ -139,8 +139,8 @@ def _log_line(text: str, zh: bool) -> Phrase:
     line, _, rest = text.partition(" | ")
     line = line.strip()
     weight = LOG_ERROR if " ERROR " in f" {line} " else LOG_WARN if " WARN " in f" {line} " else OTHER
-    said = [_chain(m.group(1)) for m in _ERROR_MESSAGE.finditer(rest)][:1]
-    extra = f"（{said[0]}）" if zh and said else f" ({said[0]})" if said else ""
+    field = readable_fields.error_field(rest) or next((m.group(1) for m in _ERROR_MESSAGE.finditer(rest)), "")
+    extra = f"（{_chain(field)}）" if zh and field else f" ({_chain(field)})" if field else ""
     if zh:
         return Phrase(f"匹配的日志：{quoted(line)}{extra}。", f"日志{quoted(line)}", weight, log_line=True)
     return Phrase(

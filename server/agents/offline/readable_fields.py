@@ -40,6 +40,23 @@ _LEADS = {
 }
 
 
+# A log ref's `key=value; key=value` fields after its line, and the keys that say why it failed.
+_LINE_FIELD = re.compile(r";\s+(?=[\w.@-]+=)")
+_ERROR_KEYS = re.compile(r"(?:err|error|exception|reason)(?:[._]?(?:message|msg))?|errorMessage", re.I)
+
+
+def error_field(fields: str) -> str:
+    """The value of a log ref's error field (`error=rpc error: … desc = "… refused"`), whole up to the
+    next field, quotes inside and all; "" when none holds text (an object such as `err={…}` is
+    left to its own `message`)."""
+    for part in _LINE_FIELD.split(fields):
+        key, _, value = part.partition("=")
+        value = value.strip()
+        if _ERROR_KEYS.fullmatch(key.strip()) and len(value) >= 6 and value[0] not in "{[":
+            return value
+    return ""
+
+
 def split_fields(text: str) -> tuple[str, list[tuple[str, str]]]:
     """`Pod ns/x: phase=Pending, containers=[(name=a, …)]` → ("Pod ns/x", [(phase, Pending), …]):
     fields are cut only at a top-level `, key=`, never inside brackets."""

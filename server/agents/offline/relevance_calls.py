@@ -25,6 +25,7 @@ from evigate.rules.types import EvidenceRef as Ref
 from evigate.server.agents.offline import claims as c
 from evigate.server.agents.offline.calls import SUMMARIZE_LOGS, SURVEY_WINDOW, PlannedCall
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.cause import asks_cause
 from evigate.server.understanding.entities import Entities
 
 RELEVANCE = "relevance"
@@ -35,18 +36,8 @@ _SPAN_KEYS = ("since", "until")
 BEFORE_SPAN = timedelta(minutes=1)
 BEFORE_LIMIT = 12
 FIRST_LIMIT = 50  # summarize_logs' most
-_CAUSE = re.compile(
-    r"\bwhy\b|\bcaus(?:e|es|ed|ing)\b|\btroubleshoot|\binvestigat|\bwhat happened\b|\bwhat went wrong\b"
-    r"|\bwhat(?:'s| is) (?:wrong|going on)\b|\broot cause"
-    r"|为什么|原因|排查|调查|发生了什么|怎么回事|出了什么问题",
-    re.IGNORECASE,
-)
 _FIRST = re.compile(r"\bfirst=(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s")
-
-
-def asks_cause(question: str) -> bool:
-    return _CAUSE.search(question) is not None
 
 
 def ranking_query(question: str, entities: Entities) -> str:

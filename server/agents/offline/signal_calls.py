@@ -18,8 +18,8 @@ from evigate.rules.enums import ToolName
 from evigate.rules.types import EvidenceRef as Ref
 from evigate.server.agents.offline import survey
 from evigate.server.agents.offline.calls import PlannedCall, with_signal_calls
-from evigate.server.sources.metric_query import asks_cause
 from evigate.server.sources.signals import SignalCatalog
+from evigate.server.understanding.cause import asks_cause
 from evigate.server.understanding.change import asks_change
 from evigate.server.understanding.entities import Entities
 
@@ -43,6 +43,12 @@ _EN_SERVICE = re.compile(r"(?<![a-z0-9_-])(?:of|for|on)\s+(?:the\s+)?([a-z][a-z0
 _ZH_SERVICE = re.compile(r"([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])\s*的")
 _NOT_SERVICES = frozenset({"the", "this", "that", "it", "service", "services", "now", "right", "my", "our"})
 _VALUE = re.compile(r"^(?P<head>\S+\{[^}]*\}) value=(?P<value>.+?) at (?P<at>.+)$")
+
+
+def asks_value(question: str) -> bool:
+    """Whether the question asks for a value ("how much", "多少", "what is"), not a state or a time."""
+    lowered = question.lower()
+    return any(marker in lowered for marker in _VALUE_MARKERS)
 
 
 def _service(question: str, entities: Entities) -> str | None:
@@ -69,7 +75,7 @@ def plan(question: str, entities: Entities, catalog: SignalCatalog | None) -> li
         return []
     signal = catalog.detect(question)
     lowered = question.lower()
-    about_alert = any(w in lowered for w in _ALERT_WORDS) and not any(m in lowered for m in _VALUE_MARKERS)
+    about_alert = any(w in lowered for w in _ALERT_WORDS) and not asks_value(question)
     if signal is None or about_alert:
         return []
     service = _service(question, entities)
@@ -163,7 +169,7 @@ def metric_calls(
         return [*planned, *signals, *discover(question, entities, catalog)]
     if not entities.unknown_services or entities.services:
         signal = plan(question, entities, catalog) + discover(question, entities, catalog)
-        return with_signal_calls(planned, signal, entities)
+        return with_signal_calls(planned, signal, entities, asks_value(question))
     return planned
 
 

@@ -77,9 +77,23 @@ CAUSE_CHARS = 300
 def cause_of(event: LogEvent) -> str:
     """Why the event failed, as it says: its exception chain, else its record's error field."""
     if event.exceptions:
-        return event.chain_text()[:CAUSE_CHARS]
+        return _chain_within(event, CAUSE_CHARS)
     for key in (*CAUSE_FIELDS, *CAUSE_FIELDS_MORE):
         value = event.fields.get(key)
         if value and value.strip() and value != event.message:
             return " ".join(value.split())[:CAUSE_CHARS]
     return ""
+
+
+def _chain_within(event: LogEvent, limit: int) -> str:
+    """The exception chain in `limit` characters: a chain too long for it keeps its outermost link
+    and its root cause (the last `Caused by`, what a reader looks for), each cut to its share, and
+    leaves the links between out, so a cut never falls in the root cause's message."""
+    text = event.chain_text()
+    if len(text) <= limit or len(event.exceptions) < 2:
+        return text[:limit]
+    joint = " ← … ← Caused by: "
+    share = (limit - len(joint)) // 2
+    outer, root = str(event.exceptions[0]), str(event.exceptions[-1])
+    root = root[:share]
+    return f"{outer[: limit - len(joint) - len(root)]}{joint}{root}"

@@ -71,3 +71,8 @@ class LogConfig:
     # A tree that does not change once written (a cluster dump's pod logs): its files are found
     # once, not walked again by every query.
     static: bool = False
+    # The background build of a tree with at least `parallel_from_bytes` to read spreads its files
+    # over worker processes (parallel.py), one per core when `index_workers` is 0; below, or with
+    # one worker, it reads them in its own thread.
+    index_workers: int = 0
+    parallel_from_bytes: int = 64 * 2**20

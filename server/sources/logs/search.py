@@ -87,7 +87,8 @@ class LogReader:
         A file not indexed yet whose place in the tree names another service is indexed only if
         its bytes contain the service's name (a scan at grep speed, remembered per file version):
         the first query about one service does not parse the whole tree."""
-        files = self._files(service, None)
+        with self.tree.querying():
+            files = self._files(service, None)
         return Snapshot([index for _, index in files.indexed], files.unreadable, files.complete)
 
     def holds(self, service: str) -> bool:
@@ -179,6 +180,10 @@ class LogReader:
         return files
 
     def search(self, query: LogSearch) -> SearchResult:
+        with self.tree.querying():
+            return self._search(query)
+
+    def _search(self, query: LogSearch) -> SearchResult:
         files = self._files(query.service, query.keyword or None)
         indexes = [index for _, index in files.indexed]
         if files.complete and not files.scans and not any(index.count for index in indexes):

@@ -36,13 +36,13 @@ CREATE TABLE IF NOT EXISTS file_index (
 """
 _ARRAYS = ("starts", "lines", "stamps", "levels", "services")
 _NOT_INDEXED = ("root", "scan_from_bytes", "index_file")  # settings the indexes do not depend on
+# Settings left out of the fingerprint: how the indexes are built, not what they hold.
+_NOT_FINGERPRINTED = ("root", "scan_from_bytes", "index_workers", "parallel_from_bytes")
 
 
 def fingerprint(config: LogConfig) -> str:
     """What the indexes depend on besides the files: every setting of the config but the root."""
-    parts = {
-        f.name: getattr(config, f.name) for f in fields(config) if f.name not in ("root", "scan_from_bytes")
-    }
+    parts = {f.name: getattr(config, f.name) for f in fields(config) if f.name not in _NOT_FINGERPRINTED}
     parts["generic_stems"] = sorted(config.generic_stems)
     parts["fields"] = asdict(config.fields)
     parts["patterns"] = [asdict(p) for p in config.patterns]
@@ -143,7 +143,10 @@ class IndexStore:
             return None
 
     def save(self, path: str, identity: Identity, index: FileIndex) -> None:
-        header, arrays = _dump(index)
+        self.save_dumped(path, identity, *dump(index))
+
+    def save_dumped(self, path: str, identity: Identity, header: dict[str, Any], arrays: bytes) -> None:
+        """save() of an index already dumped (a worker process's, parallel.py)."""
         header_text = json.dumps(header)
         with self._lock:
             db = self._connection()
@@ -221,7 +224,7 @@ def _checksum(header: str, arrays: bytes) -> str:
     return digest.hexdigest()
 
 
-def _dump(index: FileIndex) -> tuple[dict[str, Any], bytes]:
+def dump(index: FileIndex) -> tuple[dict[str, Any], bytes]:
     sizes, parts = {}, []
     for name in _ARRAYS:
         data = getattr(index, name)

@@ -8,19 +8,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from evigate.server.queries.types import ToolError
 
 from .file_index import FileIndex, build, empty, identity, mentions
 from .layouts import LogSource, Member, discover
 from .log_config import LogConfig
-from .store import Identity, IndexStore, restore
+from .parallel import Workers, worker_count
+from .store import Identity, IndexStore, Saved, restore
 
 log = logging.getLogger("evigate.logs.index")
 _MB = 2**20
+_WAIT_S = 0.05  # how often a build waiting for queries to end looks again
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,8 @@ class LogTree:
         # (file, identity) → services whose names its bytes do not contain
         self._absent: dict[tuple[str, Identity], set[str]] = {}
         self._found: list[Entry] | None = None  # a static tree's files, as first found
+        self._queries = 0  # queries running
+        self._workers: Workers | None = None  # the background build's, while it runs
 
     def files(self) -> list[Entry]:
         if self._found is not None:
@@ -129,6 +136,22 @@ class LogTree:
         if self.config.static:
             self._found = entries
         return entries
+
+    @contextmanager
+    def querying(self) -> Iterator[None]:
+        """Around a query: the background build's worker processes wait after their chunk until no
+        query runs, so that the query has the cores and the disk."""
+        with self._lock:
+            self._queries += 1
+            if self._workers is not None:
+                self._workers.pause()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._queries -= 1
+                if not self._queries and self._workers is not None:
+                    self._workers.resume()
 
     def held(self) -> int:
         """How many files' indexes are in memory."""
@@ -195,7 +218,8 @@ class LogTree:
 
     def build_all(self, stop: Callable[[], bool]) -> Progress:
         """Indexes every file of the tree (what the store holds is read back), newest stream
-        members last as discovered; returns when done or when `stop` says so."""
+        members last as discovered; returns when done or when `stop` says so. A tree with much to
+        read is read by worker processes (parallel.py), else in this thread."""
         progress = self.progress = Progress("building", started=time.monotonic())
         try:
             entries = [e for e in self.files() if e.identity is not None]
@@ -203,31 +227,125 @@ class LogTree:
             progress.state, progress.error = "failed", str(error)
             return progress
         progress.files_total = len(entries)
-        progress.bytes_total = sum(e.identity[2] for e in entries if e.identity is not None)
+        progress.bytes_total = sum(_size(e) for e in entries)
+        todo: list[Entry] = []
         for entry in entries:
             if stop():
                 progress.state = "stopped"
                 return progress
-            size = entry.identity[2] if entry.identity is not None else 0
+            if self.ready(entry) is None:
+                todo.append(entry)
+            else:
+                progress.files_done += 1
+                progress.bytes_done += _size(entry)
+        workers = min(worker_count(self.config), len(todo))
+        finished = None
+        if workers > 1 and sum(map(_size, todo)) >= self.config.parallel_from_bytes:
+            finished = self._build_apart(todo, stop, workers)
+        if finished is None:  # no workers: what they did not index is indexed here
+            finished = self._build_here([e for e in todo if self.ready(e) is None], stop)
+        if not finished:
+            progress.state = "stopped"
+            return progress
+        if self.store is not None:
+            self.store.keep_only({e.member.rel for e in entries})
+        progress.state, progress.elapsed_s = "ready", time.monotonic() - progress.started
+        return progress
+
+    def _build_here(self, todo: list[Entry], stop: Callable[[], bool]) -> bool:
+        """Indexes the files in this thread; False when stopped."""
+        progress = self.progress
+        for entry in todo:
+            if stop():
+                return False
             before, built_before = progress.bytes_done, progress.bytes_built
-            built = self.ready(entry) is None
 
             def advance(done: int, before: int = before, built_before: int = built_before) -> None:
                 progress.bytes_done, progress.bytes_built = before + done, built_before + done
 
             try:
-                index = self.index(entry, stop, advance if built else None)
+                index = self.index(entry, stop, advance)
             except OSError as exc:
                 log.warning("log file unreadable", extra={"file": entry.member.rel, "error": str(exc)})
                 index = None
             if index is None and stop():
-                progress.state = "stopped"
-                return progress
+                return False
             progress.files_done += 1
-            progress.bytes_done = before + size
-            if built:
-                progress.bytes_built = built_before + size
+            progress.bytes_done, progress.bytes_built = before + _size(entry), built_before + _size(entry)
+        return True
+
+    def _build_apart(self, todo: list[Entry], stop: Callable[[], bool], workers: int) -> bool | None:
+        """Indexes the files in worker processes, keeping and saving each index as it comes back;
+        False when stopped, None when the workers could not start or died."""
+        progress = self.progress
+        reading: dict[int, int] = {}  # bytes read so far of the files the workers are on
+        done_before, built_before = progress.bytes_done, progress.bytes_built
+        done: set[int] = set()
+        finished = 0  # bytes of the files done
+
+        def update() -> None:
+            now = finished + sum(reading.values())
+            progress.bytes_done, progress.bytes_built = done_before + now, built_before + now
+
+        def advance(number: int, read: int) -> None:
+            if number not in done:  # a worker's last word may come after its result
+                reading[number] = read
+                update()
+
+        while self._queries:  # the workers start (import, read) once no query runs
+            if stop():
+                return False
+            time.sleep(_WAIT_S)
+        try:
+            with Workers(self.config, workers) as pool, self._lent(pool):
+                for number, result in pool.run([(e.source, e.member) for e in todo], stop, advance):
+                    entry = todo[number]
+                    if isinstance(result, str):
+                        log.warning("log file unreadable", extra={"file": entry.member.rel, "error": result})
+                    else:
+                        self._keep(entry, *result)
+                    done.add(number)
+                    reading.pop(number, None)
+                    finished += _size(entry)
+                    progress.files_done += 1
+                    update()
+        except BrokenProcessPool as error:
+            log.warning("log index workers failed: indexing in this thread", extra={"error": str(error)})
+            reading.clear()
+            update()
+            return None
+        return len(done) == len(todo)
+
+    @contextmanager
+    def _lent(self, workers: Workers) -> Iterator[None]:
+        """The workers, paused and resumed by queries (querying) while the build runs."""
+        with self._lock:
+            self._workers = workers
+            if self._queries:
+                workers.pause()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._workers = None
+
+    def _keep(self, entry: Entry, stamp: Identity, header: dict[str, Any], arrays: bytes) -> None:
+        """Holds (and saves) an index a worker built, unless a query built it meanwhile."""
+        with self._lock:
+            held = self._indexes.get(entry.key)
+        if held is not None and held.stamp == stamp:
+            return
+        try:
+            index = empty(entry.source, entry.member, self.config, stamp)
+        except OSError:  # gone since: whoever needs it finds out
+            return
+        if not restore(index, Saved(header, arrays)):
+            return
+        with self._lock:
+            self._indexes[entry.key] = index
         if self.store is not None:
-            self.store.keep_only({e.member.rel for e in entries})
-        progress.state, progress.elapsed_s = "ready", time.monotonic() - progress.started
-        return progress
+            self.store.save_dumped(entry.member.rel, stamp, header, arrays)
+
+
+def _size(entry: Entry) -> int:
+    return entry.identity[2] if entry.identity is not None else 0

@@ -88,6 +88,27 @@ INTENT_QUERY: dict[Intent, str] = {
 }
 
 
+# Words that ask for a section without naming any subject ("commands" and "命令" ask for the steps).
+_SECTION_ONLY = ("commands", "command", "操作", "命令")
+
+
+def subject_of(query: str) -> str:
+    """The query without the words that only say which section it wants ("how do I", "steps",
+    "处理"): what finds the document. A section's words would find any runbook's section of that
+    name; the section is chosen from them afterwards (`intent_of`, `choose`)."""
+    words = {w for _, said in _QUESTION_WORDS for w in said} | set(_SECTION_ONLY)
+    words |= {w for said in _HEADINGS.values() for w in said}
+    words |= {w for said in INTENT_QUERY.values() for w in said.split()}
+    text = query
+    for word in sorted(words, key=len, reverse=True):
+        if word.isascii():
+            # a word inside a name (`diagnose-error-rate`, `steps_total`) is the name's
+            text = re.sub(r"(?<![\w.-])" + re.escape(word) + r"(?![\w.-])", " ", text, flags=re.I)
+        else:
+            text = text.replace(word, " ")
+    return " ".join(text.split())
+
+
 @dataclass(frozen=True)
 class Choice:
     blocks: tuple[Block, ...]  # the section: one block, or the subsections under the chosen heading

