@@ -27,15 +27,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
-import json
+import contextlib
+import functools
+import io
 import logging
-import re
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,26 +41,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.worlds (the labelled worlds and their judge)
 
 from bench import figures  # noqa: E402
-from evigate.server.agents.base import BY_CODE, OFFLINE_FALLBACK, AgentBackend  # noqa: E402
+from bench.llm_tally import JSON, STAGES, Tally, account, raw, report  # noqa: E402
+from evigate.server.agents.base import AgentBackend  # noqa: E402
 from evigate.server.agents.llm import LLMSettings  # noqa: E402
-from evigate.server.agents.llm.follow_up import (  # noqa: E402
-    MODEL_ADDED_CALLS,
-    MODEL_CALLS_QUOTED,
-    MODEL_UNUSED,
-)
-from evigate.server.agents.llm.routing import VERIFIER_DISAGREEMENT  # noqa: E402
 from evigate.server.agents.mix import build_agents  # noqa: E402
 from evigate.server.agents.offline import build_offline_backend  # noqa: E402
 from evigate.server.sources.services import ServiceCatalog  # noqa: E402
 from evigate.server.sources.signals import SignalCatalog  # noqa: E402
 from evigate.storage import Database  # noqa: E402
-from evigate.storage.records import TraceRecord  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, reply  # noqa: E402
 from tests.worlds import judge  # noqa: E402
 from tests.worlds.live import AgentsFor, offline_agents, start_live_sources  # noqa: E402
 
-JSON = dict[str, Any]
-STAGES = ("planner", "executor", "verifier", "composer")
 PRESETS = {
     "llm": dict.fromkeys(STAGES, "llm"),
     "offline+llm": {"planner": "offline", "executor": "offline", "verifier": "llm", "composer": "llm"},
@@ -72,9 +62,6 @@ NONSENSE = (
     "Thank you for your question. Monitoring is a journey rather than a destination, and every "
     "service has its seasons. I would suggest reflecting on the broader picture before acting."
 )
-_PLACEHOLDER = re.compile(r"<[a-z][a-z _,'-]{2,60}>")
-# the Composer wrote the answer (not the offline Composer, not code)
-_MODEL_SOURCES = frozenset({"composer", "composer_retry"})
 
 
 def parse_mix(text: str) -> dict[str, str]:
@@ -88,134 +75,6 @@ def parse_mix(text: str) -> dict[str, str]:
     return mix
 
 
-class TokenCounter(logging.Handler):
-    """Tokens, prompt tokens and calls per stage, from the client's `llm.call` log lines (stage,
-    model, attempt, outcome, latency, tokens, prompt tokens as the server counts them, then the
-    client's upper estimate of the prompt tokens and of those after the prefix the request shares
-    with the one before it: what a server that keeps its cache reads)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.tokens: collections.Counter[str] = collections.Counter()
-        self.prompt: collections.Counter[str] = collections.Counter()
-        self.estimated: collections.Counter[str] = collections.Counter()
-        self.new: collections.Counter[str] = collections.Counter()
-        self.calls: collections.Counter[str] = collections.Counter()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.startswith("llm.call") and isinstance(record.args, tuple) and len(record.args) == 9:
-            if record.args[3] != "ok":
-                return  # a failed attempt read nothing the server counted
-            stage = str(record.args[0])
-            self.tokens[stage] += int(str(record.args[5]))
-            self.prompt[stage] += int(str(record.args[6]))
-            self.estimated[stage] += int(str(record.args[7]))
-            self.new[stage] += int(str(record.args[8]))
-            self.calls[stage] += 1
-
-    @contextmanager
-    def counting(self) -> Iterator[TokenCounter]:
-        llm_log = logging.getLogger("evigate.llm")
-        llm_log.setLevel(logging.INFO)  # the per-call lines (with tokens) are INFO
-        llm_log.addHandler(self)
-        try:
-            yield self
-        finally:
-            llm_log.removeHandler(self)
-
-
-@dataclass
-class Tally:
-    """One contestant on one world."""
-
-    sessions: int = 0
-    asked: set[str] = field(default_factory=set)
-    correct: set[str] = field(default_factory=set)
-    authored: set[str] = field(default_factory=set)  # correct, no stage fallback, Composer-written
-    # correct, with evidence of a call the model made (planned or added) quoted by code
-    assisted: set[str] = field(default_factory=set)
-    model_calls: int = 0  # sessions where the model added calls after code's evidence ranked low
-    failed: int = 0
-    unsupported: int = 0
-    overstated: int = 0
-    unchecked_as_nothing: int = 0
-    placeholder: int = 0
-    fallbacks: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
-    by_code: collections.Counter[str] = field(default_factory=collections.Counter)  # stages code handled
-    disagreements: int = 0  # a model REJECT of code's verified claims, recorded, code's verdict kept
-    seconds: collections.defaultdict[str, float] = field(
-        default_factory=lambda: collections.defaultdict(float)
-    )
-    tokens: TokenCounter = field(default_factory=TokenCounter)
-
-
-def placeholders(answer: str, trace: TraceRecord) -> list[str]:
-    """Prompt placeholders (`<pod>`) in the answer that no tool result of the session holds (a
-    runbook's own `<pod>`, quoted, is the runbook's text, not a placeholder left unfilled)."""
-    material = " ".join(
-        json.dumps([inv.raw_result, inv.retrieval_details], ensure_ascii=False, default=str)
-        for inv in trace.invocations
-    )
-    return [p for p in _PLACEHOLDER.findall(answer) if p not in material]
-
-
-_ASKED_FOR_CALLS = "calls asked, "
-
-
-def _why(note: JSON) -> str:
-    return str(note.get("detail", "")).split(":", 1)[0]
-
-
-def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stages: set[str]) -> str:
-    extras = trace.session.extras or {}
-    q = judged.question
-    tally.sessions += 1
-    tally.asked.add(q.id)
-    tally.failed += trace.session.status == "FAILED"
-    for latency in extras.get("stage_latencies") or []:
-        tally.seconds[str(latency["stage"])] += float(latency["latency_ms"]) / 1000
-    # a stage that ran offline, and a request for calls whose reply was unusable (code's stood)
-    fell = [
-        (str(n.get("stage")), _ASKED_FOR_CALLS * (n.get("kind") == MODEL_UNUSED) + _why(n))
-        for n in extras.get("stage_notes") or []
-        if n.get("kind") in (OFFLINE_FALLBACK, MODEL_UNUSED)
-    ]
-    tally.fallbacks.update(fell)
-    notes = extras.get("stage_notes") or []
-    handed = sorted({str(n.get("stage")) for n in notes if n.get("kind") == BY_CODE})
-    tally.by_code.update(handed)
-    tally.disagreements += sum(n.get("kind") == VERIFIER_DISAGREEMENT for n in notes)
-    tally.model_calls += any(n.get("kind") == MODEL_ADDED_CALLS for n in notes)
-    quoted = any(n.get("kind") == MODEL_CALLS_QUOTED for n in notes)
-    source = (extras.get("answer_check") or {}).get("answer_source")
-    # model-authored: every model stage wrote its own output (no fallback, no hand-over to code)
-    authored = (
-        bool(llm_stages)
-        and not fell
-        and not handed
-        and ("composer" not in llm_stages or source in _MODEL_SOURCES)
-    ) or not llm_stages
-    unfilled = placeholders(judged.answer, trace)
-    tally.unsupported += bool(judged.unsupported)
-    tally.overstated += judged.overstated
-    tally.unchecked_as_nothing += judged.unchecked_as_nothing
-    tally.placeholder += bool(unfilled)
-    if judged.correct:
-        tally.correct.add(q.id)
-        if authored:
-            tally.authored.add(q.id)
-        if quoted:
-            tally.assisted.add(q.id)
-    flags = [f"unsupported={judged.unsupported}"] if judged.unsupported else []
-    flags += ["OVERSTATED"] if judged.overstated else []
-    flags += [f"PLACEHOLDER={unfilled}"] if unfilled else []
-    flags += ["offline:" + ",".join(f"{stage}({why})" for stage, why in fell)] if fell else []
-    flags += ["by code:" + ",".join(handed)] if handed else []
-    flags += ["model's calls quoted"] if quoted else []
-    flags += [f"answer by {source}"] if source and source not in _MODEL_SOURCES else []
-    return f"{'ok ' if judged.correct else 'BAD'} {trace.session.status:<7} {' '.join(flags)}"
-
-
 async def run_contestant(
     name: str,
     agents: AgentsFor,
@@ -225,19 +84,26 @@ async def run_contestant(
     db: Database,
     args: argparse.Namespace,
     live: Any,
+    asked_one: Callable[[Tally], None] = lambda tally: None,
 ) -> Tally:
+    """One contestant on `world`'s questions, one question at a time so that each verdict line is
+    printed (and `asked_one` told) as soon as the session ends: a CPU model takes minutes each."""
     tally = Tally()
+    asked = judge.select(judge.questions(world), only=args.cases, limit=args.limit)
+    if args.cases:  # in the order given: a run cut short has asked the first ones
+        asked.sort(key=lambda q: args.cases.index(q.id))
     with tempfile.TemporaryDirectory(prefix=f"bench-llm-{name}-") as tmp, tally.tokens.counting():
-        judgements = await judge.run_world(
-            world, db, live, Path(tmp), agents=agents, seconds=args.timeout, only=args.cases, limit=args.limit
-        )
-        for judged in judgements:
+        for question in asked:
+            (judged,) = await judge.run_world(
+                world, db, live, Path(tmp), agents=agents, seconds=args.timeout, only=[question.id]
+            )
             trace = await db.repo.get_trace(judged.session_id)
             assert trace is not None
             line = account(tally, judged, trace, llm_stages)
             print(f"  [{name} {world}] {judged.question.id:<36} {line}", flush=True)
             if args.show:
                 print("      answer: " + judged.answer.replace("\n", "\n              ")[:1200])
+            asked_one(tally)
     return tally
 
 
@@ -249,69 +115,10 @@ def llm_agents(mix: dict[str, str], settings: LLMSettings) -> AgentsFor:
     return build
 
 
-def report(world: str, tallies: dict[str, Tally]) -> list[figures.Figure]:
-    print(f"\nworld {world}")
-    found: list[figures.Figure] = []
-    # kestrel's questions were written before the code, but the code has since grown on them too
-    sample = "in-sample"
-    for name, t in tallies.items():
-        n = max(1, t.sessions)
-        print(
-            f"  {name}: correct {len(t.correct)}/{t.sessions}, model-authored {len(t.authored)}, "
-            f"with the model's calls quoted {len(t.assisted)} (model asked for calls in {t.model_calls})"
-        )
-        print(
-            f"    FAILED {t.failed}; unsupported {t.unsupported}, over-statements {t.overstated}, "
-            f"placeholders {t.placeholder}, could-not-check said as nothing found {t.unchecked_as_nothing}"
-        )
-        if t.by_code or t.disagreements:
-            handed = ", ".join(f"{stage} {count}" for stage, count in sorted(t.by_code.items()))
-            print(f"    handed to code: {handed or 'none'}; verifier disagreements {t.disagreements}")
-        if t.fallbacks:
-            shown = ", ".join(
-                f"{stage} ({why}) {count}" for (stage, why), count in sorted(t.fallbacks.items())
-            )
-            print(f"    fallbacks: {shown}")
-        for stage in STAGES:
-            if t.seconds[stage] or t.tokens.calls[stage]:
-                calls = max(1, t.tokens.calls[stage])
-                print(
-                    f"    {stage:<9} {t.seconds[stage] / n:7.2f} s/session {t.tokens.tokens[stage] / n:8.0f} "
-                    f"tokens/session ({t.tokens.calls[stage]} calls, "
-                    f"{t.tokens.prompt[stage] / calls:.0f} prompt tokens/call; estimated "
-                    f"{t.tokens.estimated[stage] / calls:.0f}/call, "
-                    f"{t.tokens.new[stage] / calls:.0f} after the shared prefix)"
-                )
-
-        found.append(
-            figures.Figure(
-                f"bench_llm {world}, {name}: correct / model-authored / model's calls quoted / "
-                "unsupported / FAILED",
-                f"{len(t.correct)}/{t.sessions} / {len(t.authored)} / {len(t.assisted)} / "
-                f"{t.unsupported} / {t.failed}",
-                sample,
-            )
-        )
-    offline = tallies["offline"]
-    for name, t in tallies.items():
-        if name == "offline":
-            continue
-        missed = (offline.asked & t.asked) - offline.correct
-        recovered, lost = len(missed & t.correct), len((offline.correct & t.asked) - t.correct)
-        print(f"  {name} over offline: recovered {recovered} of {len(missed)} offline misses, lost {lost}")
-        found.append(
-            figures.Figure(
-                f"bench_llm {world}, {name}: offline misses recovered / offline answers lost",
-                f"{recovered} of {len(missed)} / {lost}",
-                sample,
-            )
-        )
-    return found
-
-
 async def main_async(args: argparse.Namespace) -> None:
     logging.getLogger().addHandler(logging.NullHandler())  # quiet, but the llm.call lines still count
     found: list[figures.Figure] = []
+    measured: list[JSON] = []
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp, FakeOpenAI(default=reply(NONSENSE)) as null:
         db = await Database.open(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}", pool_size=5)
         settings = LLMSettings(
@@ -343,19 +150,60 @@ async def main_async(args: argparse.Namespace) -> None:
                 if world in judge.LIVE_WORLDS:
                     live = start_live_sources(judge.DATA_DIRS[world], Path(tmp) / world / "servers")
                 try:
-                    tallies = {}
+                    tallies: dict[str, Tally] = {}
                     for name, (agents, llm_stages) in contestants.items():
+                        saved = functools.partial(
+                            save,
+                            args=args,
+                            found=found,
+                            measured=measured,
+                            world=world,
+                            tallies=tallies,
+                            name=name,
+                        )
                         tallies[name] = await run_contestant(
-                            name, agents, llm_stages, world, db=db, args=args, live=live
+                            name, agents, llm_stages, world, db=db, args=args, live=live, asked_one=saved
                         )
                 finally:
                     if live is not None:
                         live.stop()
-                found += report(world, tallies)
+                found += report(world, tallies, args.server_cache)
+                measured.append(raw(world, tallies))
         finally:
             await db.close()
+    write(args, found, measured)
+
+
+def save(
+    tally: Tally,
+    *,
+    args: argparse.Namespace,
+    found: list[figures.Figure],
+    measured: list[JSON],
+    world: str,
+    tallies: dict[str, Tally],
+    name: str,
+) -> None:
+    """What is measured so far, written after each question: a run cut short keeps its figures."""
+    so_far = {**tallies, name: tally}
+    with contextlib.redirect_stdout(io.StringIO()):
+        rows = found + report(world, so_far, args.server_cache)
+    partial = f"partial: {name} asked {tally.sessions} questions of {world}"
+    write(args, rows, [*measured, raw(world, so_far)], partial)
+
+
+def write(
+    args: argparse.Namespace, found: list[figures.Figure], measured: list[JSON], partial: str = ""
+) -> None:
     what = f"offline agents, a null model and {args.model or 'no model'} on {', '.join(args.world)}"
-    figures.write(args.json, "bench_llm", what, found)
+    if args.cases or args.limit:
+        chosen = f"{len(args.cases)} chosen" if args.cases else f"the first {args.limit} of each world's"
+        what += f" (a subset: {chosen} questions)"
+    if args.label:
+        what += f"; {args.label}"
+    if partial:
+        what += f" ({partial})"
+    figures.write(args.json, "bench_llm", what, found, measured)
 
 
 def main() -> None:
@@ -373,11 +221,18 @@ def main() -> None:
     parser.add_argument(
         "--mix", default="llm", help="the model's stages: llm, offline+llm, llm+offline or p=..,e=.."
     )
-    parser.add_argument("--cases", nargs="*", help="only these question ids")
+    parser.add_argument("--cases", nargs="*", help="only these question ids, asked in this order")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions of each world")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per session (and per request)")
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--show", action="store_true", help="print each answer")
+    parser.add_argument(
+        "--server-cache",
+        default="-",
+        choices=figures.CACHES,
+        help="the model server's state when the run began (cold: just started), for the time figures",
+    )
+    parser.add_argument("--label", default="", help="how the model was run (threads, load), for the table")
     parser.add_argument("--json-mode", default="auto", choices=["auto", "json_object", "json_schema", "off"])
     figures.add_json_flag(parser)
     asyncio.run(main_async(parser.parse_args()))

@@ -33,7 +33,7 @@ def test_bench_grpc_without_h2load_says_what_to_install(tmp_path: Path) -> None:
     assert "h2load" in result.stderr and "nghttp2-client" in result.stderr
 
 
-def test_bench_llm_tells_the_model_from_its_fallbacks() -> None:
+def test_bench_llm_tells_the_model_from_its_fallbacks(tmp_path: Path) -> None:
     """bench_llm over a labelled world: the offline agents, the null model and the model answer the
     same question, judged by tests/worlds/judge. A model whose every reply is unusable is answered
     for by the offline fallbacks: correct, but model-authored 0 and nothing recovered."""
@@ -55,6 +55,10 @@ def test_bench_llm_tells_the_model_from_its_fallbacks() -> None:
                 "--timeout",
                 "60",
                 "--show",
+                "--server-cache",
+                "warm",
+                "--json",
+                str(tmp_path / "bench_llm.json"),
             ],
             cwd=ROOT,
             capture_output=True,
@@ -82,6 +86,19 @@ def test_bench_llm_tells_the_model_from_its_fallbacks() -> None:
     assert (
         f"{first.id}" in out.split("[model tidewater] ", 1)[1] and "by code:executor,planner,verifier" in out
     )
+    assert "seconds per session: mean" in model
+    # the README's rows: labelled by world (tidewater grew with the code) and the server's state
+    document = json.loads((tmp_path / "bench_llm.json").read_text(encoding="utf-8"))
+    rows = {f["name"]: f for f in document["figures"]}
+    assert (
+        rows["bench_llm tidewater, model: offline misses recovered / offline answers lost"]["value"]
+        == "0 of 0 / 0"
+    )
+    timing = rows["bench_llm tidewater, model: seconds per session, mean / median / max"]
+    assert (timing["sample"], timing["cache"]) == ("in-sample", "warm")
+    assert "(a subset: 1 chosen questions)" in document["what"]
+    lines = document["raw"][0]["contestants"]["model"]["lines"]
+    assert lines[first.id].startswith("ok ")
 
 
 def test_bench_sentence_check_prints_the_cost_per_answer() -> None:

@@ -26,6 +26,7 @@ from evigate.server.agents.offline.answer_writer import claim_ids
 from evigate.server.deadline import Deadline
 
 _STR = {"type": "string"}
+NO_EVIDENCE_PATH = "$.no_evidence"
 _IDS = {"type": "array", "items": _STR}
 KINDS = [kind.value for kind in SentenceKind]
 COMPOSER_SCHEMA: JSON = {
@@ -88,7 +89,9 @@ def payload(composer_input: Mapping[str, Any], material: SentenceMaterial) -> JS
     """What the model is given: the Composer's input, every id a sentence may be bound to, and on a
     retry its refused sentences with their rules (instead of the whole refused output)."""
     data: JSON = {key: value for key, value in composer_input.items() if key != "answer_check"}
-    allowed = {c.get("claim_id") for c in composer_input.get("allowed_claims") or [] if isinstance(c, dict)}
+    claims = [c for c in composer_input.get("allowed_claims") or [] if isinstance(c, Mapping)]
+    data["allowed_claims"] = [shown_claim(c) for c in claims]
+    allowed = {c.get("claim_id") for c in claims}
     data["allowed_hypotheses"] = [
         {"hypothesis_id": h.hypothesis_id, "hypothesis_text": h.text} for h in material.hypotheses
     ]
@@ -101,6 +104,21 @@ def payload(composer_input: Mapping[str, Any], material: SentenceMaterial) -> JS
     if isinstance(check, Mapping):
         data["answer_check"] = refusals(check)
     return data
+
+
+def shown_claim(claim: Mapping[str, Any]) -> JSON:
+    """A claim as the model sees it: its id, type, text and the excerpts of what its calls found.
+    A call that found nothing has no excerpt worth reading (its claim text says what was not
+    found; the binding holds the query's own diagnostics, often longer than all the findings) and
+    the citation fields are code's: the model never writes them, and the sentence check reads the
+    claims from the session, not from this listing."""
+    shown: JSON = {key: value for key, value in claim.items() if key != "evidence_bindings"}
+    shown["evidence_bindings"] = [
+        {"tool_name": b.get("tool_name", ""), "evidence_excerpt": b.get("evidence_excerpt", "")}
+        for b in claim.get("evidence_bindings") or []
+        if isinstance(b, Mapping) and not str(b.get("raw_path", "")).startswith(NO_EVIDENCE_PATH)
+    ]
+    return shown
 
 
 def refusals(check: Mapping[str, Any]) -> JSON:

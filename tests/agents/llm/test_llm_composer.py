@@ -134,3 +134,30 @@ def test_the_retry_is_told_each_refused_sentence_with_its_rules() -> None:
     assert rule["meaning"].startswith("firing / resolved")  # the rule's meaning, from the rules' table
     assert [k["text"] for k in told["kept_sentences"]] == ["Yes: HighCPUUsage is firing."]
     assert [v["rule_id"] for v in told["answer_violations"]] == ["answer.wrong_language"]
+
+
+def test_the_model_is_shown_what_calls_found_not_a_no_evidence_call_s_diagnostics() -> None:
+    found = {
+        "source_type": "tool_trace",
+        "source_invocation_id": 3,
+        "tool_name": "query_metrics",
+        "raw_path": "$.alerts[0]",
+        "evidence_excerpt": ALERT,
+    }
+    nothing = {
+        "source_type": "tool_trace",
+        "source_invocation_id": 4,
+        "tool_name": "query_promql",
+        "raw_path": "$.no_evidence",
+        "evidence_excerpt": "query_promql returned no evidence; tried=sum(rate(container_cpu[5m]))",
+    }
+    claim = {**INPUT["allowed_claims"][0], "evidence_bindings": [found, nothing]}
+    shown = payload({**INPUT, "allowed_claims": [claim]}, MATERIAL)["allowed_claims"]
+    assert shown == [
+        {
+            "claim_id": "claim-1",
+            "claim_type": "observation",
+            "claim_text": CLAIM,
+            "evidence_bindings": [{"tool_name": "query_metrics", "evidence_excerpt": ALERT}],
+        }
+    ]
