@@ -65,15 +65,17 @@ def test_an_alert_query_about_this_moment_is_not_widened_one_about_an_ending_is(
     assert not asks_now_only("hotel-inventory 早上的错误率告警现在还在吗？")
 
 
-def _patterns_result(call: PlannedCall, found: bool) -> ToolCallResult:
-    ref = (
-        {"raw_path": "$.patterns[0]", "text": "Environment variable <*> is undefined (count=4)"}
-        if found
-        else {"raw_path": "$.no_evidence", "text": "no log patterns at WARN and above"}
-    )
+def _result(call: PlannedCall, found: dict[str, str] | None, missing: str) -> ToolCallResult:
+    """The call's result: the ref `found`, or no evidence said as `missing`."""
+    ref = found or {"raw_path": "$.no_evidence", "text": missing}
     status = "supported" if found else "no_evidence"
     details = {"evidence_status": status, "match_level": "L0", "evidence_refs": [ref]}
     return ToolCallResult(601, call.tool_name, dict(call.arguments), "success", None, {}, details)
+
+
+def _patterns_result(call: PlannedCall, found: bool) -> ToolCallResult:
+    pattern = {"raw_path": "$.patterns[0]", "text": "Environment variable <*> is undefined (count=4)"}
+    return _result(call, pattern if found else None, "no log patterns at WARN and above")
 
 
 def test_a_survey_that_found_no_levelled_line_anywhere_reads_every_level_once() -> None:
@@ -107,14 +109,11 @@ def test_a_survey_over_the_day_the_question_named_reads_every_level_of_that_day(
 
 
 def _lines_result(call: PlannedCall, found: bool) -> ToolCallResult:
-    ref = (
-        {"raw_path": "$.logs[0]", "text": "2026-12-01 10:28:00 ERROR profile-store OOM command not allowed"}
-        if found
-        else {"raw_path": "$.no_evidence", "text": "未找到匹配的日志"}
-    )
-    status = "supported" if found else "no_evidence"
-    details = {"evidence_status": status, "match_level": "L0", "evidence_refs": [ref]}
-    return ToolCallResult(602, call.tool_name, dict(call.arguments), "success", None, {}, details)
+    line = {
+        "raw_path": "$.logs[0]",
+        "text": "2026-12-01 10:28:00 ERROR profile-store OOM command not allowed",
+    }
+    return _result(call, line if found else None, "未找到匹配的日志")
 
 
 def test_a_service_with_no_line_at_the_asked_level_is_asked_for_its_rare_severe_events() -> None:
