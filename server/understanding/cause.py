@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from evigate.server.understanding.entities import asks_steps
+
 _CAUSE = re.compile(
     # why, and the words of a cause
     r"\bwhy\b|\bcaus(?:e|es|ed|ing)\b|\broot[\s-]?cause"
@@ -15,12 +17,16 @@ _CAUSE = re.compile(
     r"|\btroubleshoot|\binvestigat|\bdiagnos"
     # what is wrong, what happened
     r"|\bwhat happened\b|\bwhat went wrong\b|\bwhat(?:'s|’s| is| was) (?:wrong|going on|happening)\b"
-    r"|\bissues?\b|\bproblems?\b|\bwrong\b"
-    r"|为什么|为啥|原因|根因|排查|调查|诊断|发生了什么|怎么回事|出了什么问题|什么问题|有问题|问题吗",
+    r"|为什么|为啥|原因|根因|排查|调查|诊断|发生了什么|怎么回事|出了什么问题",
     re.IGNORECASE,
 )
+# Words that say something is wrong without asking why: a cause question unless the question asks
+# how to fix it ("how should I handle the lock wait problem?" asks for steps, not for a cause).
+_TROUBLE = re.compile(r"\bissues?\b|\bproblems?\b|\bwrong\b|什么问题|有问题|问题吗", re.IGNORECASE)
 
 
 def asks_cause(question: str) -> bool:
     """Whether `question` asks why something happens, what is wrong, or to investigate it."""
-    return _CAUSE.search(question) is not None
+    if _CAUSE.search(question):
+        return True
+    return _TROUBLE.search(question) is not None and not asks_steps(question)

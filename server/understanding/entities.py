@@ -105,6 +105,11 @@ def asks_for_the_logs_listed(question: str) -> bool:
     return _contains_any(lowered, _LIST_MARKERS) and _contains_any(lowered, _LOG_MARKERS)
 
 
+def asks_steps(question: str) -> bool:
+    """ "How do I fix it?", "怎么处理": the question asks for a procedure, the runbook's steps."""
+    return _contains_any(question.lower(), _STEPS_MARKERS)
+
+
 def _contains_any(text: str, markers: Iterable[str]) -> bool:
     return any(_has_marker(text, marker) for marker in markers)
 
@@ -328,7 +333,7 @@ def extract(question: str, catalog: Catalog = None) -> Entities:
         service_matches=mentions.matches,
         symptoms=tuple(symptoms),
         paraphrased=paraphrased,
-        wants_steps=_contains_any(lowered, _STEPS_MARKERS),
+        wants_steps=asks_steps(question),
         asks_log=asks_log or level is not None,
         listing=_contains_any(lowered, _LIST_MARKERS),
         clock=clock_window(question) if window is None else None,

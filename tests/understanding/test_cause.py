@@ -44,6 +44,10 @@ ASKS_NOT = [
     "kyc-service 有告警吗？",
     "ledger-api 的 CPU 是多少？",
     "How many requests did gateway serve because of the retry storm?",
+    # how to fix a problem asks for steps: "problem" and "issue" name what the steps are for
+    "How should I handle the order lock wait problem?",
+    "What should I do about the disk issues on ledger-db?",
+    "quota-keeper 的连接池问题怎么处理？",
 ]
 
 
