@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webelement import WebElement
@@ -252,6 +252,11 @@ def _stale(element: WebElement) -> bool:
         element.is_enabled()
     except StaleElementReferenceException:
         return True
+    except WebDriverException as error:
+        # asked while the old document is being replaced, Chrome says so as an "unknown error"
+        if "does not belong to the document" in (error.msg or ""):
+            return True
+        raise
     return False
 
 
