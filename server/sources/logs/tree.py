@@ -25,7 +25,7 @@ from .store import Identity, IndexStore, Saved, restore
 
 log = logging.getLogger("evigate.logs.index")
 _MB = 2**20
-_WAIT_S = 0.05  # how often a build waiting for queries to end looks again
+_STOP_CHECK_S = 0.05  # how often a build waiting for queries to end looks whether it was stopped
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ class LogTree:
         self._absent: dict[tuple[str, Identity], set[str]] = {}
         self._found: list[Entry] | None = None  # a static tree's files, as first found
         self._queries = 0  # queries running
+        self._idle = threading.Condition(self._lock)  # notified when the last query ends
         self._workers: Workers | None = None  # the background build's, while it runs
 
     def files(self) -> list[Entry]:
@@ -150,8 +151,10 @@ class LogTree:
         finally:
             with self._lock:
                 self._queries -= 1
-                if not self._queries and self._workers is not None:
-                    self._workers.resume()
+                if not self._queries:
+                    self._idle.notify_all()
+                    if self._workers is not None:
+                        self._workers.resume()
 
     def held(self) -> int:
         """How many files' indexes are in memory."""
@@ -292,10 +295,11 @@ class LogTree:
                 reading[number] = read
                 update()
 
-        while self._queries:  # the workers start (import, read) once no query runs
-            if stop():
-                return False
-            time.sleep(_WAIT_S)
+        with self._idle:  # the workers start (import, read) once no query runs
+            while self._queries:
+                if stop():
+                    return False
+                self._idle.wait(_STOP_CHECK_S)
         try:
             with Workers(self.config, workers) as pool, self._lent(pool):
                 for number, result in pool.run([(e.source, e.member) for e in todo], stop, advance):
