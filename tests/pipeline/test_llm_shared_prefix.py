@@ -1,8 +1,9 @@
-"""Every request of a session starts with the same bytes, as the model reads them: the preamble, the
-tools block and the question, then the stage's own instructions (server.agents.llm.budget). A local
-server (llama.cpp) keeps the prefix a request shares with the one before and reads only the rest;
-Qwen's chat template puts the tools into the first system turn, so a stage declaring other tools
-(or none) would share only the preamble. Requests are rendered with that template."""
+"""Every request starts with the same bytes, as the model reads them: the preamble and the tools
+block; then the stage's own instructions, the same in each of its requests; then the question
+(server.agents.llm.budget). A local server (llama.cpp) keeps the prefix a request shares with a
+request before and reads only the rest; Qwen's chat template puts the tools into the first system
+turn, so a stage declaring other tools (or none) would share only the preamble. Requests are
+rendered with that template."""
 
 from __future__ import annotations
 
@@ -45,12 +46,12 @@ def _common(prompts: list[str]) -> str:
     return prompts[0][: min(shared_prefix(prompts[0], prompt) for prompt in prompts)]
 
 
-def _head(request: RecordedRequest) -> str:
-    """The request's shared part as rendered: the preamble with the tools block, and the question."""
-    return render(request.messages[:2], request.tools).removesuffix(GENERATION)
+def _block(request: RecordedRequest) -> str:
+    """The request's part shared by every request, as rendered: the preamble with the tools block."""
+    return render(request.messages[:1], request.tools).removesuffix(GENERATION)
 
 
-async def test_every_stage_s_requests_share_the_prefix_through_the_question(
+async def test_every_stage_s_requests_share_the_tools_block_then_read_their_instructions(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
     script.add("executor", [s.call(), s.cite()])
@@ -60,17 +61,16 @@ async def test_every_stage_s_requests_share_the_prefix_through_the_question(
     assert set(stages) == {"planner", "executor", "verifier", "composer"}, stages
     assert all(r.tools == shared_tools() for r in requests)  # one tools block, whatever the stage
     prompts = [render(r.messages, r.tools) for r in requests]
-    head = _head(requests[0])
-    assert head.endswith(f"Question: {HIGH_CPU}<|im_end|>\n") and PREAMBLE in head
-    common = _common(prompts)
-    assert common.startswith(head), "a stage's request differs before the question ends"
-    # what follows is the stage's own: its instructions first
+    block = _block(requests[0])
+    assert PREAMBLE in block and "</tools>" in block
+    assert _common(prompts).startswith(block), "a stage's request differs before its instructions"
+    # what follows is the stage's own instructions, then the question
     for request, prompt in zip(requests, prompts, strict=True):
-        stage = str(request.model)
-        assert prompt[len(head) :].startswith(f"<|im_start|>system\n{load_prompt(stage).text}")  # type: ignore[arg-type]
+        own = f"<|im_start|>system\n{load_prompt(str(request.model)).text}<|im_end|>\n"  # type: ignore[arg-type]
+        assert prompt[len(block) :].startswith(f"{own}<|im_start|>user\nQuestion: {HIGH_CPU}<|im_end|>")
 
 
-async def test_the_preamble_and_tools_block_are_shared_across_sessions(
+async def test_a_stage_s_requests_in_two_sessions_share_everything_before_the_question(
     db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI, script: s.StageScript
 ) -> None:
     script.add("executor", [s.call(), s.cite()])
@@ -78,7 +78,11 @@ async def test_the_preamble_and_tools_block_are_shared_across_sessions(
     script.add("executor", [s.call(), s.cite()])
     second = await _ask(build_pipeline, fake, OTHER)
 
-    common = _common([render(r.messages, r.tools) for r in [*first, *second]])
-    block = render(first[0].messages[:1], first[0].tools).removesuffix(GENERATION)
-    assert "</tools>" in block and common.startswith(f"{block}<|im_start|>user\nQuestion: ")
-    assert HIGH_CPU not in common  # then each session's own question
+    block = _block(first[0])
+    assert _common([render(r.messages, r.tools) for r in [*first, *second]]).startswith(block)
+    for stage in ("planner", "composer"):
+        same = [render(r.messages, r.tools) for r in [*first, *second] if r.model == stage]
+        assert len(same) == 2, stage
+        own = f"{block}<|im_start|>system\n{load_prompt(stage).text}<|im_end|>\n<|im_start|>user\nQuestion: "
+        common = _common(same)
+        assert common.startswith(own) and HIGH_CPU not in common  # then each session's own question

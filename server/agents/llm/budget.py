@@ -4,12 +4,15 @@ A 0.5B model on a 2-core CPU reads a few hundred prompt tokens a second, so ever
 instructions (the preamble, the tools block and its system prompt) stay under INSTRUCTION_BUDGET
 tokens (tests/agents/llm/test_prompt_budget.py), and every request of every stage starts alike,
 byte for byte: the same preamble, the same tools block (`shared_tools`: every stage declares the
-same tools; the stages that call none send `tool_choice: none`), then the question, and only then
-the stage's own instructions and input. llama.cpp keeps the longest prefix a request shares with
-the one before and reads only the rest; a chat template puts the tools into the first system
-turn (Qwen's does), so a tools block that differed between stages would end the shared prefix
-right after the preamble. The preamble and the tools block are the same in every session too,
-so a server reads them once.
+same tools; the stages that call none send `tool_choice: none`), then the stage's own
+instructions, and only then the question and the stage's input. llama.cpp keeps the longest
+prefix a request shares with a request before (the one just before, or with its prompt cache on,
+any it kept) and reads only the rest; a chat template puts the tools into the first system turn
+(Qwen's does), so a tools block that differed between stages would end the shared prefix right
+after the preamble. The preamble and the tools block are the same in every request of every
+session, and a stage's instructions the same in each of its requests, so a server reads them once
+(the same stage asked in consecutive sessions, as the Composer is where code decided the rest,
+reads only the question and its input).
 """
 
 from __future__ import annotations
@@ -45,13 +48,13 @@ def estimate_tokens(text: str) -> int:
 
 
 def stage_messages(instructions: str, query: str, payload: JSON | str) -> list[JSON]:
-    """A stage's messages: the shared preamble and the question (identical across a session's
-    stages), then the stage's instructions, then its input."""
+    """A stage's messages: the shared preamble (identical in every request), the stage's
+    instructions (identical in each of its requests), then the question and the stage's input."""
     body = payload if isinstance(payload, str) else dumps(payload)
     return [
         {"role": "system", "content": PREAMBLE},
-        {"role": "user", "content": f"Question: {query}"},
         {"role": "system", "content": instructions},
+        {"role": "user", "content": f"Question: {query}"},
         {"role": "user", "content": body},
     ]
 

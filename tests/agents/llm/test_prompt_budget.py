@@ -58,8 +58,11 @@ def test_the_executor_is_told_the_plan_s_tools_and_two_more() -> None:
     assert offered_tools({}, some) == ["query_logs", "lookup_knowledge"]
 
 
-def test_a_session_s_stages_share_their_first_messages() -> None:
+def test_every_request_shares_the_preamble_and_a_stage_s_requests_its_instructions() -> None:
     planner = stage_messages(load_prompt("planner").text, "q?", {"a": 1})
     verifier = stage_messages(load_prompt("verifier").text, "q?", {"b": 2})
-    assert planner[:2] == verifier[:2]
-    assert planner[2] != verifier[2]
+    assert planner[:1] == verifier[:1]
+    assert planner[1] != verifier[1]
+    other_question = stage_messages(load_prompt("planner").text, "another q?", {"c": 3})
+    assert planner[:2] == other_question[:2]
+    assert planner[2] != other_question[2]  # the question comes after the instructions
