@@ -65,7 +65,7 @@ async def test_passing_session(
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"
     assert trace.session.extras is not None
     assert trace.session.extras["prompt_versions"] == {
-        "planner": "planner-v6",
+        "planner": "planner-v7",
         "executor": "executor-v6",
         "verifier": "verifier-v3",
         "composer": "composer-v5",

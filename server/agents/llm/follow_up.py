@@ -83,7 +83,7 @@ async def ask(  # noqa: PLR0917 - the question, what ran, and why the model is a
     }
     if discovered:
         payload["discovered_metrics"] = discovered
-    prompt = load_prompt("planner")
+    prompt = load_prompt("followup")
     data, _ = await client.chat_json(
         "planner",
         stage_messages(prompt.text, query, payload),

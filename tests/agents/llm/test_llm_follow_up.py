@@ -14,6 +14,7 @@ from evigate.server.agents.base import BY_CODE, ExecutorTask
 from evigate.server.agents.llm import LLMClient, LLMExecutor
 from evigate.server.agents.llm.anchor import widens
 from evigate.server.agents.llm.follow_up import MODEL_UNUSED
+from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.llm.routing import low_evidence
 from evigate.server.agents.offline import OfflineExecutor
 from evigate.server.deadline import Deadline
@@ -145,6 +146,7 @@ async def test_the_model_s_term_is_run_and_code_quotes_what_it_found(
 
     [request] = fake.requests
     assert request.model == "test-model"  # the planner's model: adding calls is planning
+    assert request.messages[1]["content"] == load_prompt("followup").text  # its own short prompt
     assert "Python traceback" in request.text()  # what found nothing is shown with why it was asked
     assert ("query_logs", {"service": "ledger-api", "keyword": "Traceback"}) in [
         (t, a) for t, a, _ in box.calls
