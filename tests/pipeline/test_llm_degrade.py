@@ -287,7 +287,7 @@ async def test_offline_planner_and_executor_with_llm_verifier_and_composer(
     assert _stages(fake) == ["verifier", "composer"]
     meta = trace.session.meta or {}
     assert meta["agent_backend"] == "mixed" and meta["stage_backends"] == backends
-    assert _notes(trace) == []
+    assert _notes(trace) == [("composer", "composer_slots")]  # who wrote the sentences, no fallback
 
 
 async def test_no_allowed_claim_is_composed_by_code_without_the_model(
