@@ -48,7 +48,7 @@ from evigate.server.pipeline.answer_check_stage import (
     AnswerCheckRecord,
     strip_unsupported,
 )
-from evigate.server.pipeline.compose_slots import assemble
+from evigate.server.pipeline.compose_slots import SlotAccount, assemble
 
 JSON = dict[str, Any]
 StageOf = Callable[[str], contextlib.AbstractContextManager[None]]
@@ -153,8 +153,11 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
                 record.reject(1, output, result)
             why = "the answer check refused the joined answer" if account.model else account.summary()
             notes.append(StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: {why}"))
-        elif not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
-            notes.append(StageNote(OFFLINE_FALLBACK_NOTE, "unusable_output: the reply gave no slot text"))
+        else:  # no usable reply: every slot sentence is code's
+            places = slot_check.slots_of(answer_text.sentences_of(draft))
+            record.slots = SlotAccount(slots=len(places)).to_seed() if places else None
+            if not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
+                notes.append(StageNote(OFFLINE_FALLBACK_NOTE, "unusable_output: the reply gave no slot text"))
         record.answer_source = OFFLINE_FALLBACK
         output = _checked_by_code(
             draft, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
