@@ -125,14 +125,8 @@ async def test_a_lying_composer_never_reaches_the_user(
 
 
 PARAPHRASES = {
-    "en": (
-        "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %.",
-        "HighCPUUsage is firing on payment-service (0.92).",
-    ),
-    "zh": (
-        "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警正在触发，CPU 使用率百分之九十二（0.92）。",
-        "payment-service 的 CPU 为 92 %",
-    ),
+    "en": "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %.",
+    "zh": "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警正在触发，CPU 使用率百分之九十二（0.92）。",
 }
 
 
@@ -141,7 +135,7 @@ async def test_a_valid_paraphrase_passes_unchanged(
     app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI, language: str
 ) -> None:
     _executor(script, language)
-    headline, _finding = PARAPHRASES[language]
+    headline = PARAPHRASES[language]
     script.add("composer", [_composed(headline)])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, _app = await _chat(app_factory, agents, question, language)

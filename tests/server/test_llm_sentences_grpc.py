@@ -83,7 +83,7 @@ def _slot(text: str) -> JSON:
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 @pytest.mark.parametrize("name", ["flipped_state", "invented_cause", "invented_action"])
-async def test_a_false_slot_text_is_refused_by_its_rule_and_code_s_draft_stands(
+async def test_a_false_slot_text_is_refused_by_its_rule_and_code_s_draft_stands(  # noqa: PLR0917 - fixtures and parameters
     app_factory: AppFactory,
     agents: AgentBackend,
     script: s.StageScript,
