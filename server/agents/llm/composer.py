@@ -22,7 +22,9 @@ from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 
-_EXCERPT_CHARS = 240  # a slot's facts stay compact: a small model reads every token
+# a slot's facts stay compact: a small model reads every token
+_EXCERPT_CHARS = 160
+_EXCERPTS = 2  # per claim
 COMPOSER_SCHEMA: JSON = {
     "type": "object",
     "properties": {
@@ -79,18 +81,29 @@ class LLMComposer:
 
 
 def payload(slots: Sequence[Sentence], material: SentenceMaterial, language: str) -> JSON:
-    """What the model is given: per slot its number, kind, facts and code's draft."""
-    return {"language": language, "slots": [_slot(i, s, material) for i, s in enumerate(slots, start=1)]}
+    """What the model is given: per slot its number, kind, facts and code's draft. A slot's facts
+    are its claims' texts and hypotheses, and the first few excerpts of its claims, each excerpt
+    shown once (at the first slot bound to it): the draft already holds the values it states, and
+    a small model reads every token."""
+    shown: set[str] = set()
+    return {
+        "language": language,
+        "slots": [_slot(i, s, material, shown) for i, s in enumerate(slots, start=1)],
+    }
 
 
-def _slot(number: int, sentence: Sentence, material: SentenceMaterial) -> JSON:
+def _slot(number: int, sentence: Sentence, material: SentenceMaterial, shown: set[str]) -> JSON:
     facts: list[str] = []
     for claim_id in sentence.claim_ids:
         claim = material.claims_by_id.get(claim_id)
         if claim is None:
             continue
         facts.append(claim.text)
-        facts.extend(e.text[:_EXCERPT_CHARS] for e in claim.excerpts if e.text and e.text != claim.text)
+        excerpts = [e.text[:_EXCERPT_CHARS] for e in claim.excerpts if e.text and e.text != claim.text]
+        for excerpt in excerpts[:_EXCERPTS]:
+            if excerpt not in shown:
+                shown.add(excerpt)
+                facts.append(excerpt)
     for hypothesis_id in sentence.hypothesis_ids:
         hypothesis = material.hypotheses_by_id.get(hypothesis_id)
         if hypothesis is not None:
