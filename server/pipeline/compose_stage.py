@@ -153,12 +153,12 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
                 record.reject(1, output, result)
             why = "the answer check refused the joined answer" if account.model else account.summary()
             notes.append(StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: {why}"))
-        else:  # no usable reply: every slot sentence is code's
+        else:  # no usable reply (or nothing to rewrite): every slot sentence is code's
             places = slot_check.slots_of(answer_text.sentences_of(draft))
             record.slots = SlotAccount(slots=len(places)).to_seed() if places else None
-            if not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
+            if places and not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
                 notes.append(StageNote(OFFLINE_FALLBACK_NOTE, "unusable_output: the reply gave no slot text"))
-        record.answer_source = OFFLINE_FALLBACK
+        record.answer_source = OFFLINE_FALLBACK if record.slots else COMPOSED_BY_CODE
         output = _checked_by_code(
             draft, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
         )
