@@ -79,9 +79,7 @@ VERDICT: dict[str, Any] = {
     "rationale": "the excerpt states it",
 }
 ANSWER = "payment-service 当前存在 HighCPUUsage 告警（current=92%）。"
-COMPOSED = {
-    "sentences": [{"kind": "headline", "text": ANSWER, "claim_ids": ["claim-1"], "hypothesis_ids": []}]
-}
+COMPOSED = {"sentences": [{"slot": 1, "text": ANSWER}]}  # the model's text for the draft's one slot
 
 
 @pytest.fixture
@@ -128,7 +126,8 @@ async def test_llm_backend_answers_through_the_server(
     assert fake.pending == 0
     by_code = sorted(n.stage for n in trace.stage_notes if n.kind == "by_code")
     assert by_code == ([] if anchor == "none" else ["executor", "planner", "verifier"])
-    assert [n.kind for n in trace.stage_notes if n.stage == "composer"] == []  # the model's answer
+    # the model's answer: its note says who wrote the slot sentences, and no fallback
+    assert [n.kind for n in trace.stage_notes if n.stage == "composer"] == ["composer_slots"]
 
 
 async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -> None:

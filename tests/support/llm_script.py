@@ -3,7 +3,7 @@
 Every stage gets its own model name, so one FakeOpenAI default responder (`StageScript`) can answer
 each request by stage: scripted steps first, then the stage's default. The defaults are a plan, a
 *credulous* Verifier (PASS for every claim: what the code constraints must catch is left to them)
-and a Composer that states each allowed claim in a sentence bound to it. Executor steps are
+and a Composer that writes each slot of code's draft as its first fact. Executor steps are
 scripted by each test; `cite()` answers from the tool results the model really received, so the
 invocation ids are real.
 """
@@ -95,10 +95,24 @@ def credulous_verifier(request: RecordedRequest) -> Step:
 
 
 def stating_composer(request: RecordedRequest) -> Step:
-    """One sentence per allowed claim, its text as written, bound to it; with none allowed, the
-    fixed line saying nothing passed."""
-    claims = [c for c in payload(request).get("allowed_claims", []) if isinstance(c, dict)]
-    return json_reply({"sentences": [stated(c) for c in claims] or [fixed("rejected")]})
+    """Each slot's first fact as its text: the model's own sentence for every slot (it differs from
+    code's draft, and holds the slot's names and values)."""
+    return json_reply({"sentences": [slot_text(s["slot"], s["facts"][0]) for s in slots(request)]})
+
+
+def copying_composer(request: RecordedRequest) -> Step:
+    """Each slot's draft as its text: a copy, which is code's sentence."""
+    return json_reply({"sentences": [slot_text(s["slot"], s["draft"]) for s in slots(request)]})
+
+
+def slots(request: RecordedRequest) -> list[JSON]:
+    """The slots the Composer was asked to rewrite."""
+    return [s for s in payload(request).get("slots", []) if isinstance(s, dict)]
+
+
+def slot_text(slot: int, text: str) -> JSON:
+    """One slot's text in a Composer's reply."""
+    return {"slot": slot, "text": text}
 
 
 def stated(claim: JSON) -> JSON:
