@@ -5,10 +5,11 @@ facts (not a fixed line), and the model's text for it keeps the draft's kind and
 check refuses what the bound claims do not hold; it cannot refuse a sentence that holds nothing at
 all ("monitoring is a journey" states no fact to refuse). So a slot's text must also:
 
-- carry the slot's facts: at least one of the draft's key terms (its names and values: a word with
-  a digit, a hyphen, an underscore, a dot or an inner capital), or, for a draft without any, one of
-  its content words (Chinese: a two-character run) — a reply that shares nothing with what the slot
-  states says something else;
+- keep the slot's facts: every one of the draft's key terms (its names and values: a word with a
+  digit, a hyphen, an underscore, a dot or an inner capital), or, for a draft without any, one of
+  its content words (Chinese: a two-character run). The model rewrites the words around the facts;
+  a text that drops one (quotes another line of the same claim, leaves a value out) would lose what
+  code's sentence said, and one that shares nothing with the slot says something else;
 - be in the answer's language: Chinese text for `zh`; for `en`, no Chinese character that the draft
   lacks.
 
@@ -28,7 +29,7 @@ SLOT_FACTS = "slot.facts@1"
 SLOT_LANGUAGE = "slot.language@1"
 SLOT_MISSING = "slot.missing@1"
 RULES: dict[str, str] = {
-    SLOT_FACTS: "a slot sentence that holds none of its draft's names, values or content words",
+    SLOT_FACTS: "a slot sentence that leaves out a name or value of its draft, or shares no word with it",
     SLOT_LANGUAGE: "a slot sentence not in the answer's language",
     SLOT_MISSING: "the reply gave no text for the slot",
 }
@@ -88,8 +89,9 @@ def violations(text: str, draft_text: str, language: str) -> list[tuple[str, str
     lowered = normalize(text)
     terms = key_terms(draft_text)
     if terms:
-        if not any(term in lowered for term in terms):
-            found.append((SLOT_FACTS, ", ".join(sorted(terms))[:80]))
+        left_out = sorted(term for term in terms if term not in lowered)
+        if left_out:
+            found.append((SLOT_FACTS, ", ".join(left_out)[:80]))
     else:
         content = _content(draft_text)
         if content and not any(word in lowered for word in content):

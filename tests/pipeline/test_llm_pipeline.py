@@ -59,7 +59,8 @@ async def test_passing_session(
 
     assert result.status == "SUCCESS" and result.verdict is not None
     assert result.verdict["verdict"] == "PASS"
-    assert result.answer == f"{s.CPU_CLAIM} [1]"  # the claim as written, its citation marker added
+    # code's draft as the scripted model reworded it, every name and value kept, its marker added
+    assert result.answer == f"{s.reworded(s.CPU_DRAFT)} [1]"
     (binding,) = trace.rounds[0].executor_output["claims"][0]["evidence_bindings"]  # type: ignore[index]
     assert binding["source_invocation_id"] == trace.invocations[0].id
     assert trace.session.meta is not None and trace.session.meta["agent_backend"] == "llm"

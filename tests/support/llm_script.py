@@ -11,6 +11,7 @@ invocation ids are real.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -38,6 +39,8 @@ PLAN: JSON = {
 HIGH_CPU_ARGS: JSON = {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"}
 HIKARI_ARGS: JSON = {"service": "inventory-service", "keyword": "HikariCP"}
 CPU_CLAIM = "payment-service 当前存在 HighCPUUsage 告警，CPU 使用率为 92%。"
+# the offline Composer's sentence for the alert CPU_CLAIM states
+CPU_DRAFT = "是的，payment-service 的 HighCPUUsage 告警正在触发（状态 firing，当前 92%，持续 25m）。"
 
 
 def settings(base_url: str, **overrides: Any) -> LLMSettings:
@@ -95,9 +98,14 @@ def credulous_verifier(request: RecordedRequest) -> Step:
 
 
 def stating_composer(request: RecordedRequest) -> Step:
-    """Each slot's first fact as its text: the model's own sentence for every slot (it differs from
-    code's draft, and holds the slot's names and values)."""
-    return json_reply({"sentences": [slot_text(s["slot"], s["facts"][0]) for s in slots(request)]})
+    """Each slot's draft reworded: the model's own sentence for every slot (it differs from code's
+    draft, and keeps the draft's names and values)."""
+    return json_reply({"sentences": [slot_text(s["slot"], reworded(s["draft"])) for s in slots(request)]})
+
+
+def reworded(draft: str) -> str:
+    """A draft sentence as a model might reword it, every name and value kept."""
+    return f"简言之，{draft}" if re.search(r"[\u4e00-\u9fff]", draft) else f"In short, {draft}"
 
 
 def copying_composer(request: RecordedRequest) -> Step:

@@ -46,7 +46,7 @@ MATERIAL = SentenceMaterial(
 DRAFT_HEADLINE = (
     "Yes. The HighCPUUsage alert of payment-service is firing at 92% (for 25m, severity critical)."
 )
-HEADLINE = "payment-service has the HighCPUUsage alert firing at 92%."
+HEADLINE = "payment-service has had the HighCPUUsage alert firing at 92% for 25m, severity critical."
 HEDGED = "A traffic spike may explain the CPU load; this is unconfirmed."
 
 
