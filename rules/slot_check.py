@@ -89,7 +89,8 @@ def violations(text: str, draft_text: str, language: str) -> list[tuple[str, str
     lowered = normalize(text)
     terms = key_terms(draft_text)
     if terms:
-        left_out = sorted(term for term in terms if term not in lowered)
+        spaced_out = "".join(lowered.split())  # "92 %" keeps 92%
+        left_out = sorted(term for term in terms if term not in lowered and term not in spaced_out)
         if left_out:
             found.append((SLOT_FACTS, ", ".join(left_out)[:80]))
     else:

@@ -125,8 +125,8 @@ async def test_a_lying_composer_never_reaches_the_user(
 
 
 PARAPHRASES = {
-    "en": "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %.",
-    "zh": "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警正在触发，CPU 使用率百分之九十二（0.92）。",
+    "en": "Yes: payment-service has had a HighCPUUsage alert firing for 25m, with CPU at 92 %.",
+    "zh": "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警已触发 25m，CPU 使用率百分之九十二（0.92）。",
 }
 
 

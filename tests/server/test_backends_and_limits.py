@@ -78,7 +78,12 @@ VERDICT: dict[str, Any] = {
     "facts_checked": [],
     "rationale": "the excerpt states it",
 }
-ANSWER = "payment-service 当前存在 HighCPUUsage 告警（current=92%）。"
+# code's draft reworded, every name and value kept (a slot text that drops one is refused)
+ANSWER = (
+    "payment-service 的 HighCPUUsage 告警在触发（当前 92%，阈值 80%，持续 25m，级别 critical，"
+    '开始于 2026-07-08 23:05:00）："CPU usage above 80% for more than 5 minutes"'
+    '（pod "payment-service-7d9f8b6c4-x2k9p"）。'
+)
 COMPOSED = {"sentences": [{"slot": 1, "text": ANSWER}]}  # the model's text for the draft's one slot
 
 

@@ -34,8 +34,8 @@ QUESTION = {
 }
 CLAIM = {"zh": s.CPU_CLAIM, "en": "payment-service has a firing HighCPUUsage alert; CPU usage is 92%."}
 HEADLINE = {
-    "zh": "是的，payment-service 的 HighCPUUsage 告警正在触发，CPU 使用率为 92%。",
-    "en": "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92%.",
+    "zh": "是的，payment-service 的 HighCPUUsage 告警已触发 25m，CPU 使用率为 92%。",
+    "en": "Yes: payment-service has had a HighCPUUsage alert firing for 25m, with CPU at 92%.",
 }
 # false sentences that add no number or identifier the session lacks → the rule that refuses each
 FALSE: dict[str, dict[str, tuple[str, str]]] = {
