@@ -11,10 +11,14 @@ tests/worlds/judge.py, the same judge as the worlds' tests), three contestants a
             fallbacks earned;
   model     every stage (or the stages `--mix` names) on the endpoint of `--base-url`, if given.
 
-Per contestant and world it prints: correct; correct with no stage fallback and an answer the
-Composer wrote ("model-authored": what the model earned itself; for the offline agents every
-answer is theirs); correct with the evidence of a call the model made quoted by code (its planned
-calls, or those it added where code's evidence ranked low); FAILED sessions; answers with an
+Per contestant and world it prints: correct; "model-authored": correct with no stage fallback
+and every slot sentence of the answer written by the model (the LLM Composer rewrites code's
+draft slot by slot; a slot text counts as the model's only if it passed the sentence check and
+the slot checks, its facts and its language, and differs from code's draft after case and
+whitespace: a copy of the draft is code's; for the offline agents every answer is theirs); the
+model-written share of the slot sentences, and the answers with at least one model-written
+sentence; correct with the evidence of a call the model made quoted by code (its planned calls,
+or those it added where code's evidence ranked low); FAILED sessions; answers with an
 unsupported fact, an over-statement, a placeholder not in any tool result, or "could not check"
 said as "nothing found" (the judge's counters, which are 0 for code); stage fallbacks per stage
 and why; seconds and tokens per stage.

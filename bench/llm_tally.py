@@ -23,8 +23,8 @@ from tests.worlds import judge
 JSON = dict[str, Any]
 STAGES = ("planner", "executor", "verifier", "composer")
 _PLACEHOLDER = re.compile(r"<[a-z][a-z _,'-]{2,60}>")
-# the Composer wrote the answer (not the offline Composer, not code)
-_MODEL_SOURCES = frozenset({"composer", "composer_retry"})
+# the model wrote every slot sentence of the answer (not code's draft, not the offline Composer)
+_MODEL_SOURCES = frozenset({"composer"})
 
 
 class TokenCounter(logging.Handler):
@@ -73,7 +73,11 @@ class Tally:
     sessions: int = 0
     asked: set[str] = field(default_factory=set)
     correct: set[str] = field(default_factory=set)
-    authored: set[str] = field(default_factory=set)  # correct, no stage fallback, Composer-written
+    # correct, no stage fallback, and every slot sentence of the answer written by the model
+    authored: set[str] = field(default_factory=set)
+    slots: int = 0  # slot sentences of the answers the model's Composer was asked to rewrite
+    model_sentences: int = 0  # of those, the model's: passed the check and differ from code's draft
+    with_model_sentence: int = 0  # answers with at least one model-written sentence
     # correct, with evidence of a call the model made (planned or added) quoted by code
     assisted: set[str] = field(default_factory=set)
     model_calls: int = 0  # sessions where the model added calls after code's evidence ranked low
@@ -133,7 +137,12 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
     tally.disagreements += sum(n.get("kind") == VERIFIER_DISAGREEMENT for n in notes)
     tally.model_calls += any(n.get("kind") == MODEL_ADDED_CALLS for n in notes)
     quoted = any(n.get("kind") == MODEL_CALLS_QUOTED for n in notes)
-    source = (extras.get("answer_check") or {}).get("answer_source")
+    check = extras.get("answer_check") or {}
+    source = check.get("answer_source")
+    slots = check.get("slots") or {}
+    tally.slots += int(slots.get("slots") or 0)
+    tally.model_sentences += int(slots.get("model_sentences") or 0)
+    tally.with_model_sentence += bool(slots.get("model_sentences"))
     # model-authored: every model stage wrote its own output (no fallback, no hand-over to code)
     authored = (
         bool(llm_stages)
@@ -159,6 +168,8 @@ def account(tally: Tally, judged: judge.Judgement, trace: TraceRecord, llm_stage
     flags += ["by code:" + ",".join(handed)] if handed else []
     flags += ["model's calls quoted"] if quoted else []
     flags += [f"answer by {source}"] if source and source not in _MODEL_SOURCES else []
+    if slots:
+        flags += [f"model sentences {slots.get('model_sentences', 0)}/{slots.get('slots', 0)}"]
     line = f"{'ok ' if judged.correct else 'BAD'} {trace.session.status:<7} {elapsed:6.1f}s {' '.join(flags)}"
     tally.lines[q.id] = line
     return line
@@ -180,6 +191,8 @@ def _print_tally(name: str, t: Tally) -> None:
         f"    FAILED {t.failed}; unsupported {t.unsupported}, over-statements {t.overstated}, "
         f"placeholders {t.placeholder}, could-not-check said as nothing found {t.unchecked_as_nothing}"
     )
+    if t.slots:
+        print(f"    model-written sentences: {model_written(t)}")
     if t.session_seconds:
         ordered = sorted(t.session_seconds)
         print(
@@ -203,6 +216,15 @@ def _print_tally(name: str, t: Tally) -> None:
                 f"{t.tokens.estimated[stage] / calls:.0f}/call, "
                 f"{t.tokens.new[stage] / calls:.0f} after the shared prefix)"
             )
+
+
+def model_written(t: Tally) -> str:
+    """The model's share of the slot sentences, and how many answers hold at least one of its."""
+    share = f"{100 * t.model_sentences / t.slots:.0f}%" if t.slots else "-"
+    return (
+        f"{t.model_sentences} of {t.slots} slot sentences ({share}); "
+        f"answers with >=1 model sentence {t.with_model_sentence}/{t.sessions}"
+    )
 
 
 def _stage_figures(world: str, name: str, t: Tally, sample: str, cache: str) -> list[figures.Figure]:
@@ -251,6 +273,14 @@ def report(world: str, tallies: dict[str, Tally], cache: str = "-") -> list[figu
                 sample,
             )
         )
+        if name != "offline":
+            found.append(
+                figures.Figure(
+                    f"bench_llm {world}, {name}: model-written slot sentences; answers with >=1",
+                    model_written(t),
+                    sample,
+                )
+            )
         if name == "model":
             found += _stage_figures(world, name, t, sample, cache)
     offline = tallies["offline"]
@@ -287,6 +317,9 @@ def raw(world: str, tallies: dict[str, Tally]) -> JSON:
                 "fallbacks": {f"{stage} ({why})": c for (stage, why), c in t.fallbacks.items()},
                 "by_code": dict(t.by_code),
                 "disagreements": t.disagreements,
+                "slot_sentences": t.slots,
+                "model_sentences": t.model_sentences,
+                "answers_with_model_sentence": t.with_model_sentence,
             }
             for name, t in tallies.items()
         },

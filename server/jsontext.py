@@ -13,10 +13,11 @@ _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 
 
 def find_json_object(text: str) -> JSON | None:
-    """The whole text if it is a JSON object, else a fenced block that is, else the first balanced
-    `{...}` block that parses; None when there is none."""
+    """The whole text if it is a JSON object (or one whose last closing brackets are missing), else
+    a fenced block that is, else the first balanced `{...}` block that parses; None when there is
+    none."""
     stripped = text.strip()
-    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(stripped))]
+    candidates = [stripped, closed(stripped), *(m.group(1).strip() for m in _FENCE.finditer(stripped))]
     for candidate in candidates:
         value = _loads_object(candidate)
         if value is not None:
@@ -64,3 +65,28 @@ def _balanced_blocks(text: str) -> Iterator[str]:
                     yield text[start : i + 1]
                     break
         start = text.find("{", start + 1)
+
+
+def closed(text: str) -> str:
+    """`text` with the closing brackets it lacks at its end appended, when it stops right after a
+    complete value with only brackets left open (a small model often ends `{"a": [1, 2]` there);
+    otherwise `text` as it is."""
+    opened: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            opened.append("}" if ch == "{" else "]")
+        elif ch in "}]" and (not opened or opened.pop() != ch):
+            return text
+    if in_string or not opened or not text.endswith(("}", "]", '"')):
+        return text
+    return text + "".join(reversed(opened))

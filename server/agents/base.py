@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from evigate.rules.errors import EvigateError
-from evigate.rules.sentence_types import SentenceMaterial
+from evigate.rules.sentence_types import Sentence, SentenceMaterial
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolBox, ToolCallResult
 
@@ -44,6 +44,8 @@ class StageNote:
 
 
 OFFLINE_FALLBACK = "offline_fallback"
+# Who wrote the slot sentences of an answer the LLM Composer rewrote (server.pipeline.compose_slots).
+COMPOSER_SLOTS = "composer_slots"
 # An LLM stage that code handled because code is strong there (server.agents.llm.routing).
 BY_CODE = "by_code"
 # The verifier_input key saying who wrote the round's claims: "code" or "model".
@@ -133,6 +135,23 @@ class SentenceComposer(Protocol):
     ) -> StageOutput: ...
 
 
+@runtime_checkable
+class SlotComposer(Protocol):
+    """A Composer that rewrites code's draft slot by slot (the LLM Composer): given the draft's
+    sentences that state facts, it returns `{"texts": [...]}`, one text per slot, each to be held
+    to its slot's kind and ids (server.pipeline.compose_slots)."""
+
+    async def compose(self, composer_input: JSON, deadline: Deadline) -> StageOutput: ...
+
+    async def rewrite(
+        self,
+        composer_input: JSON,
+        slots: Sequence[Sentence],
+        material: SentenceMaterial,
+        deadline: Deadline,
+    ) -> StageOutput: ...
+
+
 @dataclass(frozen=True)
 class AgentBackend:
     """One backend's four stages."""
@@ -142,8 +161,9 @@ class AgentBackend:
     executor: Executor
     verifier: Verifier
     composer: Composer
-    # The Composer that writes the answer by code from the allowed material: the pipeline's answer
-    # when this backend's Composer is refused twice. None: `composer` writes by code itself (the
+    # The Composer that writes the answer by code from the allowed material: the draft a
+    # SlotComposer rewrites, and the answer when this backend's Composer is refused. None:
+    # `composer` writes by code itself (the
     # offline backend), so a refusal is not asked again.
     fallback_composer: Composer | None = None
     # Releases what the backend holds (the llm backend's HTTP client); None when there is nothing.

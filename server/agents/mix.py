@@ -13,7 +13,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 
-from evigate.rules.sentence_types import SentenceMaterial
+from evigate.rules.sentence_types import Sentence, SentenceMaterial
 from evigate.server.agents.base import (
     JSON,
     OFFLINE_FALLBACK,
@@ -25,6 +25,7 @@ from evigate.server.agents.base import (
     Planner,
     SentenceComposer,
     Skill,
+    SlotComposer,
     StageNote,
     StageOutput,
     UnusableOutputError,
@@ -119,8 +120,8 @@ class FallbackVerifier:
 
 
 class FallbackComposer:
-    """Only an endpoint failure falls back here: an unusable answer is the Composer stage's to
-    retry and, failing that, to compose by code (server.pipeline.compose_stage)."""
+    """Only an endpoint failure falls back here: an unusable reply is the Composer stage's to
+    replace with code's draft (server.pipeline.compose_slots)."""
 
     def __init__(self, llm: Composer, offline: Composer) -> None:
         self._llm, self._offline = llm, offline
@@ -136,6 +137,21 @@ class FallbackComposer:
         except LLMUnavailableError as error:
             note = _note("composer", error)
             return _with(await _written(self._offline, composer_input, deadline, material), note)
+
+    async def rewrite(
+        self,
+        composer_input: JSON,
+        slots: Sequence[Sentence],
+        material: SentenceMaterial,
+        deadline: Deadline,
+    ) -> StageOutput:
+        """The model's slot texts; with the endpoint down, none (code's draft stands), noted."""
+        if not isinstance(self._llm, SlotComposer):
+            raise UnusableOutputError("composer: the model's Composer writes no slots")
+        try:
+            return await self._llm.rewrite(composer_input, slots, material, deadline)
+        except LLMUnavailableError as error:
+            return StageOutput({"texts": []}, None, (_note("composer", error),))
 
 
 async def _written(

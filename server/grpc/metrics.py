@@ -127,8 +127,8 @@ class Metrics:
             self.verdicts.labels(str(data.get("verdict", "?"))).inc()
 
     def observe_answer_check(self, record: Any) -> None:
-        """Each refused Composer output counts once per rule it broke; each refused sentence once
-        per rule it broke."""
+        """Each refused Composer output counts once per rule it broke; each refused sentence (and
+        each refused slot sentence of the model's) once per rule it broke."""
         if not isinstance(record, dict):
             return
         for rejection in record.get("rejections") or []:
@@ -145,6 +145,12 @@ class Metrics:
                 }
                 for rule, _ in sorted(refused):
                     self.refused_sentences.labels(rule).inc()
+        slots = record.get("slots")
+        for refused_slot in (slots.get("refused_slots") or []) if isinstance(slots, dict) else []:
+            for rule in (
+                dict.fromkeys(refused_slot.get("rules") or []) if isinstance(refused_slot, dict) else ()
+            ):
+                self.refused_sentences.labels(str(rule)).inc()
 
     def set_job_stats(self, pending: int, running: int, failed: int, done: int, oldest: float) -> None:
         for state, value in (("pending", pending), ("running", running), ("failed", failed), ("done", done)):

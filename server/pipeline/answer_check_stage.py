@@ -2,9 +2,9 @@
 that the allowed material lacks.
 
 The Composer's output, after the answer guard, is checked before it is stored or sent. A rejected
-output is recorded with its violations; the Composer gets one retry that names them; if that fails
-too, the answer is composed by code from the allowed material (the offline composer), in the
-user's language. The verdict never rises.
+output is recorded with its violations, and the answer is composed by code from the allowed
+material (the offline composer), in the user's language; a slot the model rewrote is refused alone
+(server.pipeline.compose_slots). The verdict never rises.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from evigate.storage.records import InvocationRecord
 
 JSON = dict[str, Any]
 COMPOSER = "composer"
-COMPOSER_RETRY = "composer_retry"
+COMPOSER_AND_CODE = "composer_and_code"  # the model wrote some slot sentences, code's draft the rest
 OFFLINE_FALLBACK = "offline_fallback"
 COMPOSED_BY_CODE = "composed_by_code"  # no allowed claim: nothing for a model to write
 
@@ -86,23 +86,14 @@ def grounded_input(composer_input: JSON, answer_material: AnswerMaterial) -> JSO
     return {**composer_input, "missing_info": missing, "recommended_actions": actions}
 
 
-def retry_input(
-    composer_input: JSON, rejected: JSON, result: answer_check.AnswerCheckResult | SentenceCheckResult
-) -> JSON:
-    """What the Composer's retry is told: its rejected output and each violation (a refused
-    sentence's as `sentences[i]`, with the sentence's text)."""
-    return {
-        **composer_input,
-        "answer_check": {"rejected_output": rejected, "violations": result.to_seed()},
-    }
-
-
 @dataclass
 class AnswerCheckRecord:
     """The attempts the check refused, and which attempt became the answer."""
 
     rejections: list[JSON] = field(default_factory=list)
     answer_source: str = COMPOSER
+    # who wrote the slot sentences (server.pipeline.compose_slots.SlotAccount), when the model rewrote
+    slots: JSON | None = None
 
     def reject(
         self, attempt: int, output: JSON, result: answer_check.AnswerCheckResult | SentenceCheckResult
@@ -112,7 +103,10 @@ class AnswerCheckRecord:
         )
 
     def to_seed(self) -> JSON:
-        return {"answer_source": self.answer_source, "rejections": self.rejections}
+        seed: JSON = {"answer_source": self.answer_source, "rejections": self.rejections}
+        if self.slots is not None:
+            seed["slots"] = self.slots
+        return seed
 
     def rules(self) -> list[str]:
         """The rule ids of every rejection, once per attempt."""
@@ -141,11 +135,10 @@ def strip_unsupported(output: JSON, answer_material: AnswerMaterial, fallback_te
 __all__ = [
     "COMPOSED_BY_CODE",
     "COMPOSER",
-    "COMPOSER_RETRY",
+    "COMPOSER_AND_CODE",
     "OFFLINE_FALLBACK",
     "AnswerCheckRecord",
     "grounded_input",
     "material_for",
-    "retry_input",
     "strip_unsupported",
 ]

@@ -1,10 +1,15 @@
-"""The Composer stage: compose, guard, check; retry once naming the violations; else compose by
-code from the allowed material. Whatever is returned has passed the answer check.
+"""The Composer stage: compose, guard, check; else compose by code from the allowed material.
+Whatever is returned has passed the answer check.
 
-An answer with sentences (every offline answer, and a model's that keeps the contract) is checked
-sentence by sentence against each sentence's own claims (rules.sentence_check); the refused
-sentences, with their rules, are what the retry is told and what the trace keeps. An answer of plain
-text only is held to the token check (rules.answer_check) alone.
+An answer with sentences (every offline answer, and every model's) is checked sentence by sentence
+against each sentence's own claims (rules.sentence_check). An answer of plain text only is held to
+the token check (rules.answer_check) alone.
+
+A Composer that rewrites code's draft slot by slot (`SlotComposer`: the LLM Composer) is asked
+once: code drafts the answer (the backend's `fallback_composer`), the model gives one text per
+slot, each is kept or replaced by code's draft for that slot (server.pipeline.compose_slots), and
+the joined answer is checked as a whole; if that fails, code's draft is the answer. The answer check
+record says how many slot sentences the model wrote and why each refused one was refused.
 
 The Composer that writes by code comes with the agent backend (`AgentBackend.fallback_composer`);
 a backend whose own Composer writes by code has none, and is neither asked again nor noted as
@@ -14,18 +19,20 @@ sentence check's material (`SentenceComposer`) is given it."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evigate.rules import answer_check, answer_text, sentence_check
+from evigate.rules import answer_check, answer_text, sentence_check, slot_check
 from evigate.rules.answer_check import AnswerMaterial
 from evigate.rules.enums import ClaimType
 from evigate.rules.sentence_types import Sentence, SentenceCheckResult, SentenceMaterial, SentenceViolation
 from evigate.server.agents.base import (
     BY_CODE,
+    COMPOSER_SLOTS,
     Composer,
     SentenceComposer,
+    SlotComposer,
     StageNote,
     StageOutput,
     UnusableOutputError,
@@ -35,12 +42,13 @@ from evigate.server.deadline import Deadline
 from evigate.server.pipeline import answer_guard
 from evigate.server.pipeline.answer_check_stage import (
     COMPOSED_BY_CODE,
-    COMPOSER_RETRY,
+    COMPOSER,
+    COMPOSER_AND_CODE,
     OFFLINE_FALLBACK,
     AnswerCheckRecord,
-    retry_input,
     strip_unsupported,
 )
+from evigate.server.pipeline.compose_slots import SlotAccount, assemble
 
 JSON = dict[str, Any]
 StageOf = Callable[[str], contextlib.AbstractContextManager[None]]
@@ -120,6 +128,42 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         handed = (StageNote(BY_CODE, why),) if fallback is not None else ()
         return ComposedAnswer(checked, findings, lowered, record, None, handed)
 
+    if isinstance(composer, SlotComposer) and fallback is not None and sentence_material is not None:
+        with stage_of("composer"):
+            draft = (await write(fallback, composer_input)).data
+        slotted = await _slots(composer, composer_input, draft, sentence_material, deadline, stage_of)
+        notes.extend(slotted.notes)
+        texts = slotted.data.get("texts") or []
+        if texts:
+            sentences, account = assemble(
+                answer_text.sentences_of(draft), texts, sentence_material, answer_material.forbidden
+            )
+            record.slots = account.to_seed()
+            if account.model:
+                actions = draft.get("recommended_actions") or []
+                output, result = guarded_and_checked(
+                    answer_text.output(sentences, claim_ids, language, actions)
+                )
+                if result.ok:
+                    record.answer_source = COMPOSER if account.code == 0 else COMPOSER_AND_CODE
+                    notes.append(StageNote(COMPOSER_SLOTS, account.summary()))
+                    return ComposedAnswer(
+                        output, findings, lowered, record, slotted.prompt_version, tuple(notes)
+                    )
+                record.reject(1, output, result)
+            why = "the answer check refused the joined answer" if account.model else account.summary()
+            notes.append(StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: {why}"))
+        else:  # no usable reply (or nothing to rewrite): every slot sentence is code's
+            places = slot_check.slots_of(answer_text.sentences_of(draft))
+            record.slots = SlotAccount(slots=len(places)).to_seed() if places else None
+            if places and not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
+                notes.append(StageNote(OFFLINE_FALLBACK_NOTE, "unusable_output: the reply gave no slot text"))
+        record.answer_source = OFFLINE_FALLBACK if record.slots else COMPOSED_BY_CODE
+        output = _checked_by_code(
+            draft, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
+        )
+        return ComposedAnswer(output, findings, lowered, record, slotted.prompt_version, tuple(notes))
+
     version: str | None = None
     try:
         with stage_of("composer"):
@@ -133,18 +177,6 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         if result.ok:
             return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
     record.reject(1, output, result)
-
-    if fallback is not None:  # a Composer that writes by code would write the same again
-        retry = retry_input(composer_input, output, result)
-        again = await _ask_again(write, composer, retry, stage_of, record)
-        if again is not None:
-            version = again.prompt_version
-            notes.extend(again.notes)
-            output, result = guarded_and_checked(again.data)
-            if result.ok:
-                record.answer_source = COMPOSER_RETRY
-                return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
-            record.reject(2, output, result)
 
     record.answer_source = OFFLINE_FALLBACK
     if fallback is not None:
@@ -160,22 +192,28 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
     return ComposedAnswer(output, findings, lowered, record, version, tuple(notes))
 
 
-async def _ask_again(
-    write: Callable[[Composer, JSON], Awaitable[StageOutput]],
-    composer: Composer,
-    retry: JSON,
+async def _slots(  # noqa: PLR0917 - the Composer, its input, the draft and what checks it
+    composer: SlotComposer,
+    composer_input: JSON,
+    draft: JSON,
+    material: SentenceMaterial,
+    deadline: Deadline,
     stage_of: StageOf,
-    record: AnswerCheckRecord,
-) -> StageOutput | None:
-    """The retry's reply, or None: a retry that fails in any way (endpoint down, bad reply) leaves
-    the fallback, and an unusable (e.g. empty) reply is recorded as refused like the first."""
-    with contextlib.suppress(Exception):
-        try:
-            with stage_of("composer"):
-                return await write(composer, retry)
-        except UnusableOutputError as error:
-            record.reject(2, *_unusable(error))
-    return None
+) -> StageOutput:
+    """The model's one reply of slot texts; an unusable reply (no slot text, not JSON) is none,
+    with the fallback noted. Endpoint errors are the Composer's to note (server.agents.mix)."""
+    draft_sentences = answer_text.sentences_of(draft)
+    slots = [draft_sentences[i] for i in slot_check.slots_of(draft_sentences)]
+    if not slots:
+        return StageOutput({"texts": []}, None, (StageNote(BY_CODE, "the draft has no sentence to rewrite"),))
+    try:
+        with stage_of("composer"):
+            return await composer.rewrite(composer_input, slots, material, deadline)
+    except UnusableOutputError as error:
+        note = StageNote(
+            OFFLINE_FALLBACK_NOTE, f"unusable_output: {type(error).__name__}: {str(error)[:300]}"
+        )
+        return StageOutput({"texts": []}, None, (note,))
 
 
 def _with_echoes(

@@ -76,6 +76,9 @@ def test_bench_llm_tells_the_model_from_its_fallbacks(tmp_path: Path) -> None:
     assert "null: correct 1/1, model-authored 0" in out
     assert "model: correct 1/1, model-authored 0" in out  # the fallbacks' answer is not the model's
     assert "model over offline: recovered 0 of 0 offline misses, lost 0" in out
+    # nonsense writes no sentence of the answer: every slot sentence is code's draft
+    null = out.split("  null: ", 1)[1].split("  model: ", 1)[0]
+    assert "model-written sentences: 0 of " in null and "answers with >=1 model sentence 0/1" in null
     model = out.split("  model: ", 1)[1]
     assert "FAILED 0; unsupported 0, over-statements 0, placeholders 0" in model
     assert "after the shared prefix)" in model  # the client's estimate of what a caching server reads

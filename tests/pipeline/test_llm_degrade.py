@@ -287,7 +287,7 @@ async def test_offline_planner_and_executor_with_llm_verifier_and_composer(
     assert _stages(fake) == ["verifier", "composer"]
     meta = trace.session.meta or {}
     assert meta["agent_backend"] == "mixed" and meta["stage_backends"] == backends
-    assert _notes(trace) == []
+    assert _notes(trace) == [("composer", "composer_slots")]  # who wrote the sentences, no fallback
 
 
 async def test_no_allowed_claim_is_composed_by_code_without_the_model(
@@ -396,3 +396,29 @@ async def test_an_answer_of_absences_only_is_composed_by_code_without_the_model(
     [note] = [n for n in (trace.session.extras or {})["stage_notes"] if n["stage"] == "composer"]
     assert note["kind"] == "by_code" and "found nothing" in note["detail"]
     assert "当前查询未检索到 inventory-service 的 HikariCP" in result.answer
+
+
+NONSENSE = "Monitoring is a journey rather than a destination, and every service has its seasons."
+
+
+def _nonsense_for_every_slot(request: RecordedRequest) -> Step:
+    return json_reply({"sentences": [s.slot_text(slot["slot"], NONSENSE) for slot in s.slots(request)]})
+
+
+async def test_nonsense_in_the_reply_s_shape_earns_the_model_no_sentence(
+    db: Database, build_pipeline: BuildPipeline, fake: FakeOpenAI
+) -> None:
+    """A null model that keeps the reply's shape: every slot text passes the token check (it states
+    no number, name or cause) but carries none of its slot's facts, so each is refused and the
+    answer is code's draft, in one Composer request."""
+    fake.default = _nonsense_for_every_slot
+    backends = {"planner": "offline", "executor": "offline", "verifier": "offline", "composer": "llm"}
+    result, trace = await _run(build_pipeline, build_agents(backends, s.settings(fake.base_url)), db)
+
+    assert result.status == "SUCCESS" and NONSENSE not in result.answer
+    assert _stages(fake) == ["composer"]
+    check = (trace.session.extras or {})["answer_check"]
+    assert check["answer_source"] == "offline_fallback"
+    assert check["slots"]["slots"] > 0 and check["slots"]["model_sentences"] == 0
+    assert all("slot.facts@1" in refused["rules"] for refused in check["slots"]["refused_slots"])
+    assert ("composer", "offline_fallback") in _notes(trace)

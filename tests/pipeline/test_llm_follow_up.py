@@ -45,5 +45,5 @@ async def test_the_model_s_term_finds_what_code_s_missed_and_code_quotes_it(
     assert {("executor", "model_asked"), ("executor", "model_calls_quoted"), ("executor", "by_code")} <= notes
     assert not [n for n in notes if n[1] in ("offline_fallback", "model_unused")]
     [follow_up] = [r for r in fake.requests if r.model == "planner"]
-    assert "Python traceback" in follow_up.text() and "calls_run" in follow_up.text()
+    assert follow_up.messages[-1]["content"] == "Is there a Python traceback in gateway's logs?"
     assert ("query_logs", ADDED) in [(i.tool_name, i.arguments) for i in trace.invocations]

@@ -61,14 +61,15 @@ LIES: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
-def _composed(answer: str, summary: str | None = None) -> Responder:
-    return json_reply(
-        {
-            "answer_summary": summary if summary is not None else answer,
-            "recommended_actions": [],
-            "user_facing_answer": answer,
-        }
-    )
+def _composed(answer: str) -> Responder:
+    """The model's reply: `answer` as the text of the draft's first slot (the headline)."""
+    return json_reply({"sentences": [s.slot_text(1, answer)]})
+
+
+def _fell_back(trace: Any) -> str:
+    """The one fallback note of the Composer (why code's draft is the answer)."""
+    (note,) = [n.detail for n in trace.stage_notes if n.stage == "composer" and n.kind == "offline_fallback"]
+    return str(note)
 
 
 async def _chat(
@@ -99,7 +100,7 @@ async def test_a_lying_composer_never_reaches_the_user(
 ) -> None:
     text, token = LIES[language][lie]
     _executor(script, language)
-    script.add("composer", [_composed(text), _composed(text)])  # the retry lies again
+    script.add("composer", [_composed(text)])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, app = await _chat(app_factory, agents, question, language)
 
@@ -107,66 +108,25 @@ async def test_a_lying_composer_never_reaches_the_user(
     assert reply.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS  # the verdict does not rise or fall
     shown = f"{reply.answer} {reply.composer_output.answer_summary}"
     assert token not in shown and text not in shown
-    # composed by code from the allowed claim: every sentence bound to it or a fixed line
+    # code's draft from the allowed claim: every sentence bound to it or a fixed line
     assert "92%" in reply.answer and reply.answer_sentences
     assert all(list(x.claim_ids) == ["claim-1"] or x.fixed_line for x in reply.answer_sentences)
-    assert trace.answer_source == "offline_fallback"
-    assert [r.attempt for r in trace.answer_check_rejections] == [1, 2]
-    assert all(r.composer_output.user_facing_answer == text for r in trace.answer_check_rejections)
+    assert trace.answer_source == "offline_fallback" and not trace.answer_check_rejections
     assert trace.session.answer == reply.answer
-    final_round = trace.rounds[-1]
-    assert final_round.verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
-    shown_by_cli = render.trace(trace)  # `evigate trace`: the refused text and why, never as the answer
-    assert text in shown_by_cli and "answer source: offline_fallback" in shown_by_cli
-    assert shown_by_cli.rstrip().endswith(reply.answer)
-    rejected_rules = {v.rule_id for v in trace.answer_check_rejections[0].violations}
-    assert all(rule in shown_by_cli for rule in rejected_rules)
-    for rule in rejected_rules:  # each refused output counts once per rule it broke
-        counted = app.metrics.registry.get_sample_value(
-            "evigate_answer_check_rejections_total", {"rule": rule}
-        )
-        assert counted == 2
-
-
-async def test_the_retry_is_told_the_violations_and_may_correct_itself(
-    app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI
-) -> None:
-    _executor(script, "zh")
-    fixed = "是的，payment-service 有正在触发的 HighCPUUsage 告警，CPU 使用率为 92%。"
-    script.add("composer", [_said(LIES["zh"]["ticket"][0]), _said(fixed)])
-    reply, trace, _app = await _chat(app_factory, agents, ZH_QUESTION, "zh")
-
-    assert reply.answer == f"{fixed} [1]"
-    assert trace.answer_source == "composer_retry"
-    (rejection,) = trace.answer_check_rejections
-    assert {(v.rule_id, v.token) for v in rejection.violations} == {
-        ("answer.unsupported_identifier", "ops-4711"),
-        ("sentence.subject@3", "ops-4711"),
-    }
-    retry_request = [r for r in fake.requests if r.model == "composer"][1]
-    told = s.payload(retry_request)["answer_check"]
-    (refused,) = told["refused_sentences"]
-    assert refused["text"] == LIES["zh"]["ticket"][0] and refused["index"] == 0
-    assert {(r["rule_id"], r["token"]) for r in refused["rules"]} == {
-        ("answer.unsupported_identifier", "ops-4711"),
-        ("sentence.subject@3", "ops-4711"),
-    }
-
-
-def _said(text: str) -> Responder:
-    """A Composer reply of one headline bound to the session's claim."""
-    return json_reply({"sentences": [s.sentence("headline", text, "claim-1")]})
+    assert trace.rounds[-1].verdict.verdict == verdict_pb2.VERDICT_LABEL_PASS
+    # the refused slot and its rules: in the trace's notes (`evigate trace` shows them), counted once
+    why = _fell_back(trace)
+    assert why.startswith("unusable_output: the model wrote 0 of") and "refused: slot 1 (" in why
+    assert why in render.trace(trace)
+    rules = why.split("refused: slot 1 (", 1)[1].split(")", 1)[0].split(", ")
+    for rule in rules:
+        counted = app.metrics.registry.get_sample_value("evigate_refused_sentences_total", {"rule": rule})
+        assert counted == 1, rule
 
 
 PARAPHRASES = {
-    "en": (
-        "Yes: payment-service has a HighCPUUsage alert firing, with CPU at 92 %.",
-        "HighCPUUsage is firing on payment-service (0.92).",
-    ),
-    "zh": (
-        "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警正在触发，CPU 使用率百分之九十二（0.92）。",
-        "payment-service 的 CPU 为 92 %",
-    ),
+    "en": "Yes: payment-service has had a HighCPUUsage alert firing for 25m, with CPU at 92 %.",
+    "zh": "是的，ＰＡＹＭＥＮＴ-SERVICE 的 HighCPUUsage 告警已触发 25m，CPU 使用率百分之九十二（0.92）。",
 }
 
 
@@ -175,13 +135,12 @@ async def test_a_valid_paraphrase_passes_unchanged(
     app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, fake: FakeOpenAI, language: str
 ) -> None:
     _executor(script, language)
-    headline, finding = PARAPHRASES[language]
-    said = [s.sentence("headline", headline, "claim-1"), s.sentence("finding", finding, "claim-1")]
-    script.add("composer", [json_reply({"sentences": said})])
+    headline = PARAPHRASES[language]
+    script.add("composer", [_composed(headline)])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, _app = await _chat(app_factory, agents, question, language)
 
-    assert reply.answer == f"{headline} [1]\n{finding} [1]"  # as written, each with its marker
+    assert reply.answer.splitlines()[0] == f"{headline} [1]"  # as written, with its marker
     assert reply.composer_output.answer_summary == headline
     assert trace.answer_source == "composer" and not trace.answer_check_rejections
     assert len([r for r in fake.requests if r.model == "composer"]) == 1
@@ -193,16 +152,10 @@ async def test_a_valid_paraphrase_passes_unchanged(
     [
         ("<the answer, in the user's language>", "answer.placeholder"),
         ("payment-service: <one-sentence summary>", "answer.placeholder"),
-        (
-            "Never move a value to another service or swap a threshold and a current value.",
-            "answer.prompt_echo",
-        ),
-        (
-            "Reply with one JSON object and nothing else (valid json; no prose, no code fences).",
-            "answer.prompt_echo",
-        ),
-        ("", "answer.empty"),
-        ("  ", "answer.empty"),
+        ("Say what the draft says, using only that slot's facts.", "answer.prompt_echo"),
+        ("Reply with one json object and nothing else.", "answer.prompt_echo"),
+        ("", "no text for any slot"),
+        ("  ", "no text for any slot"),
     ],
     ids=["placeholder", "placeholder-in-text", "instruction-echo", "format-echo", "empty", "blank"],
 )
@@ -215,18 +168,16 @@ async def test_placeholder_instruction_echo_and_empty_answers_are_refused(  # no
     language: str,
 ) -> None:
     _executor(script, language)
-    script.add("composer", [_composed(answer), _composed(answer)])
+    script.add("composer", [_composed(answer)])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, _app = await _chat(app_factory, agents, question, language)
 
     assert reply.status == session_pb2.SESSION_STATUS_SUCCESS, reply.failure_reason
-    assert "HighCPUUsage" in reply.answer and "92%" in reply.answer  # written by code from the claim
+    assert "HighCPUUsage" in reply.answer and "92%" in reply.answer  # code's draft from the claim
     if answer.strip():
         assert answer not in reply.answer and answer not in reply.composer_output.answer_summary
     assert trace.answer_source == "offline_fallback"
-    assert [r.attempt for r in trace.answer_check_rejections] == [1, 2]
-    assert rule in {v.rule_id for v in trace.answer_check_rejections[0].violations}
-    assert rule in render.trace(trace)
+    assert rule in _fell_back(trace)
 
 
 INVENTED = {
@@ -242,7 +193,7 @@ async def test_stream_chat_never_emits_the_rejected_text(
 ) -> None:
     text, _token = LIES[language][lie]
     _executor(script, language)
-    script.add("composer", [_composed(text), _composed(text)])
+    script.add("composer", [_composed(text)])
     app = await app_factory(agents=agents)
     events: list[chat_service_pb2.StreamChatResponse] = []
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
@@ -285,12 +236,12 @@ def _unsure_verifier(request: RecordedRequest) -> Step:
 async def test_a_refused_answer_never_raises_the_verdict(
     app_factory: AppFactory, agents: AgentBackend, script: s.StageScript, language: str
 ) -> None:
-    """A LOW_CONFID session whose Composer lies twice ends LOW_CONFID, answered by code with the
+    """A LOW_CONFID session whose Composer lies ends LOW_CONFID, answered by code with the
     low-confidence notice, never PASS."""
     text, token = LIES[language]["together"]
     _executor(script, language)
     script.add("verifier", [_unsure_verifier])
-    script.add("composer", [_composed(text), _composed(text)])
+    script.add("composer", [_composed(text)])
     question = ZH_QUESTION if language == "zh" else EN_QUESTION
     reply, trace, _app = await _chat(app_factory, agents, question, language)
 

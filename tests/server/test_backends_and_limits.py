@@ -78,10 +78,13 @@ VERDICT: dict[str, Any] = {
     "facts_checked": [],
     "rationale": "the excerpt states it",
 }
-ANSWER = "payment-service 当前存在 HighCPUUsage 告警（current=92%）。"
-COMPOSED = {
-    "sentences": [{"kind": "headline", "text": ANSWER, "claim_ids": ["claim-1"], "hypothesis_ids": []}]
-}
+# code's draft reworded, every name and value kept (a slot text that drops one is refused)
+ANSWER = (
+    "payment-service 的 HighCPUUsage 告警在触发（当前 92%，阈值 80%，持续 25m，级别 critical，"
+    '开始于 2026-07-08 23:05:00）："CPU usage above 80% for more than 5 minutes"'
+    '（pod "payment-service-7d9f8b6c4-x2k9p"）。'
+)
+COMPOSED = {"sentences": [{"slot": 1, "text": ANSWER}]}  # the model's text for the draft's one slot
 
 
 @pytest.fixture
@@ -128,7 +131,8 @@ async def test_llm_backend_answers_through_the_server(
     assert fake.pending == 0
     by_code = sorted(n.stage for n in trace.stage_notes if n.kind == "by_code")
     assert by_code == ([] if anchor == "none" else ["executor", "planner", "verifier"])
-    assert [n.kind for n in trace.stage_notes if n.stage == "composer"] == []  # the model's answer
+    # the model's answer: its note says who wrote the slot sentences, and no fallback
+    assert [n.kind for n in trace.stage_notes if n.stage == "composer"] == ["composer_slots"]
 
 
 async def test_cancelling_a_stream_stops_the_pipeline(app_factory: AppFactory) -> None:

@@ -3,7 +3,7 @@
 Every stage gets its own model name, so one FakeOpenAI default responder (`StageScript`) can answer
 each request by stage: scripted steps first, then the stage's default. The defaults are a plan, a
 *credulous* Verifier (PASS for every claim: what the code constraints must catch is left to them)
-and a Composer that states each allowed claim in a sentence bound to it. Executor steps are
+and a Composer that writes each slot of code's draft as its first fact. Executor steps are
 scripted by each test; `cite()` answers from the tool results the model really received, so the
 invocation ids are real.
 """
@@ -11,6 +11,7 @@ invocation ids are real.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -38,6 +39,8 @@ PLAN: JSON = {
 HIGH_CPU_ARGS: JSON = {"service": "payment-service", "alert_name": "HighCPUUsage", "state": "firing"}
 HIKARI_ARGS: JSON = {"service": "inventory-service", "keyword": "HikariCP"}
 CPU_CLAIM = "payment-service 当前存在 HighCPUUsage 告警，CPU 使用率为 92%。"
+# the offline Composer's sentence for the alert CPU_CLAIM states
+CPU_DRAFT = "是的，payment-service 的 HighCPUUsage 告警正在触发（状态 firing，当前 92%，持续 25m）。"
 
 
 def settings(base_url: str, **overrides: Any) -> LLMSettings:
@@ -95,10 +98,29 @@ def credulous_verifier(request: RecordedRequest) -> Step:
 
 
 def stating_composer(request: RecordedRequest) -> Step:
-    """One sentence per allowed claim, its text as written, bound to it; with none allowed, the
-    fixed line saying nothing passed."""
-    claims = [c for c in payload(request).get("allowed_claims", []) if isinstance(c, dict)]
-    return json_reply({"sentences": [stated(c) for c in claims] or [fixed("rejected")]})
+    """Each slot's draft reworded: the model's own sentence for every slot (it differs from code's
+    draft, and keeps the draft's names and values)."""
+    return json_reply({"sentences": [slot_text(s["slot"], reworded(s["draft"])) for s in slots(request)]})
+
+
+def reworded(draft: str) -> str:
+    """A draft sentence as a model might reword it, every name and value kept."""
+    return f"简言之，{draft}" if re.search(r"[\u4e00-\u9fff]", draft) else f"In short, {draft}"
+
+
+def copying_composer(request: RecordedRequest) -> Step:
+    """Each slot's draft as its text: a copy, which is code's sentence."""
+    return json_reply({"sentences": [slot_text(s["slot"], s["draft"]) for s in slots(request)]})
+
+
+def slots(request: RecordedRequest) -> list[JSON]:
+    """The slots the Composer was asked to rewrite."""
+    return [s for s in payload(request).get("slots", []) if isinstance(s, dict)]
+
+
+def slot_text(slot: int, text: str) -> JSON:
+    """One slot's text in a Composer's reply."""
+    return {"slot": slot, "text": text}
 
 
 def stated(claim: JSON) -> JSON:

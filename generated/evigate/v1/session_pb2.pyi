@@ -354,8 +354,10 @@ class Trace(_message.Message):
     agent_backend: _builtins.str
     """The agent backend that ran the session: "offline" or "llm"."""
     answer_source: _builtins.str
-    """Which attempt became the answer: "composer", "composer_retry" or "offline_fallback"
-    (composed by code from the allowed material). Empty for sessions that ended before composing.
+    """Who wrote the answer: "composer" (every sentence the Composer's), "composer_and_code" (the
+    model rewrote some slot sentences of code's draft, code's stand for the rest),
+    "offline_fallback" (composed by code from the allowed material) or "composed_by_code" (nothing
+    for a model to write). Empty for sessions that ended before composing.
     """
     @_builtins.property
     def session(self) -> Global___DiagnosisSession:

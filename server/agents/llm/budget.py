@@ -6,7 +6,7 @@ tokens (tests/agents/llm/test_prompt_budget.py), and every request of every stag
 byte for byte: the same preamble, the same tools block (`shared_tools`: every stage declares the
 same tools; the stages that call none send `tool_choice: none`), then the stage's own
 instructions, and only then the question and the stage's input. llama.cpp keeps the longest
-prefix a request shares with a request before (the one just before, or with its prompt cache on,
+prefix a request shares with the request before (or, with a prompt cache, with
 any it kept) and reads only the rest; a chat template puts the tools into the first system turn
 (Qwen's does), so a tools block that differed between stages would end the shared prefix right
 after the preamble. The preamble and the tools block are the same in every request of every

@@ -200,11 +200,19 @@ class LLMClient:
 
     # -- JSON stages -----------------------------------------------------------------------------
     async def chat_json(
-        self, stage: Stage, messages: Sequence[JSON], deadline: Deadline, *, schema_name: str, schema: JSON
+        self,
+        stage: Stage,
+        messages: Sequence[JSON],
+        deadline: Deadline,
+        *,
+        schema_name: str,
+        schema: JSON,
+        standalone: bool = False,
     ) -> tuple[JSON, ChatReply]:
         """A completion whose reply must be one JSON object; uses response_format per json_mode. It
         declares the tools every stage declares (the shared prefix, server.agents.llm.budget) with
-        `tool_choice: none`: the reply is the JSON, never a call.
+        `tool_choice: none`: the reply is the JSON, never a call. A `standalone` request (a short
+        task that a small model does better without the tools block in front) declares none.
 
         Raises LLMOutputError when the reply holds no JSON object. The reply's notes say where the
         JSON was found (a code fence, text around it) and which response formats were refused."""
@@ -216,8 +224,8 @@ class LLMClient:
                     stage,
                     messages,
                     deadline,
-                    tools=shared_tools(),
-                    tool_choice="none",
+                    tools=None if standalone else shared_tools(),
+                    tool_choice=None if standalone else "none",
                     response_format=_response_format(mode, schema_name, schema),
                 )
             except LLMUnavailableError as exc:

@@ -1,12 +1,12 @@
-"""The LLM Composer: the model writes the answer as sentences, each naming the claims and
-hypotheses it expresses; code renders them into the text the user reads (rules.answer_text).
+"""The LLM Composer: the model rewrites code's draft answer, one slot at a time.
 
-The model sees each id it may bind: the allowed claims, the failed calls and missing items as
-could-not-check claims (`call-<id>`, `missing-<n>`) and the hypotheses (`hypothesis-<n>`). It never
-writes the joined text, the citation markers or the recommended actions: those are code's, so what
-the sentence check passes is exactly what is shown. On a retry the model is told which of its
-sentences were refused and by which rule (server.pipeline.compose_stage asks for the retry and
-falls back to the offline Composer).
+Code drafts the whole answer first (the offline Composer's sentences, which pass the sentence check
+by construction). Each draft sentence that states facts is a slot; the fixed lines and headers stay
+code's and are not sent. The model is given, per slot, its number, its kind, the facts it may use
+(its bound claims' text and excerpts, its hypotheses) and code's draft text, and replies with one
+text per slot. It never binds ids: each text keeps its slot's kind and ids, and
+server.pipeline.compose_slots checks it against them, keeping code's draft for a slot it refuses.
+One request per session.
 """
 
 from __future__ import annotations
@@ -14,21 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evigate.rules import answer_text
-from evigate.rules.enums import SentenceKind
-from evigate.rules.sentence_types import FIXED_LINES, RULES, Sentence, SentenceMaterial
+from evigate.rules.sentence_types import Sentence, SentenceMaterial
 from evigate.server.agents.base import JSON, StageNote, StageOutput
 from evigate.server.agents.llm.budget import stage_messages
 from evigate.server.agents.llm.client import LLMClient, LLMOutputError
 from evigate.server.agents.llm.prompt_loader import load_prompt
-from evigate.server.agents.offline import composer as offline_composer
-from evigate.server.agents.offline.answer_writer import claim_ids
+from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 
-_STR = {"type": "string"}
-NO_EVIDENCE_PATH = "$.no_evidence"
-_IDS = {"type": "array", "items": _STR}
-KINDS = [kind.value for kind in SentenceKind]
+# a slot's facts stay compact: a small model reads every token
+_EXCERPT_CHARS = 160
+_EXCERPTS = 2  # per claim
 COMPOSER_SCHEMA: JSON = {
     "type": "object",
     "properties": {
@@ -36,23 +32,16 @@ COMPOSER_SCHEMA: JSON = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {
-                    "kind": {"type": "string", "enum": KINDS},
-                    "text": _STR,
-                    "claim_ids": _IDS,
-                    "hypothesis_ids": _IDS,
-                    "fixed_line": {"type": "string", "enum": ["", *FIXED_LINES]},
-                },
-                "required": ["kind", "text", "claim_ids", "hypothesis_ids"],
+                "properties": {"slot": {"type": "integer"}, "text": {"type": "string"}},
+                "required": ["slot", "text"],
             },
         }
     },
     "required": ["sentences"],
 }
-# Said last, in the answer's own language: a small model otherwise follows the prompt's Chinese
-# phrasings and answers an English question in Chinese.
-ANSWER_IN_EN = "Write every sentence's text in English only, keeping the claims' values as written."
-ANSWER_IN_ZH = "每个句子的 text 只用中文书写，保留各条结论中的数值与名称。"
+# Said last, in the answer's own language: a small model otherwise follows the prompt's language.
+ANSWER_IN_EN = "Write every text in English only, keeping the facts' values and names as written."
+ANSWER_IN_ZH = "每个 text 只用中文书写，保留事实中的数值与名称。"
 
 
 class LLMComposer:
@@ -65,131 +54,84 @@ class LLMComposer:
     async def compose_from(
         self, composer_input: JSON, deadline: Deadline, material: SentenceMaterial | None
     ) -> StageOutput:
-        """The answer written with `material` (the sentence check's: every id a sentence may be
-        bound to); without it, from the Composer's input alone."""
+        """Code's draft: what the answer is when the model is not asked (the slots are `rewrite`'s)."""
+        return await OfflineComposer().compose_from(composer_input, deadline, material)
+
+    async def rewrite(
+        self,
+        composer_input: JSON,
+        slots: Sequence[Sentence],
+        material: SentenceMaterial,
+        deadline: Deadline,
+    ) -> StageOutput:
+        """The model's text for each slot (`{"texts": [...]}`, one per slot, "" where it gave none).
+        Raises LLMOutputError when the reply holds no slot text at all."""
         prompt = load_prompt("composer")
         language = "en" if composer_input.get("language") == "en" else "zh"
-        if material is None:
-            material = offline_composer.material_of(composer_input)
         query = str(composer_input.get("original_query", ""))
-        messages = [  # the session's shared first messages, then the prompt and the input
-            *stage_messages(prompt.text, query, payload(composer_input, material)),
+        messages = [  # the session's shared first messages, then the prompt and the slots
+            *stage_messages(prompt.text, query, payload(slots, material, language)),
             {"role": "user", "content": ANSWER_IN_EN if language == "en" else ANSWER_IN_ZH},
         ]
         data, reply = await self._client.chat_json(
-            "composer", messages, deadline, schema_name="composer_output", schema=COMPOSER_SCHEMA
+            "composer", messages, deadline, schema_name="composer_slots", schema=COMPOSER_SCHEMA
         )
-        sentences = reply_sentences(data, language)
-        actions = offline_composer.collection_actions(composer_input)
-        output = answer_text.output(sentences, claim_ids(material), language, actions)
-        return StageOutput(output, prompt.version, tuple(StageNote(note) for note in reply.notes))
+        texts = reply_texts(data, len(slots))
+        return StageOutput({"texts": texts}, prompt.version, tuple(StageNote(note) for note in reply.notes))
 
 
-def payload(composer_input: Mapping[str, Any], material: SentenceMaterial) -> JSON:
-    """What the model is given: the Composer's input, every id a sentence may be bound to, and on a
-    retry its refused sentences with their rules (instead of the whole refused output)."""
-    data: JSON = {key: value for key, value in composer_input.items() if key != "answer_check"}
-    claims = [c for c in composer_input.get("allowed_claims") or [] if isinstance(c, Mapping)]
-    data["allowed_claims"] = [shown_claim(c) for c in claims]
-    allowed = {c.get("claim_id") for c in claims}
-    data["allowed_hypotheses"] = [
-        {"hypothesis_id": h.hypothesis_id, "hypothesis_text": h.text} for h in material.hypotheses
-    ]
-    data["could_not_check"] = [
-        {"claim_id": c.claim_id, "text": c.text}
-        for c in material.claims
-        if c.failed and c.claim_id not in allowed
-    ]
-    check = composer_input.get("answer_check")
-    if isinstance(check, Mapping):
-        data["answer_check"] = refusals(check)
-    return data
-
-
-def shown_claim(claim: Mapping[str, Any]) -> JSON:
-    """A claim as the model sees it: its id, type, text and the excerpts of what its calls found.
-    A call that found nothing has no excerpt worth reading (its claim text says what was not
-    found; the binding holds the query's own diagnostics, often longer than all the findings) and
-    the citation fields are code's: the model never writes them, and the sentence check reads the
-    claims from the session, not from this listing."""
-    shown: JSON = {key: value for key, value in claim.items() if key != "evidence_bindings"}
-    shown["evidence_bindings"] = [
-        {"tool_name": b.get("tool_name", ""), "evidence_excerpt": b.get("evidence_excerpt", "")}
-        for b in claim.get("evidence_bindings") or []
-        if isinstance(b, Mapping) and not str(b.get("raw_path", "")).startswith(NO_EVIDENCE_PATH)
-    ]
-    return shown
-
-
-def refusals(check: Mapping[str, Any]) -> JSON:
-    """The retry's account of a refused output: each refused sentence (its place, text and ids)
-    with the rules it broke, the sentences that passed, and the rules the answer as a whole broke."""
-    rejected = check.get("rejected_output")
-    sentences = answer_text.sentences_of(rejected) if isinstance(rejected, Mapping) else []
-    by_sentence: dict[int, list[JSON]] = {}
-    whole: list[JSON] = []
-    for violation in check.get("violations") or []:
-        if not isinstance(violation, Mapping):
-            continue
-        told = {
-            "rule_id": violation.get("rule_id", ""),
-            "token": violation.get("token", ""),
-            "meaning": RULES.get(str(violation.get("rule_id")), violation.get("message", "")),
-        }
-        index = _index(str(violation.get("field", "")))
-        if index is None or index >= len(sentences):
-            whole.append(told)
-        else:
-            by_sentence.setdefault(index, []).append(told)
+def payload(slots: Sequence[Sentence], material: SentenceMaterial, language: str) -> JSON:
+    """What the model is given: per slot its number, kind, facts and code's draft. A slot's facts
+    are its claims' texts and hypotheses, and the first few excerpts of its claims, each excerpt
+    shown once (at the first slot bound to it): the draft already holds the values it states, and
+    a small model reads every token."""
+    shown: set[str] = set()
     return {
-        "refused_sentences": [
-            {**_seed(sentences[i]), "index": i, "rules": rules} for i, rules in sorted(by_sentence.items())
-        ],
-        "kept_sentences": [_seed(s) for i, s in enumerate(sentences) if i not in by_sentence],
-        "answer_violations": whole,
+        "language": language,
+        "slots": [_slot(i, s, material, shown) for i, s in enumerate(slots, start=1)],
     }
 
 
-def reply_sentences(data: JSON, language: str) -> list[Sentence]:
-    """The model's sentences. A kind the contract lacks is left unset (the sentence check refuses
-    it); a fixed line gets its fixed text. A reply of plain text only (`user_facing_answer`, the
-    older shape) is read as its lines, bound to nothing, for the check to refuse and the retry to
-    name. Raises LLMOutputError when there is no sentence at all."""
+def _slot(number: int, sentence: Sentence, material: SentenceMaterial, shown: set[str]) -> JSON:
+    facts: list[str] = []
+    for claim_id in sentence.claim_ids:
+        claim = material.claims_by_id.get(claim_id)
+        if claim is None:
+            continue
+        facts.append(claim.text)
+        excerpts = [e.text[:_EXCERPT_CHARS] for e in claim.excerpts if e.text and e.text != claim.text]
+        for excerpt in excerpts[:_EXCERPTS]:
+            if excerpt not in shown:
+                shown.add(excerpt)
+                facts.append(excerpt)
+    for hypothesis_id in sentence.hypothesis_ids:
+        hypothesis = material.hypotheses_by_id.get(hypothesis_id)
+        if hypothesis is not None:
+            facts.append(hypothesis.text)
+    return {
+        "slot": number,
+        "kind": sentence.kind,
+        "facts": list(dict.fromkeys(facts)),
+        "draft": sentence.text,
+    }
+
+
+def reply_texts(data: Mapping[str, Any], count: int) -> list[str]:
+    """One text per slot: `{"sentences": [{"slot": n, "text": ...}]}`, an item without a slot number
+    taken by its place; `{"texts": [...]}` too. Raises LLMOutputError when no slot has a text."""
     raw = data.get("sentences")
     if not isinstance(raw, list):
-        text = data.get("user_facing_answer")
-        raw = [{"text": line} for line in text.splitlines() if line.strip()] if isinstance(text, str) else []
-    sentences = []
-    for item in raw:
-        if not isinstance(item, Mapping):
-            continue
-        kind = item.get("kind")
-        sentence = Sentence.from_seed({**item, "kind": kind if kind in KINDS else None})
-        fixed = FIXED_LINES.get(sentence.fixed_line)
-        if fixed is not None:
-            sentence = Sentence(SentenceKind.NOTE, fixed[language], fixed_line=sentence.fixed_line)
-        if sentence.text.strip() or sentence.fixed_line:
-            sentences.append(Sentence(sentence.kind, sentence.text.strip(), *_ids(sentence)))
-    if not sentences:
-        raise LLMOutputError("composer: 'sentences' must hold at least one sentence with text")
-    return sentences
-
-
-def _ids(sentence: Sentence) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    return sentence.claim_ids, sentence.hypothesis_ids, sentence.fixed_line
-
-
-def _seed(sentence: Sentence) -> JSON:
-    seed = sentence.to_seed()
-    return {key: seed[key] for key in ("kind", "text", "claim_ids", "hypothesis_ids")}
-
-
-def _index(field: str) -> int | None:
-    """3 for "sentences[3]"; None for a field of the answer as a whole."""
-    if field.startswith("sentences[") and field.endswith("]"):
-        number = field[len("sentences[") : -1]
-        return int(number) if number.isdigit() else None
-    return None
+        raw = data.get("texts")
+    texts = [""] * count
+    for place, item in enumerate(raw if isinstance(raw, list) else []):
+        text = item if isinstance(item, str) else item.get("text") if isinstance(item, Mapping) else None
+        number = item.get("slot") if isinstance(item, Mapping) else None
+        index = number - 1 if isinstance(number, int) and not isinstance(number, bool) else place
+        if isinstance(text, str) and 0 <= index < count and not texts[index]:
+            texts[index] = text.strip()
+    if not any(texts):
+        raise LLMOutputError("composer: the reply holds no text for any slot")
+    return texts
 
 
 def echo_lines() -> Sequence[str]:

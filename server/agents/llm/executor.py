@@ -135,7 +135,7 @@ class LLMExecutor:
         asked = StageNote("model_asked", why)
         try:
             calls, note = await follow_up.ask(
-                self._client, task.query, task.language, results, why, task.tools.schemas(), task.deadline
+                self._client, task.query, results, task.tools.schemas(), task.deadline
             )
         except LLMError as error:
             kind = failure_kind(error)

@@ -19,7 +19,6 @@ from evigate.rules.enums import ToolName
 from evigate.server.agents.base import JSON, StageNote
 from evigate.server.agents.llm import contracts, routing
 from evigate.server.agents.llm.anchor import widens
-from evigate.server.agents.llm.budget import stage_messages
 from evigate.server.agents.llm.client import LLMClient
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.offline.calls import PlannedCall
@@ -40,58 +39,88 @@ _FOLLOW_UP_TOOLS = (
     ToolName.QUERY_PROMQL,
     ToolName.LOOKUP_KNOWLEDGE,
 )
-_SHOWN_TEXT = 160
+# the arguments that name what a log search looks for
+_TERM_KEYS = frozenset({"keyword", "pattern", "query"})
 
 
 def _key(tool: str, arguments: object) -> str:
     return tool + json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _ran(result: ToolCallResult) -> JSON:
-    refs = result.retrieval_details.get("evidence_refs") or []
-    first = next((str(r.get("text", "")) for r in refs if isinstance(r, dict)), "")
-    return {
-        "tool_name": result.tool_name,
-        "arguments": result.arguments,
-        "evidence_status": result.retrieval_details.get("evidence_status") or result.status,
-        "found": first[:_SHOWN_TEXT],
-    }
+FOLLOW_UP_SCHEMA: JSON = {
+    "type": "object",
+    "properties": {
+        "log_words": {"type": "array", "items": {"type": "string"}},
+        "metric": {"type": "string"},
+    },
+    "required": ["log_words"],
+}
 
 
-async def ask(  # noqa: PLR0917 - the question, what ran, and why the model is asked
+async def ask(
     client: LLMClient,
     query: str,
-    language: str,
     results: Sequence[ToolCallResult],
-    reason: str,
     offered: Sequence[JSON],
     deadline: Deadline,
 ) -> tuple[list[JSON], StageNote]:
     """The calls the model adds (at most MAX_FOLLOW_UP_CALLS) and a note saying what was kept.
-    `offered` are the session's tool schemas. Raises the client's errors (LLMError)."""
+    The model names words a log line prints and a discovered metric; code turns them into calls
+    (a reply naming `tool_calls` of the offered follow-up tools is read too). `offered` are the
+    session's tool schemas. Raises the client's errors (LLMError)."""
     names = {str(s.get("function", {}).get("name")) for s in offered}
     tools = [t for t in _FOLLOW_UP_TOOLS if t in names]
-    discovered = routing.discovered_metrics(results)
-    if not discovered:
-        tools = [t for t in tools if t != ToolName.QUERY_PROMQL]
-    payload: JSON = {
-        "query": query,
-        "language": language,
-        "asked_because": reason,
-        "calls_run": [_ran(r) for r in results],
-        "tools": tools,  # by name: every stage declares the tools (server.agents.llm.budget)
-    }
-    if discovered:
-        payload["discovered_metrics"] = discovered
-    prompt = load_prompt("planner")
-    data, _ = await client.chat_json(
-        "planner",
-        stage_messages(prompt.text, query, payload),
-        deadline,
-        schema_name="planner_plan",
-        schema=contracts.PLANNER_SCHEMA,
+    # the names discovery found, offered only when no metric matched the question: a log gap
+    # left beside them is filled with metric names by a small model
+    metric_gap = any(
+        r.tool_name == ToolName.QUERY_PROMQL and "about" in r.arguments and not found_evidence(r)
+        for r in results
     )
-    return kept(contracts.planned_calls(data.get("tool_calls"), tools), results, discovered)
+    discovered = routing.discovered_metrics(results) if metric_gap else []
+    prompt = load_prompt("followup")
+    # a short task on its own: a small model given the tools block and code's calls as JSON copies
+    # them into its reply; given the question alone, it writes the words a log line would print
+    asked = [query]
+    if discovered:
+        asked.append(f"discovered_metrics: {', '.join(discovered)}")
+    messages = [{"role": "system", "content": prompt.text}, {"role": "user", "content": "\n".join(asked)}]
+    data, _ = await client.chat_json(
+        "planner", messages, deadline, schema_name="follow_up_calls", schema=FOLLOW_UP_SCHEMA, standalone=True
+    )
+    proposed = [*calls_of(data, results, discovered), *contracts.planned_calls(data.get("tool_calls"), tools)]
+    return kept([c for c in proposed if c["tool_name"] in tools], results, discovered)
+
+
+def calls_of(data: JSON, results: Sequence[ToolCallResult], discovered: Sequence[str]) -> list[JSON]:
+    """The calls a reply's `log_words` and `metric` stand for: each phrasing a log search like
+    the term search that found nothing (its service, level and window), the words as `query`,
+    ranked (a small model paraphrases a line's words rather than quoting them); the metric a
+    `query_promql` of the service queried for it."""
+    calls: list[JSON] = []
+    words = data.get("log_words")
+    term_search = next(
+        (r for r in results if r.tool_name == ToolName.QUERY_LOGS and not found_evidence(r)), None
+    )
+    term_search = term_search or next((r for r in results if r.tool_name == ToolName.QUERY_LOGS), None)
+    # a word code tried, or a service's name alone, is no new search
+    tried = {
+        str(r.arguments[k]).casefold()
+        for r in results
+        for k in (*_TERM_KEYS, "service")
+        if r.arguments.get(k)
+    }
+    if isinstance(words, list) and term_search is not None:
+        base = {k: v for k, v in term_search.arguments.items() if k not in _TERM_KEYS}
+        calls += [
+            {"tool_name": ToolName.QUERY_LOGS, "arguments": {**base, "query": word.strip()}}
+            for word in words
+            if isinstance(word, str) and word.strip() and word.strip().casefold() not in tried
+        ]
+    metric = data.get("metric")
+    service = next((r.arguments.get("service") for r in results if r.arguments.get("service")), None)
+    if isinstance(metric, str) and metric in discovered and service is not None:
+        calls.append({"tool_name": ToolName.QUERY_PROMQL, "arguments": {"service": service, "about": metric}})
+    return calls
 
 
 def kept(

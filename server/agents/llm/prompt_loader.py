@@ -19,6 +19,7 @@ import functools
 import re
 from dataclasses import dataclass
 from importlib import resources
+from typing import Literal, get_args
 
 from evigate.rules.errors import EvigateError
 from evigate.server.agents.llm.llm_settings import STAGES, Stage
@@ -26,6 +27,12 @@ from evigate.server.tools.registry import ToolRegistry, default_registry
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _VERSION = re.compile(r"^[a-z]+-v[0-9]+[a-z0-9.-]*$")
+
+
+# a prompt that is not a stage's own: the Planner's follow-up (server.agents.llm.follow_up), asked
+# with the Planner's endpoint after code's calls ran
+Extra = Literal["followup"]
+PROMPTS: tuple[str, ...] = (*STAGES, *get_args(Extra))
 
 
 class PromptError(EvigateError, ValueError):
@@ -84,15 +91,15 @@ def render_tools(text: str, registry: ToolRegistry) -> str:
     return text.replace("{{tool_names}}", names).replace("{{raw_path_grammar}}", grammar)
 
 
-def load_prompt(stage: Stage) -> Prompt:
-    """The stage's prompt (read once per process)."""
+def load_prompt(stage: Stage | Extra) -> Prompt:
+    """The stage's prompt, or the follow-up's (read once per process)."""
     return _load(stage)
 
 
 @functools.cache
 def _load(stage: str) -> Prompt:
-    if stage not in STAGES:
-        raise PromptError(f"unknown stage {stage!r}")
+    if stage not in PROMPTS:
+        raise PromptError(f"unknown prompt {stage!r}")
     source = resources.files("evigate.server.agents.llm.prompts").joinpath(f"{stage}.md").read_text("utf-8")
     prompt = parse_prompt(stage, source)
     return Prompt(prompt.stage, prompt.version, render_tools(prompt.text, default_registry()))

@@ -8,7 +8,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from evigate.server.jsontext import find_json_object
+from evigate.server.jsontext import closed, find_json_object
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
@@ -45,8 +45,8 @@ def _as_call(data: dict[str, Any] | None, offered: Collection[str]) -> tuple[str
 
 
 def json_placement(content: str) -> str | None:
-    """None when the reply is exactly one JSON object; else how it was found: "json_in_code_fence"
-    or "json_with_surrounding_text"."""
+    """None when the reply is exactly one JSON object; else how it was found: "json_in_code_fence",
+    "json_brackets_closed" (its last closing brackets were missing) or "json_with_surrounding_text"."""
     text = content.strip()
     try:
         if isinstance(json.loads(text), dict):
@@ -56,4 +56,6 @@ def json_placement(content: str) -> str | None:
     for match in _FENCE.finditer(text):
         if find_json_object(match.group(1)) is not None:
             return "json_in_code_fence"
+    if closed(text) != text:
+        return "json_brackets_closed"
     return "json_with_surrounding_text"

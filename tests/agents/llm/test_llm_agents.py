@@ -296,7 +296,7 @@ async def test_planner(client: LLMClient, fake: FakeOpenAI) -> None:
         ]
     )
     out = await LLMPlanner(client).plan(QUERY, "zh", SKILLS, Deadline.after(5))
-    assert out.prompt_version == "planner-v6"
+    assert out.prompt_version == "planner-v7"
     assert out.data == {
         "selected_skill": "diagnose-high-cpu",
         "selection_reason": "HighCPUUsage",

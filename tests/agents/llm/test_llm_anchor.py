@@ -12,6 +12,7 @@ from typing import Any
 from evigate.server.agents.base import BY_CODE, ExecutorTask, StageOutput
 from evigate.server.agents.llm import LLMClient, LLMExecutor, LLMPlanner
 from evigate.server.agents.llm.anchor import CALLS_FROM_CODE, anchored_calls, widens
+from evigate.server.agents.llm.budget import shared_tools
 from evigate.server.agents.llm.executor import MAX_LISTED_REFS
 from evigate.server.agents.offline import OfflineExecutor, OfflinePlanner
 from evigate.server.deadline import Deadline
@@ -145,7 +146,7 @@ async def test_where_no_planned_call_found_evidence_the_model_writes_the_claims(
     # lookup_knowledge (this box has no list_services), not query_metrics
     told = json.loads(fake.requests[1].messages[3]["content"])["task"]["tools"]
     assert told == ["query_logs", "lookup_knowledge"]
-    assert fake.requests[1].tools == fake.requests[0].tools
+    assert fake.requests[1].tools == shared_tools() and not fake.requests[0].tools  # the follow-up's is short
 
 
 async def test_the_listing_ranks_the_refs_with_evidence_first_and_holds_no_claim_to_copy(

@@ -1,163 +1,172 @@
-"""The LLM Composer over the scripted OpenAI-compatible server: what the model is shown (every id
-it may bind, and on a retry its refused sentences with their rules) and how its reply becomes the
-structured answer (code joins the sentences, adds the markers and the actions)."""
+"""The LLM Composer over the scripted OpenAI-compatible server: code drafts the answer, the model
+rewrites its slots in one request, and each slot text is kept only if it passes on its own (else
+code's draft for that slot); who wrote which sentence is recorded."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from evigate.rules import sentence_check, slot_check
 from evigate.rules.sentence_types import ClaimFacts, Excerpt, HypothesisFacts, SentenceMaterial
-from evigate.server.agents.llm import LLMClient, LLMOutputError
-from evigate.server.agents.llm.composer import LLMComposer, payload, refusals
+from evigate.server.agents.base import COMPOSER_SLOTS, OFFLINE_FALLBACK
+from evigate.server.agents.llm import LLMClient
+from evigate.server.agents.llm.composer import LLMComposer
+from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
+from evigate.server.agents.mix import FallbackComposer
+from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
+from evigate.server.pipeline.compose_stage import ComposedAnswer, compose_answer
 from tests.agents.llm.conftest import ALERT
-from tests.support.fake_openai import FakeOpenAI, json_reply, reply
-from tests.support.llm_script import fixed, sentence
+from tests.support.fake_openai import FakeOpenAI, Raw, Step, json_reply, reply
 
 CLAIM = "payment-service has a firing HighCPUUsage alert; CPU usage is 92%."
+HYPOTHESIS = "a traffic spike may explain the CPU load (unconfirmed)"
 INPUT: dict[str, Any] = {
     "original_query": "Does payment-service have a HighCPUUsage alert?",
     "language": "en",
     "verdict": "PASS",
     "allowed_claims": [{"claim_id": "claim-1", "claim_type": "observation", "claim_text": CLAIM}],
-    "allowed_hypotheses": [{"hypothesis_text": "a traffic spike may explain the CPU load (unconfirmed)"}],
+    "allowed_hypotheses": [{"hypothesis_text": HYPOTHESIS}],
     "missing_info": [],
-    "recommended_actions": [
-        {"action_text": "query payment-service's CPU over a wider window", "reason": "one sample only"},
-        {"action_text": "restart payment-service", "reason": "CPU is high"},
-    ],
+    "recommended_actions": [],
 }
 MATERIAL = SentenceMaterial(
     claims=(
         ClaimFacts("claim-1", "observation", CLAIM, (Excerpt(ALERT, ALERT, "query_metrics", "$.alerts[0]"),)),
-        ClaimFacts("call-7", "", "query_logs(service=payment-service) failed (timeout)", failed=True),
     ),
-    hypotheses=(HypothesisFacts("hypothesis-1", "a traffic spike may explain the CPU load (unconfirmed)"),),
+    hypotheses=(HypothesisFacts("hypothesis-1", HYPOTHESIS),),
     question="Does payment-service have a HighCPUUsage alert?",
     language="en",
 )
+DRAFT_HEADLINE = (
+    "Yes. The HighCPUUsage alert of payment-service is firing at 92% (for 25m, severity critical)."
+)
+HEADLINE = "payment-service has had the HighCPUUsage alert firing at 92% for 25m, severity critical."
+HEDGED = "A traffic spike may explain the CPU load; this is unconfirmed."
 
 
-async def test_the_models_sentences_are_joined_by_code(client: LLMClient, fake: FakeOpenAI) -> None:
-    said = [
-        sentence("headline", "Yes: payment-service has HighCPUUsage firing at 92%.", "claim-1"),
-        fixed("could_not_check_header"),
-        sentence("could_not_check", "The payment-service log query failed.", "call-7"),
-        {"kind": "summary", "text": "All fine.", "claim_ids": ["claim-1"], "hypothesis_ids": []},
-    ]
-    fake.script([reply("Here you go:\n" + json.dumps({"sentences": said}) + "\nThanks")])
-    out = await LLMComposer(client).compose_from(INPUT, Deadline.after(5), MATERIAL)
+@contextlib.contextmanager
+def _stage(name: str) -> Iterator[None]:
+    yield
 
-    assert out.prompt_version == "composer-v5"
-    data = out.data
-    assert data["user_facing_answer"] == (
-        "Yes: payment-service has HighCPUUsage firing at 92%. [1]\n"
-        "Could not be checked:\n"
-        "- The payment-service log query failed. [2]\n"
-        "- All fine. [1]"  # a list runs to the next fixed line
+
+async def _compose(client: LLMClient, material: SentenceMaterial = MATERIAL, **given: Any) -> ComposedAnswer:
+    composer = FallbackComposer(LLMComposer(client), OfflineComposer())
+    forbidden = (*echo_phrases(load_prompt("composer")),)
+    answer_material = sentence_check.token_material(material)
+    answer_material = type(answer_material)(**{**answer_material.__dict__, "forbidden": forbidden})
+    return await compose_answer(
+        composer,
+        {**INPUT, **given},
+        answer_material,
+        [],
+        Deadline.after(5),
+        _stage,
+        material,
+        fallback=OfflineComposer(),
     )
-    assert data["answer_summary"] == "Yes: payment-service has HighCPUUsage firing at 92%."
-    assert [s["kind"] for s in data["sentences"]] == ["headline", "note", "could_not_check", None]
-    assert data["sentences"][1]["text"] == "Could not be checked:"  # a fixed line's text is code's
-    assert data["recommended_actions"] == [INPUT["recommended_actions"][0]]  # no remediation
-    # what the model was shown: the ids it may bind, and the language said last
-    request = fake.requests[0]
-    shown = json.loads(request.messages[3]["content"])  # after the preamble, question and prompt
-    assert shown["could_not_check"] == [{"claim_id": "call-7", "text": MATERIAL.claims[1].text}]
-    assert shown["allowed_hypotheses"][0]["hypothesis_id"] == "hypothesis-1"
-    assert request.messages[-1]["content"].startswith("Write every sentence's text in English only")
 
 
-async def test_a_reply_of_plain_text_is_read_as_sentences_bound_to_nothing(
+def _texts(*texts: str) -> Step:
+    return json_reply({"sentences": [{"slot": i, "text": t} for i, t in enumerate(texts, start=1)]})
+
+
+async def test_the_model_is_given_slots_not_ids_and_writes_every_sentence(
     client: LLMClient, fake: FakeOpenAI
 ) -> None:
-    answer = {
-        "answer_summary": "x",
-        "recommended_actions": [],
-        "user_facing_answer": "CPU is high.\nAll good.",
-    }
-    fake.script([json_reply(answer)])
-    out = await LLMComposer(client).compose({**INPUT, "language": "zh"}, Deadline.after(5))
+    fake.script([_texts(HEADLINE, HEDGED)])
+    composed = await _compose(client)
 
-    assert [(s["text"], s["claim_ids"]) for s in out.data["sentences"]] == [
-        ("CPU is high.", []),
-        ("All good.", []),
+    assert composed.composer_output["user_facing_answer"].splitlines()[0] == f"{HEADLINE} [1]"
+    assert HEDGED in composed.composer_output["user_facing_answer"]
+    check = composed.check.to_seed()
+    assert check["answer_source"] == "composer"
+    assert check["slots"]["model_sentences"] == 2 and check["slots"]["code_sentences"] == 0
+    assert [n.kind for n in composed.notes] == [COMPOSER_SLOTS]
+    (request,) = fake.requests  # one request, no retry
+    shown = json.loads(request.messages[3]["content"])
+    assert [(s["slot"], s["kind"], s["draft"]) for s in shown["slots"]] == [
+        (1, "headline", DRAFT_HEADLINE),
+        (2, "hypothesis", HYPOTHESIS),
     ]
-    assert fake.requests[0].messages[-1]["content"].startswith("每个句子的 text 只用中文书写")
+    assert shown["slots"][0]["facts"][0] == CLAIM
+    assert "claim_ids" not in request.messages[3]["content"]  # the model never binds ids
+    assert composed.prompt_version == "composer-v6"
+
+
+async def test_a_refused_slot_is_code_s_draft_and_the_others_stay_the_model_s(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    fake.script([_texts("payment-service has the HighCPUUsage alert firing at 97%.", HEDGED)])
+    composed = await _compose(client)
+
+    lines = composed.composer_output["user_facing_answer"].splitlines()
+    assert lines[0] == f"{DRAFT_HEADLINE} [1]" and lines[-1] == f"- {HEDGED}"
+    slots = composed.check.to_seed()["slots"]
+    assert composed.check.answer_source == "composer_and_code"
+    assert (slots["model_sentences"], slots["code_sentences"]) == (1, 1)
+    (refused,) = slots["refused_slots"]
+    assert refused["slot"] == 1 and "sentence.value@2" in refused["rules"]
+    assert "slot 1 (sentence.value@2" in composed.notes[-1].detail
+    assert len(fake.requests) == 1
+
+
+async def test_a_copy_of_the_draft_is_code_s_sentence(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([_texts("  " + DRAFT_HEADLINE.replace("Yes. The", "yes.  the"), HEDGED)])
+    composed = await _compose(client)
+    slots = composed.check.to_seed()["slots"]
+    assert (slots["model_sentences"], slots["copied_sentences"], slots["refused_slots"]) == (1, 1, [])
+    assert composed.check.answer_source == "composer_and_code"
+
+
+async def test_copying_every_slot_earns_the_model_nothing(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([_texts(DRAFT_HEADLINE, HYPOTHESIS)])
+    composed = await _compose(client)
+    assert composed.check.to_seed()["slots"]["model_sentences"] == 0
+    assert composed.check.answer_source == "offline_fallback"
+    assert any(n.kind == OFFLINE_FALLBACK for n in composed.notes)
+
+
+async def test_a_slot_in_the_wrong_language_is_refused(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([_texts("payment-service 的 HighCPUUsage 告警正在触发，CPU 为 92%。", HEDGED)])
+    composed = await _compose(client)
+    (refused,) = composed.check.to_seed()["slots"]["refused_slots"]
+    assert refused["slot"] == 1 and slot_check.SLOT_LANGUAGE in refused["rules"]
+
+
+NONSENSE = "Monitoring is a journey rather than a destination, and every service has its seasons."
+
+
+async def test_nonsense_that_states_no_fact_is_refused(client: LLMClient, fake: FakeOpenAI) -> None:
+    fake.script([_texts(NONSENSE, NONSENSE)])
+    composed = await _compose(client)
+    slots = composed.check.to_seed()["slots"]
+    assert slots["model_sentences"] == 0
+    assert all(slot_check.SLOT_FACTS in r["rules"] for r in slots["refused_slots"])
+    assert composed.check.answer_source == "offline_fallback"
 
 
 @pytest.mark.parametrize(
-    "content",
+    "step",
     [
-        "当前查询未检索到相关日志。",
-        '{"answer_summary": "x"}',
-        '{"sentences": []}',
-        '{"sentences": [{"text": " "}]}',
+        reply("Thank you for your question. " + NONSENSE),
+        reply(""),
+        reply('{"sentences": []}'),
+        Raw("<html><body>Sign in</body></html>", content_type="text/html"),
     ],
+    ids=["prose", "empty", "no slot", "html"],
 )
-async def test_a_reply_without_a_sentence_is_unusable(
-    client: LLMClient, fake: FakeOpenAI, content: str
+async def test_an_unusable_reply_leaves_code_s_whole_draft_named(
+    client: LLMClient, fake: FakeOpenAI, step: Step
 ) -> None:
-    fake.script([reply(content)])
-    with pytest.raises(LLMOutputError):
-        await LLMComposer(client).compose_from(INPUT, Deadline.after(5), MATERIAL)
-
-
-def test_the_retry_is_told_each_refused_sentence_with_its_rules() -> None:
-    rejected = {
-        "sentences": [
-            sentence("headline", "Yes: HighCPUUsage is firing.", "claim-1"),
-            sentence("finding", "The alert has resolved.", "claim-1"),
-        ]
-    }
-    check = {
-        "rejected_output": rejected,
-        "violations": [
-            {"rule_id": "sentence.state@2", "field": "sentences[1]", "token": "resolved", "message": "m"},
-            {
-                "rule_id": "answer.wrong_language",
-                "field": "user_facing_answer",
-                "token": "zh",
-                "message": "w",
-            },
-        ],
-    }
-    told = payload({**INPUT, "answer_check": check}, MATERIAL)["answer_check"]
-    assert told == refusals(check)
-    (refused,) = told["refused_sentences"]
-    assert refused["index"] == 1 and refused["text"] == "The alert has resolved."
-    (rule,) = refused["rules"]
-    assert rule["rule_id"] == "sentence.state@2" and rule["token"] == "resolved"
-    assert rule["meaning"].startswith("firing / resolved")  # the rule's meaning, from the rules' table
-    assert [k["text"] for k in told["kept_sentences"]] == ["Yes: HighCPUUsage is firing."]
-    assert [v["rule_id"] for v in told["answer_violations"]] == ["answer.wrong_language"]
-
-
-def test_the_model_is_shown_what_calls_found_not_a_no_evidence_call_s_diagnostics() -> None:
-    found = {
-        "source_type": "tool_trace",
-        "source_invocation_id": 3,
-        "tool_name": "query_metrics",
-        "raw_path": "$.alerts[0]",
-        "evidence_excerpt": ALERT,
-    }
-    nothing = {
-        "source_type": "tool_trace",
-        "source_invocation_id": 4,
-        "tool_name": "query_promql",
-        "raw_path": "$.no_evidence",
-        "evidence_excerpt": "query_promql returned no evidence; tried=sum(rate(container_cpu[5m]))",
-    }
-    claim = {**INPUT["allowed_claims"][0], "evidence_bindings": [found, nothing]}
-    shown = payload({**INPUT, "allowed_claims": [claim]}, MATERIAL)["allowed_claims"]
-    assert shown == [
-        {
-            "claim_id": "claim-1",
-            "claim_type": "observation",
-            "claim_text": CLAIM,
-            "evidence_bindings": [{"tool_name": "query_metrics", "evidence_excerpt": ALERT}],
-        }
-    ]
+    fake.script([step] * 4)
+    composed = await _compose(client)
+    assert composed.composer_output["user_facing_answer"].splitlines()[0] == f"{DRAFT_HEADLINE} [1]"
+    assert composed.check.answer_source == "offline_fallback"
+    (note,) = [n for n in composed.notes if n.kind == OFFLINE_FALLBACK]
+    assert note.detail.split(":")[0] in {"unusable_output", "endpoint_bad_reply"}, note.detail

@@ -120,12 +120,11 @@ def test_verifier_and_composer_prompts_state_their_rules() -> None:
     composer = load_prompt("composer").text
     for needle in (
         "当前查询未检索到",
-        "本次检索未发现匹配证据",
         "问题不存在",
         "已排除该问题",
-        "allowed_claims",
-        "claim_ids",
-        "refused_sentences",
+        "`slots`",
+        "`draft`",
+        "placeholders",
     ):
         assert needle in composer
     assert "scope_contract" in load_prompt("planner").text

@@ -14,6 +14,7 @@ from evigate.server.agents.base import BY_CODE, ExecutorTask
 from evigate.server.agents.llm import LLMClient, LLMExecutor
 from evigate.server.agents.llm.anchor import widens
 from evigate.server.agents.llm.follow_up import MODEL_UNUSED
+from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.llm.routing import low_evidence
 from evigate.server.agents.offline import OfflineExecutor
 from evigate.server.deadline import Deadline
@@ -96,7 +97,7 @@ class _Box(FakeToolBox):
 
     async def call(self, tool_name: str, arguments: Mapping[str, Any], deadline: Deadline) -> ToolCallResult:
         result = await super().call(tool_name, arguments, deadline)
-        if tool_name == "query_logs" and arguments.get("keyword") == "Traceback":
+        if tool_name == "query_logs" and "Traceback" in (arguments.get("keyword"), arguments.get("query")):
             details = {
                 "evidence_status": "supported",
                 "match_level": "L0",
@@ -145,6 +146,7 @@ async def test_the_model_s_term_is_run_and_code_quotes_what_it_found(
 
     [request] = fake.requests
     assert request.model == "test-model"  # the planner's model: adding calls is planning
+    assert request.messages[0]["content"] == load_prompt("followup").text  # its own short prompt
     assert "Python traceback" in request.text()  # what found nothing is shown with why it was asked
     assert ("query_logs", {"service": "ledger-api", "keyword": "Traceback"}) in [
         (t, a) for t, a, _ in box.calls
@@ -199,3 +201,43 @@ async def test_a_follow_up_the_model_cannot_answer_leaves_code_s_claims_as_they_
     assert said(with_model.raw_text) == said(alone.raw_text)
     [fell] = [n for n in with_model.notes if n.kind == MODEL_UNUSED]
     assert fell.detail.startswith("unusable_output")
+
+
+async def test_words_a_log_line_prints_become_the_term_search_with_code_s_service_and_filters(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    box = _Box()
+    term = {
+        "tool_name": "query_logs",
+        "arguments": {"service": "ledger-api", "keyword": "Python 报错", "level": "ERROR"},
+    }
+    fake.script([json_reply({"log_words": ["Traceback", " ", "Python 报错", "Ledger-API"], "metric": ""})])
+    out = await LLMExecutor(client, OfflineExecutor()).execute(_task(box, [ALERT_CALL, term]))
+
+    [request] = fake.requests
+    assert not request.tools and request.messages[0]["content"] == load_prompt("followup").text
+    assert request.messages[-1]["content"] == QUERY  # the question alone, not what code's calls found
+    logs = [a for t, a, _ in box.calls if t == "query_logs"]
+    assert {"service": "ledger-api", "query": "Traceback", "level": "ERROR"} in logs
+    assert not [
+        a for a in logs if "query" in a and a["query"] != "Traceback"
+    ]  # a word tried, blank, the service
+    quoted = [
+        b["evidence_excerpt"] for c in json.loads(out.raw_text)["claims"] for b in c["evidence_bindings"]
+    ]
+    assert any("Traceback (most recent call last)" in q for q in quoted)
+
+
+async def test_the_metric_named_is_queried_for_the_service_only_when_discovery_found_it(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    about = {
+        "tool_name": "query_promql",
+        "arguments": {"service": "ledger-api", "about": "how far behind is it"},
+    }
+    for metric, expected in (("ledger_sync_lag_seconds", True), ("made_up_lag_seconds", False)):
+        box = _Box()
+        fake.script([json_reply({"log_words": [], "metric": metric})])
+        await LLMExecutor(client, OfflineExecutor()).execute(_task(box, [ALERT_CALL, about]))
+        ran = [a for t, a, _ in box.calls if t == "query_promql"]
+        assert ({"service": "ledger-api", "about": metric} in ran) is expected, metric

@@ -16,7 +16,7 @@ from evigate.server.agents.llm.budget import (
 )
 from evigate.server.agents.llm.executor import offered_tools
 from evigate.server.agents.llm.llm_settings import Stage
-from evigate.server.agents.llm.prompt_loader import load_prompt
+from evigate.server.agents.llm.prompt_loader import Extra, load_prompt
 from evigate.server.tools.registry import default_registry
 
 REGISTRY = default_registry()
@@ -28,8 +28,8 @@ def shared() -> str:
     return PREAMBLE + dumps(shared_tools())
 
 
-@pytest.mark.parametrize("stage", ["planner", "executor", "verifier", "composer", "evaluator"])
-def test_each_stage_s_instructions_fit_the_budget(stage: Stage) -> None:
+@pytest.mark.parametrize("stage", ["planner", "followup", "executor", "verifier", "composer", "evaluator"])
+def test_each_stage_s_instructions_fit_the_budget(stage: Stage | Extra) -> None:
     own = estimate_tokens(load_prompt(stage).text)
     print(f"{stage}: about {own} tokens of its own instructions, after {estimate_tokens(shared())} shared")
     assert own < INSTRUCTION_BUDGET

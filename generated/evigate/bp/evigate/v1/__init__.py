@@ -2497,8 +2497,10 @@ class Trace(betterproto2.Message):
 
     answer_source: "str" = betterproto2.field(14, betterproto2.TYPE_STRING)
     """
-    Which attempt became the answer: "composer", "composer_retry" or "offline_fallback"
-    (composed by code from the allowed material). Empty for sessions that ended before composing.
+    Who wrote the answer: "composer" (every sentence the Composer's), "composer_and_code" (the
+    model rewrote some slot sentences of code's draft, code's stand for the rest),
+    "offline_fallback" (composed by code from the allowed material) or "composed_by_code" (nothing
+    for a model to write). Empty for sessions that ended before composing.
     """
 
     library_case: "Case | None" = betterproto2.field(
