@@ -41,37 +41,27 @@ def _loads_object(text: str) -> JSON | None:
 
 def _balanced_blocks(text: str) -> Iterator[str]:
     """`{...}` spans balanced outside of JSON strings, by start position (the first MAX_BLOCKS starts)."""
-    start = text.find("{")
+    plain, _ = _blanked(text)
+    start = plain.find("{")
     for _ in range(MAX_BLOCKS):
         if start == -1:
             return
-        depth, in_string, escaped = 0, False, False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "{":
+        depth = 0
+        for i in range(start, len(plain)):
+            if plain[i] == "{":
                 depth += 1
-            elif ch == "}":
+            elif plain[i] == "}":
                 depth -= 1
                 if depth == 0:
                     yield text[start : i + 1]
                     break
-        start = text.find("{", start + 1)
+        start = plain.find("{", start + 1)
 
 
-def closed(text: str) -> str:
-    """`text` with the closing brackets it lacks at its end appended, when it stops right after a
-    complete value with only brackets left open (a small model often ends `{"a": [1, 2]` there);
-    otherwise `text` as it is."""
-    opened: list[str] = []
+def _blanked(text: str) -> tuple[str, bool]:
+    """`text` with every character inside a JSON string (its quotes kept) made a space, so that
+    its brackets are only the structure's; and whether it ends inside a string."""
+    out: list[str] = []
     in_string = escaped = False
     for ch in text:
         if in_string:
@@ -81,9 +71,21 @@ def closed(text: str) -> str:
                 escaped = True
             elif ch == '"':
                 in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
+            out.append('"' if not in_string else " ")
+        else:
+            in_string = ch == '"'
+            out.append(ch)
+    return "".join(out), in_string
+
+
+def closed(text: str) -> str:
+    """`text` with the closing brackets it lacks at its end appended, when it stops right after a
+    complete value with only brackets left open (a small model often ends `{"a": [1, 2]` there);
+    otherwise `text` as it is."""
+    plain, in_string = _blanked(text)
+    opened: list[str] = []
+    for ch in plain:
+        if ch in "{[":
             opened.append("}" if ch == "{" else "]")
         elif ch in "}]" and (not opened or opened.pop() != ch):
             return text

@@ -134,10 +134,9 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         slotted = await _slots(composer, composer_input, draft, sentence_material, deadline, stage_of)
         notes.extend(slotted.notes)
         texts = slotted.data.get("texts") or []
+        drafted = answer_text.sentences_of(draft)
         if texts:
-            sentences, account = assemble(
-                answer_text.sentences_of(draft), texts, sentence_material, answer_material.forbidden
-            )
+            sentences, account = assemble(drafted, texts, sentence_material, answer_material.forbidden)
             record.slots = account.to_seed()
             if account.model:
                 actions = draft.get("recommended_actions") or []
@@ -154,7 +153,7 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
             why = "the answer check refused the joined answer" if account.model else account.summary()
             notes.append(StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: {why}"))
         else:  # no usable reply (or nothing to rewrite): every slot sentence is code's
-            places = slot_check.slots_of(answer_text.sentences_of(draft))
+            places = slot_check.slots_of(drafted)
             record.slots = SlotAccount(slots=len(places)).to_seed() if places else None
             if places and not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
                 notes.append(StageNote(OFFLINE_FALLBACK_NOTE, "unusable_output: the reply gave no slot text"))
