@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evigate.rules.enums import CheckStatus, ClaimType, EvidenceStatus, Severity, Verdict
+from evigate.rules.enums import CheckStatus, ClaimType, EvidenceStatus, Severity, ToolName, Verdict
 from evigate.rules.sentence_material import build as sentence_material_of
 from evigate.rules.sentence_types import SentenceMaterial
 from evigate.rules.types import InvocationFacts, parse_evidence_refs
@@ -46,15 +46,17 @@ def tool_trace_summary(invocations: Sequence[InvocationRecord]) -> list[JSON]:
     for inv in invocations:
         details = inv.retrieval_details or {}
         refs = parse_evidence_refs(details) or ()
-        summary.append(
-            {
-                "source_invocation_id": inv.id,
-                "tool_name": inv.tool_name,
-                "status": inv.status,
-                "evidence_status": details.get("evidence_status", EvidenceStatus.FAILED),
-                "raw_paths": [ref.raw_path for ref in refs],
-            }
-        )
+        entry: JSON = {
+            "source_invocation_id": inv.id,
+            "tool_name": inv.tool_name,
+            "status": inv.status,
+            "evidence_status": details.get("evidence_status", EvidenceStatus.FAILED),
+            "raw_paths": [ref.raw_path for ref in refs],
+        }
+        searched = inv.arguments.get("query") if inv.tool_name == ToolName.QUERY_LOGS else None
+        if isinstance(searched, str) and searched.strip():
+            entry["searched"] = searched  # a ranked search's words: what its lines were ranked by
+        summary.append(entry)
     return summary
 
 

@@ -5,15 +5,18 @@ and calls no tools. Verdict: PASS when every claim is derivable and the Gatekeep
 LOW_CONFID when some claims are derivable (or the Gatekeeper lowered confidence); REJECT otherwise.
 
 Scope: an observation citing log lines must cite lines that hold the log question's subject (its
-log terms, found in the question as the Executor finds them); one that does not answers another
-question and is not derivable, whatever its facts.
+log terms, found in the question as the Executor finds them, or most of the words of the ranked
+search that found the line: the subject as a log writes it, which the question may have said in
+another language); one that does not answers another question and is not derivable, whatever its
+facts.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from evigate.rules.enums import CheckStatus, ClaimType, Severity, ToolName, Verdict
 from evigate.server.agents.base import JSON, StageOutput
@@ -32,6 +35,64 @@ from evigate.server.understanding.vocabulary import LogTerm
 PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = (ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_SEARCH_WORD = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9_]{2,}")
+# words a search phrase holds that say nothing of its subject
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "with",
+    ]
+)
+
+
+class Subject(Protocol):
+    """What a cited log line must hold to answer the question."""
+
+    @property
+    def name(self) -> str: ...
+
+    def matches(self, text: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SearchedWords:
+    """A ranked log search's words (query_logs `query`): a line holds them when it holds more than
+    half of their content words (a plural's singular counts)."""
+
+    name: str
+
+    def words(self) -> list[str]:
+        found = _SEARCH_WORD.findall(self.name.casefold())
+        return list(dict.fromkeys(w for w in found if w not in _FUNCTION_WORDS))
+
+    def matches(self, text: str) -> bool:
+        words, lowered = self.words(), text.casefold()
+        held = sum(1 for w in words if w in lowered or (len(w) > 3 and w.rstrip("s") in lowered))
+        return bool(words) and held * 2 > len(words)
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -90,7 +151,24 @@ def log_excerpts(claim: Mapping[str, Any], checked_bindings: Sequence[Any]) -> l
     return verified_excerpts(claim, logs)
 
 
-def off_subject(excerpts: Sequence[str], terms: Sequence[LogTerm]) -> list[str]:
+def searched_words(claim: Mapping[str, Any], summary: Sequence[Any]) -> list[SearchedWords]:
+    """The words of the ranked log searches whose lines this claim cites."""
+    searched = {
+        entry.get("source_invocation_id"): entry.get("searched")
+        for entry in summary
+        if isinstance(entry, Mapping) and isinstance(entry.get("searched"), str)
+    }
+    cited = [
+        b.get("source_invocation_id")
+        for b in _as_list(claim.get("evidence_bindings"))
+        if isinstance(b, Mapping)
+    ]
+    return [
+        SearchedWords(str(searched[i])) for i in dict.fromkeys(cited) if str(searched.get(i) or "").strip()
+    ]
+
+
+def off_subject(excerpts: Sequence[str], terms: Sequence[Subject]) -> list[str]:
     """The excerpts of a claim whose cited log lines hold none of the question's log terms. Lines
     cited beside a line that holds one are its context (what the service logged just before the
     problem first showed), not an answer without the subject."""
@@ -104,13 +182,14 @@ def check_claim(
     claim: Mapping[str, Any],
     excerpts: Sequence[str],
     zh: bool,
-    scope: tuple[Sequence[str], Sequence[LogTerm]] = ((), ()),
+    scope: tuple[Sequence[str], Sequence[Subject]] = ((), ()),
 ) -> tuple[JSON, list[JSON], bool]:
     """(claim_check, facts_checked rows, partly): `partly` when the claim fails only on numbers or
     identifiers its excerpts lack (a binding, scope or negation failure makes it unusable).
 
-    `scope`: (the claim's verified query_logs excerpts, the question's log terms). An observation
-    whose cited log lines do not hold the question's subject does not answer the question."""
+    `scope`: (the claim's verified query_logs excerpts, the question's log terms and the words of
+    the ranked searches it cites). An observation whose cited log lines do not hold the question's
+    subject does not answer the question."""
     claim_id = str(claim.get("claim_id", ""))
     claim_type = claim.get("claim_type")
     text = claim.get("claim_text") if isinstance(claim.get("claim_text"), str) else ""
@@ -195,8 +274,10 @@ def verify(verifier_input: Mapping[str, Any], catalog: CatalogView | None = None
     claim_checks: list[JSON] = []
     facts_checked: list[JSON] = []
     hard_failures = 0  # claims not even partly grounded: they rule out LOW_CONFID
+    summary = _as_list(verifier_input.get("tool_trace_summary"))
     for claim in claims:
-        scope = (log_excerpts(claim, checked_bindings), terms)
+        subjects: list[Subject] = [*terms, *searched_words(claim, summary)] if terms else []
+        scope = (log_excerpts(claim, checked_bindings), subjects)
         check, rows, partly = check_claim(claim, verified_excerpts(claim, checked_bindings), zh, scope)
         claim_checks.append(check)
         facts_checked.extend(rows)

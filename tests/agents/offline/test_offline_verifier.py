@@ -8,7 +8,7 @@ import pytest
 
 from evigate.server.agents.base import JSON
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
-from evigate.server.agents.offline.verifier import OfflineVerifier, verify
+from evigate.server.agents.offline.verifier import OfflineVerifier, SearchedWords, verify
 from evigate.server.deadline import Deadline
 
 ALERT = "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=critical"
@@ -333,3 +333,54 @@ def test_a_quoted_source_line_is_not_an_overstatement() -> None:
     excerpt = "2026-07-08 23:10:00 INFO order-service Pool check: leak ruled out for HikariPool-1"
     claim = _claim("claim-1", f"order-service 日志中检索到匹配记录：“{excerpt}”。", excerpt, path="$.logs[0]")
     assert verify(_input([claim]))["verdict"] == "PASS"
+
+
+# A log question asked in Chinese, its term searched as written (nothing found), then searched again
+# ranked with the words an English log prints (a model's phrasing): the lines that hold the searched
+# words answer it; a line the ranking only put first does not.
+CLIENTS_QUESTION = "payment-service 的客户端连接是不是太多了？日志里怎么说？"
+TOO_MANY = (
+    "2026-11-20 11:59:44.238 FATAL payment-service sorry, too many clients already | pod=payment-service-0"
+)
+CHECKPOINT = "2026-11-20 11:40:02.118 LOG payment-service checkpoint starting: time | pod=payment-service-0"
+
+
+def _log_claim(excerpt: str, invocation: int) -> JSON:
+    claim = _claim("claim-1", f"payment-service 的日志中检索到匹配记录，例如：“{excerpt}”。", excerpt)
+    binding = claim["evidence_bindings"][0]
+    binding.update(tool_name="query_logs", source_invocation_id=invocation, raw_path="$.logs[0]")
+    return claim
+
+
+def _searched(claim: JSON, words: str, invocation: int = 9) -> JSON:
+    given = _input([claim])
+    given["original_query"] = CLIENTS_QUESTION
+    given["tool_trace_summary"] = [
+        {"source_invocation_id": invocation, "tool_name": "query_logs", "searched": words},
+    ]
+    return verify(given)
+
+
+def test_lines_holding_the_words_of_the_ranked_search_that_found_them_are_on_subject() -> None:
+    result = _searched(_log_claim(TOO_MANY, 9), "client connection is too many")
+    assert result["verdict"] == "PASS", result["rationale"]
+
+
+def test_a_line_the_ranking_put_first_without_the_searched_words_is_out_of_scope() -> None:
+    result = _searched(_log_claim(CHECKPOINT, 9), "client connection is too many")
+    assert result["verdict"] == "REJECT"
+    assert "范围不符" in result["claim_checks"][0]["reason"]
+
+
+def test_searched_words_count_only_for_the_lines_their_own_search_found() -> None:
+    result = _searched(_log_claim(TOO_MANY, 9), "client connection is too many", invocation=10)
+    assert result["verdict"] == "REJECT"
+
+
+def test_a_line_needs_most_of_the_searched_words_not_one() -> None:
+    words = SearchedWords("sorry too many clients")
+    assert words.matches("FATAL: sorry, too many clients already")
+    assert words.matches("FATAL: too many clients")  # three of four
+    assert not words.matches("could not receive data from client: Connection reset by peer")
+    assert SearchedWords("deadline").matches("proxy error: context deadline exceeded")
+    assert not SearchedWords("is the").matches("is the")  # no word of content
