@@ -136,7 +136,9 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
         texts = slotted.data.get("texts") or []
         drafted = answer_text.sentences_of(draft)
         if texts:
-            sentences, account = assemble(drafted, texts, sentence_material, answer_material.forbidden)
+            sentences, account = assemble(
+                drafted, texts, sentence_material, answer_material.forbidden, slotted.data.get("offered")
+            )
             record.slots = account.to_seed()
             if account.model:
                 actions = draft.get("recommended_actions") or []
@@ -152,12 +154,13 @@ async def compose_answer(  # noqa: PLR0917, PLR0915 - one argument per input, on
                 record.reject(1, output, result)
             why = "the answer check refused the joined answer" if account.model else account.summary()
             notes.append(StageNote(OFFLINE_FALLBACK_NOTE, f"unusable_output: {why}"))
-        else:  # no usable reply (or nothing to rewrite): every slot sentence is code's
+        else:  # no usable reply (or nothing offered to rewrite): every slot sentence is code's
             places = slot_check.slots_of(drafted)
             record.slots = SlotAccount(slots=len(places)).to_seed() if places else None
-            if places and not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes):
+            if places and not any(n.kind in {OFFLINE_FALLBACK_NOTE, BY_CODE} for n in notes):
                 notes.append(StageNote(OFFLINE_FALLBACK_NOTE, "unusable_output: the reply gave no slot text"))
-        record.answer_source = OFFLINE_FALLBACK if record.slots else COMPOSED_BY_CODE
+        by_code_alone = not any(n.kind == OFFLINE_FALLBACK_NOTE for n in notes)
+        record.answer_source = OFFLINE_FALLBACK if record.slots and not by_code_alone else COMPOSED_BY_CODE
         output = _checked_by_code(
             draft, guarded_and_checked, answer_material, record, language, claim_ids=claim_ids
         )

@@ -69,7 +69,7 @@ async def test_passing_session(
         "planner": "planner-v7",
         "executor": "executor-v6",
         "verifier": "verifier-v3",
-        "composer": "composer-v6",
+        "composer": "composer-v7",
     }
     assert [r.model for r in fake.requests] == ["planner", "executor", "executor", "verifier", "composer"]
 

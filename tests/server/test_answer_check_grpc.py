@@ -152,7 +152,7 @@ async def test_a_valid_paraphrase_passes_unchanged(
     [
         ("<the answer, in the user's language>", "answer.placeholder"),
         ("payment-service: <one-sentence summary>", "answer.placeholder"),
-        ("Say what the draft says, using only that slot's facts.", "answer.prompt_echo"),
+        ("Say what the draft says, and only that.", "answer.prompt_echo"),
         ("Reply with one json object and nothing else.", "answer.prompt_echo"),
         ("", "no text for any slot"),
         ("  ", "no text for any slot"),

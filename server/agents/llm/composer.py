@@ -2,11 +2,13 @@
 
 Code drafts the whole answer first (the offline Composer's sentences, which pass the sentence check
 by construction). Each draft sentence that states facts is a slot; the fixed lines and headers stay
-code's and are not sent. The model is given, per slot, its number, its kind, the facts it may use
-(its bound claims' text and excerpts, its hypotheses) and code's draft text, and replies with one
-text per slot. It never binds ids: each text keeps its slot's kind and ids, and
+code's and are not sent. The model is given, per slot, its number, its kind and code's draft text,
+and replies with one text per slot. It never binds ids: each text keeps its slot's kind and ids, and
 server.pipeline.compose_slots checks it against them, keeping code's draft for a slot it refuses.
-One request per session.
+One request per session, and a short one: a small model on a CPU reads every token and keeps
+fewer values than a long draft sentence holds, so the model is offered only the first few slots
+whose drafts hold few enough names and values (`offered`); the others stay code's, counted as code's
+sentences, not as refusals.
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evigate.rules import slot_check
 from evigate.rules.sentence_types import Sentence, SentenceMaterial
-from evigate.server.agents.base import JSON, StageNote, StageOutput
+from evigate.server.agents.base import BY_CODE, JSON, StageNote, StageOutput
 from evigate.server.agents.llm.budget import stage_messages
 from evigate.server.agents.llm.client import LLMClient, LLMOutputError
 from evigate.server.agents.llm.prompt_loader import load_prompt
 from evigate.server.agents.offline.composer import OfflineComposer
 from evigate.server.deadline import Deadline
 
-# a slot's facts stay compact: a small model reads every token
-_EXCERPT_CHARS = 160
-_EXCERPTS = 2  # per claim
+# what one request offers: a small model's reply and its prompt stay short
+MAX_SLOTS = 4
+MAX_KEY_TERMS = 10  # a draft holding more names and values than this stays code's
+MAX_DRAFT_CHARS = 1200  # the offered drafts together
 COMPOSER_SCHEMA: JSON = {
     "type": "object",
     "properties": {
@@ -64,55 +68,58 @@ class LLMComposer:
         material: SentenceMaterial,
         deadline: Deadline,
     ) -> StageOutput:
-        """The model's text for each slot (`{"texts": [...]}`, one per slot, "" where it gave none).
-        Raises LLMOutputError when the reply holds no slot text at all."""
+        """The model's text for each slot offered (`{"texts": [...], "offered": [...]}`: one text per
+        slot, "" where it gave none or the slot was not offered; the offered slots' places). With no
+        slot to offer, no request: code's draft, noted `by_code`. Raises LLMOutputError when the
+        reply holds no slot text at all."""
+        chosen = offered(slots)
+        if not chosen:
+            note = StageNote(BY_CODE, "every draft sentence holds more names and values than a rewrite keeps")
+            return StageOutput({"texts": [], "offered": []}, None, (note,))
         prompt = load_prompt("composer")
         language = "en" if composer_input.get("language") == "en" else "zh"
         query = str(composer_input.get("original_query", ""))
         messages = [  # the session's shared first messages, then the prompt and the slots
-            *stage_messages(prompt.text, query, payload(slots, material, language)),
+            *stage_messages(prompt.text, query, payload([slots[i] for i in chosen], language)),
             {"role": "user", "content": ANSWER_IN_EN if language == "en" else ANSWER_IN_ZH},
         ]
         data, reply = await self._client.chat_json(
             "composer", messages, deadline, schema_name="composer_slots", schema=COMPOSER_SCHEMA
         )
-        texts = reply_texts(data, len(slots))
-        return StageOutput({"texts": texts}, prompt.version, tuple(StageNote(note) for note in reply.notes))
+        texts = [""] * len(slots)
+        for place, text in zip(chosen, reply_texts(data, len(chosen)), strict=True):
+            texts[place] = text
+        notes = tuple(StageNote(note) for note in reply.notes)
+        return StageOutput({"texts": texts, "offered": chosen}, prompt.version, notes)
 
 
-def payload(slots: Sequence[Sentence], material: SentenceMaterial, language: str) -> JSON:
-    """What the model is given: per slot its number, kind, facts and code's draft. A slot's facts
-    are its claims' texts and hypotheses, and the first few excerpts of its claims, each excerpt
-    shown once (at the first slot bound to it): the draft already holds the values it states, and
-    a small model reads every token."""
-    shown: set[str] = set()
+def offered(slots: Sequence[Sentence]) -> list[int]:
+    """The places of the slots the model is asked to rewrite: in the draft's order, those whose
+    draft holds at most MAX_KEY_TERMS names and values, at most MAX_SLOTS of them and
+    MAX_DRAFT_CHARS of drafts together (the first of them whatever its length)."""
+    chosen: list[int] = []
+    chars = 0
+    for place, sentence in enumerate(slots):
+        if len(slot_check.key_terms(sentence.text)) > MAX_KEY_TERMS:
+            continue
+        if chosen and chars + len(sentence.text) > MAX_DRAFT_CHARS:
+            break
+        chosen.append(place)
+        chars += len(sentence.text)
+        if len(chosen) == MAX_SLOTS:
+            break
+    return chosen
+
+
+def payload(slots: Sequence[Sentence], language: str) -> JSON:
+    """What the model is given: per slot its number, kind and code's draft. Not the claims or their
+    excerpts: the draft already holds every value the slot may state, and the sentence check holds
+    the text to the slot's claims whatever the model was shown."""
     return {
         "language": language,
-        "slots": [_slot(i, s, material, shown) for i, s in enumerate(slots, start=1)],
-    }
-
-
-def _slot(number: int, sentence: Sentence, material: SentenceMaterial, shown: set[str]) -> JSON:
-    facts: list[str] = []
-    for claim_id in sentence.claim_ids:
-        claim = material.claims_by_id.get(claim_id)
-        if claim is None:
-            continue
-        facts.append(claim.text)
-        excerpts = [e.text[:_EXCERPT_CHARS] for e in claim.excerpts if e.text and e.text != claim.text]
-        for excerpt in excerpts[:_EXCERPTS]:
-            if excerpt not in shown:
-                shown.add(excerpt)
-                facts.append(excerpt)
-    for hypothesis_id in sentence.hypothesis_ids:
-        hypothesis = material.hypotheses_by_id.get(hypothesis_id)
-        if hypothesis is not None:
-            facts.append(hypothesis.text)
-    return {
-        "slot": number,
-        "kind": sentence.kind,
-        "facts": list(dict.fromkeys(facts)),
-        "draft": sentence.text,
+        "slots": [
+            {"slot": number, "kind": s.kind, "draft": s.text} for number, s in enumerate(slots, start=1)
+        ],
     }
 
 

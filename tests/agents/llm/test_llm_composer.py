@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from evigate.rules import sentence_check, slot_check
-from evigate.rules.sentence_types import ClaimFacts, Excerpt, HypothesisFacts, SentenceMaterial
-from evigate.server.agents.base import COMPOSER_SLOTS, OFFLINE_FALLBACK
+from evigate.rules.sentence_types import ClaimFacts, Excerpt, HypothesisFacts, Sentence, SentenceMaterial
+from evigate.server.agents.base import BY_CODE, COMPOSER_SLOTS, OFFLINE_FALLBACK
 from evigate.server.agents.llm import LLMClient
+from evigate.server.agents.llm import composer as llm_composer
 from evigate.server.agents.llm.composer import LLMComposer
 from evigate.server.agents.llm.prompt_loader import echo_phrases, load_prompt
 from evigate.server.agents.mix import FallbackComposer
@@ -94,9 +95,10 @@ async def test_the_model_is_given_slots_not_ids_and_writes_every_sentence(
         (1, "headline", DRAFT_HEADLINE),
         (2, "hypothesis", HYPOTHESIS),
     ]
-    assert shown["slots"][0]["facts"][0] == CLAIM
-    assert "claim_ids" not in request.messages[3]["content"]  # the model never binds ids
-    assert composed.prompt_version == "composer-v6"
+    assert all(set(slot) == {"slot", "kind", "draft"} for slot in shown["slots"])  # no claims, no ids
+    assert "claim-1" not in request.messages[3]["content"]  # the model never binds ids
+    assert composed.prompt_version == "composer-v7"
+    assert composed.check.to_seed()["slots"]["offered_slots"] == 2
 
 
 async def test_a_refused_slot_is_code_s_draft_and_the_others_stay_the_model_s(
@@ -170,3 +172,50 @@ async def test_an_unusable_reply_leaves_code_s_whole_draft_named(
     assert composed.check.answer_source == "offline_fallback"
     (note,) = [n for n in composed.notes if n.kind == OFFLINE_FALLBACK]
     assert note.detail.split(":")[0] in {"unusable_output", "endpoint_bad_reply"}, note.detail
+
+
+def _finding(values: int, length: int = 0) -> Sentence:
+    """A draft finding holding `values` names and values, padded to about `length` characters."""
+    text = " ".join(f"v{i}=1{i}" for i in range(values)) + "."
+    return Sentence("finding", text + " ok" * max(0, (length - len(text)) // 3), ("claim-1",))
+
+
+def test_a_draft_holding_more_values_than_a_rewrite_keeps_is_not_offered() -> None:
+    many = llm_composer.MAX_KEY_TERMS + 1
+    slots = [_finding(many), _finding(2), _finding(many), _finding(3)]
+    assert llm_composer.offered(slots) == [1, 3]
+
+
+def test_a_request_offers_at_most_a_few_short_slots() -> None:
+    assert llm_composer.offered([_finding(1)] * 9) == list(range(llm_composer.MAX_SLOTS))
+    long = llm_composer.MAX_DRAFT_CHARS // 2 + 10
+    assert llm_composer.offered([_finding(1, long)] * 3) == [0]  # the second would pass the budget
+    assert llm_composer.offered([_finding(1, 2 * long)]) == [0]  # the first, whatever its length
+
+
+async def test_a_slot_not_offered_is_code_s_sentence_not_a_refusal(
+    client: LLMClient, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(llm_composer, "MAX_SLOTS", 1)
+    fake.script([_texts(HEADLINE)])
+    composed = await _compose(client)
+
+    (request,) = fake.requests
+    assert [s["slot"] for s in json.loads(request.messages[3]["content"])["slots"]] == [1]
+    slots = composed.check.to_seed()["slots"]
+    assert (slots["slots"], slots["offered_slots"], slots["model_sentences"]) == (2, 1, 1)
+    assert slots["refused_slots"] == []
+    assert composed.check.answer_source == "composer_and_code"
+    assert "(1 not offered)" in composed.notes[-1].detail
+
+
+async def test_with_no_slot_to_offer_code_writes_the_answer_without_asking(
+    client: LLMClient, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(llm_composer, "MAX_KEY_TERMS", 0)
+    composed = await _compose(client)
+
+    assert fake.requests == []
+    assert composed.composer_output["user_facing_answer"].splitlines()[0] == f"{DRAFT_HEADLINE} [1]"
+    assert composed.check.answer_source == "composed_by_code"
+    assert [n.kind for n in composed.notes] == [BY_CODE]
