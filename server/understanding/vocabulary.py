@@ -36,6 +36,31 @@ class LogTerm:
             return False
 
 
+_SEARCH_WORD = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9_]{2,}")
+# words a search phrase holds that say nothing of its subject
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it",
+    "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "with",
+})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SearchedWords:
+    """A ranked log search's words (query_logs `query`): a line holds them when it holds more than
+    half of their content words (a plural's singular counts)."""
+
+    name: str
+
+    def words(self) -> list[str]:
+        found = _SEARCH_WORD.findall(self.name.casefold())
+        return list(dict.fromkeys(w for w in found if w not in _FUNCTION_WORDS))
+
+    def matches(self, text: str) -> bool:
+        words, lowered = self.words(), text.casefold()
+        held = sum(1 for w in words if w in lowered or (len(w) > 3 and w.rstrip("s") in lowered))
+        return bool(words) and held * 2 > len(words)
+
+
 @dataclass(frozen=True)
 class _TermEntry:
     triggers: tuple[str, ...]  # lowercase substrings of the question

@@ -13,6 +13,7 @@ sentences, not as refusals.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,9 @@ from evigate.server.deadline import Deadline
 MAX_SLOTS = 4
 MAX_KEY_TERMS = 10  # a draft holding more names and values than this stays code's
 MAX_DRAFT_CHARS = 1200  # the offered drafts together
+# kinds with one wording, which code writes: no rewrite makes them read better
+_FIXED_WORDING = frozenset({"absence", "could_not_check"})
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|\'[^\']*\'')
 COMPOSER_SCHEMA: JSON = {
     "type": "object",
     "properties": {
@@ -94,12 +98,16 @@ class LLMComposer:
 
 
 def offered(slots: Sequence[Sentence]) -> list[int]:
-    """The places of the slots the model is asked to rewrite: in the draft's order, those whose
-    draft holds at most MAX_KEY_TERMS names and values, at most MAX_SLOTS of them and
-    MAX_DRAFT_CHARS of drafts together (the first of them whatever its length)."""
+    """The places of the slots the model is asked to rewrite: in the draft's order, those a rewrite
+    can make read better (not an absence or a failed check, whose wording is fixed, nor a draft
+    that is mostly a quoted line, which must stay as it was logged) and whose draft holds at most
+    MAX_KEY_TERMS names and values; at most MAX_SLOTS of them and MAX_DRAFT_CHARS of drafts
+    together (the first of them whatever its length)."""
     chosen: list[int] = []
     chars = 0
     for place, sentence in enumerate(slots):
+        if sentence.kind in _FIXED_WORDING or _mostly_quoted(sentence.text):
+            continue
         if len(slot_check.key_terms(sentence.text)) > MAX_KEY_TERMS:
             continue
         if chosen and chars + len(sentence.text) > MAX_DRAFT_CHARS:
@@ -109,6 +117,10 @@ def offered(slots: Sequence[Sentence]) -> list[int]:
         if len(chosen) == MAX_SLOTS:
             break
     return chosen
+
+
+def _mostly_quoted(text: str) -> bool:
+    return 2 * sum(len(m.group()) for m in _QUOTED.finditer(text)) > len(text)
 
 
 def payload(slots: Sequence[Sentence], language: str) -> JSON:

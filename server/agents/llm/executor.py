@@ -158,7 +158,7 @@ class LLMExecutor:
         added = follow_up.new_results(out.tool_calls, results)
         language = "en" if task.language == "en" else "zh"
         evidence = follow_up.quote_added(json.loads(out.raw_text), added, language)
-        found = sum(follow_up.found_evidence(r) for r in added)
+        found = sum(follow_up.quotable(r) for r in added)
         if found:
             notes.append(
                 StageNote(

@@ -25,6 +25,7 @@ from evigate.server.agents.offline.calls import PlannedCall
 from evigate.server.agents.offline.executor import build_evidence, cap_claims
 from evigate.server.deadline import Deadline
 from evigate.server.tools.calls import ToolCallResult
+from evigate.server.understanding.vocabulary import SearchedWords
 
 MAX_FOLLOW_UP_CALLS = 2
 MODEL_ADDED_CALLS = "model_added_calls"
@@ -165,8 +166,10 @@ def _names_discovered(arguments: JSON, discovered: Sequence[str]) -> bool:
 def quote_added(code_evidence: JSON, added: Sequence[ToolCallResult], language: str) -> JSON:
     """Code's evidence with claims quoting what the model's calls (`added`) found: one claim per
     call that found supporting evidence, as the offline Executor words its own, after code's (whose
-    negatives stay: what the question's own words found nothing of is still said)."""
-    found = [r for r in added if found_evidence(r)]
+    negatives stay: what the question's own words found nothing of is still said). A ranked search
+    none of whose lines holds most of its words found nothing: a ranking always puts some line
+    first."""
+    found = [r for r in added if quotable(r)]
     if not found:
         return code_evidence
     calls = [(_planned_call(r), r) for r in found]
@@ -174,6 +177,22 @@ def quote_added(code_evidence: JSON, added: Sequence[ToolCallResult], language: 
     claims = [*(code_evidence.get("claims") or []), *quoted]
     merged = [{**c, "claim_id": f"claim-{i}"} for i, c in enumerate(claims, start=1)]
     return {**code_evidence, "claims": cap_claims(merged, language)}
+
+
+def quotable(result: ToolCallResult) -> bool:
+    """A model's call code quotes: it found supporting evidence that holds its own words."""
+    return found_evidence(result) and holds_its_words(result)
+
+
+def holds_its_words(result: ToolCallResult) -> bool:
+    """Whether a ranked log search (query_logs `query`) found a line holding most of its words;
+    true of any other call."""
+    words = result.arguments.get("query") if result.tool_name == ToolName.QUERY_LOGS else None
+    if not isinstance(words, str) or not words.strip():
+        return True
+    refs = result.retrieval_details.get("evidence_refs") or []
+    searched = SearchedWords(words)
+    return any(searched.matches(str(ref.get("text") or "")) for ref in refs if isinstance(ref, dict))
 
 
 def _planned_call(result: ToolCallResult) -> PlannedCall:

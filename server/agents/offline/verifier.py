@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evigate.rules.enums import CheckStatus, ClaimType, Severity, ToolName, Verdict
@@ -30,43 +29,11 @@ from evigate.server.agents.offline.facts import (
 from evigate.server.deadline import Deadline
 from evigate.server.sources.services import CatalogView, ServiceCatalog
 from evigate.server.understanding.entities import catalog_view, extract
-from evigate.server.understanding.vocabulary import LogTerm
+from evigate.server.understanding.vocabulary import LogTerm, SearchedWords
 
 PROMPT_VERSION = "offline-verifier-v2"
 _NARROW_TYPES = (ClaimType.OBSERVATION, ClaimType.NEGATIVE_OBSERVATION)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_SEARCH_WORD = re.compile(r"[\u4e00-\u9fff]+|[a-z0-9_]{2,}")
-# words a search phrase holds that say nothing of its subject
-_FUNCTION_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "with",
-    ]
-)
 
 
 class Subject(Protocol):
@@ -76,23 +43,6 @@ class Subject(Protocol):
     def name(self) -> str: ...
 
     def matches(self, text: str) -> bool: ...
-
-
-@dataclass(frozen=True)
-class SearchedWords:
-    """A ranked log search's words (query_logs `query`): a line holds them when it holds more than
-    half of their content words (a plural's singular counts)."""
-
-    name: str
-
-    def words(self) -> list[str]:
-        found = _SEARCH_WORD.findall(self.name.casefold())
-        return list(dict.fromkeys(w for w in found if w not in _FUNCTION_WORDS))
-
-    def matches(self, text: str) -> bool:
-        words, lowered = self.words(), text.casefold()
-        held = sum(1 for w in words if w in lowered or (len(w) > 3 and w.rstrip("s") in lowered))
-        return bool(words) and held * 2 > len(words)
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -186,6 +186,17 @@ def test_a_draft_holding_more_values_than_a_rewrite_keeps_is_not_offered() -> No
     assert llm_composer.offered(slots) == [1, 3]
 
 
+def test_fixed_wordings_and_quoted_lines_are_not_offered() -> None:
+    line = 'A matching log line: "2026-11-20 11:59:44 FATAL payments-db sorry, too many clients already".'
+    slots = [
+        Sentence("absence", "This query found no matching evidence of a error_rate series for gateway."),
+        Sentence("could_not_check", "query_logs failed: connection refused."),
+        Sentence("finding", line),
+        _finding(2),
+    ]
+    assert llm_composer.offered(slots) == [3]
+
+
 def test_a_request_offers_at_most_a_few_short_slots() -> None:
     assert llm_composer.offered([_finding(1)] * 9) == list(range(llm_composer.MAX_SLOTS))
     long = llm_composer.MAX_DRAFT_CHARS // 2 + 10

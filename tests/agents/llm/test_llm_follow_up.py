@@ -34,6 +34,7 @@ TERM_CALL: JSON = {
     "arguments": {"service": "ledger-api", "keyword": "Python traceback"},
 }
 FOUND_LINE = "2026-11-20 11:02:03 ERROR ledger.api Traceback (most recent call last): ReadTimeout"
+UNRELATED_LINE = "2026-11-20 09:10:44 INFO ledger.api config: loaded 14 routes"
 DISCOVERED = ["ledger_sync_lag_seconds", "ledger_http_requests_total"]
 
 
@@ -87,7 +88,8 @@ def test_another_term_with_a_filter_dropped_is_a_new_query_not_a_loosened_one() 
 
 class _Box(FakeToolBox):
     """query_metrics finds the alert; query_logs finds the traceback only under the keyword
-    "Traceback"; query_promql with `about` discovers metrics and matches none of the question."""
+    "Traceback", and any other ranked search ranks an unrelated line first; query_promql with
+    `about` discovers metrics and matches none of the question."""
 
     def schemas(self) -> list[JSON]:
         names = ("query_metrics", "query_logs", "query_promql", "lookup_knowledge")
@@ -102,6 +104,13 @@ class _Box(FakeToolBox):
                 "evidence_status": "supported",
                 "match_level": "L0",
                 "evidence_refs": [{"raw_path": "$.logs[0]", "text": FOUND_LINE}],
+            }
+            return ToolCallResult(**{**result.__dict__, "retrieval_details": details})
+        if tool_name == "query_logs" and arguments.get("query"):
+            details = {
+                "evidence_status": "supported",
+                "match_level": "L0",
+                "evidence_refs": [{"raw_path": "$.logs[0]", "text": UNRELATED_LINE}],
             }
             return ToolCallResult(**{**result.__dict__, "retrieval_details": details})
         if tool_name == "query_promql":
@@ -241,3 +250,20 @@ async def test_the_metric_named_is_queried_for_the_service_only_when_discovery_f
         await LLMExecutor(client, OfflineExecutor()).execute(_task(box, [ALERT_CALL, about]))
         ran = [a for t, a, _ in box.calls if t == "query_promql"]
         assert ({"service": "ledger-api", "about": metric} in ran) is expected, metric
+
+
+async def test_a_ranked_search_whose_lines_hold_few_of_the_model_s_words_found_nothing(
+    client: LLMClient, fake: FakeOpenAI
+) -> None:
+    box = _Box()
+    fake.script([json_reply({"log_words": ["renew the ledger TLS certificate"], "metric": ""})])
+    out = await LLMExecutor(client, OfflineExecutor()).execute(_task(box, [ALERT_CALL, TERM_CALL]))
+
+    assert {"service": "ledger-api", "query": "renew the ledger TLS certificate"} in [
+        a for t, a, _ in box.calls if t == "query_logs"
+    ]
+    quoted = [
+        b["evidence_excerpt"] for c in json.loads(out.raw_text)["claims"] for b in c["evidence_bindings"]
+    ]
+    assert not any("loaded 14 routes" in q for q in quoted)  # ranked first, but holds one word of four
+    assert "model_calls_quoted" not in [n.kind for n in out.notes]

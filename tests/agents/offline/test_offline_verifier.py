@@ -8,8 +8,9 @@ import pytest
 
 from evigate.server.agents.base import JSON
 from evigate.server.agents.offline.facts import critical_facts, fact_supported
-from evigate.server.agents.offline.verifier import OfflineVerifier, SearchedWords, verify
+from evigate.server.agents.offline.verifier import OfflineVerifier, verify
 from evigate.server.deadline import Deadline
+from evigate.server.understanding.vocabulary import SearchedWords
 
 ALERT = "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m, severity=critical"
 LOG = (
