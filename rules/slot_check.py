@@ -20,6 +20,7 @@ model's (`same_as_draft`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from evigate.rules.answer_facts import normalize
@@ -72,8 +73,15 @@ def _content(draft_text: str) -> set[str]:
 
 
 def same_as_draft(text: str, draft_text: str) -> bool:
-    """The text is the draft's (case and whitespace aside): a copy is code's sentence."""
-    return " ".join(text.lower().split()) == " ".join(draft_text.lower().split())
+    """The text is the draft's (case, whitespace, punctuation and symbols aside): a copy is code's
+    sentence, and so is one that only drops a stop or changes a quote mark."""
+    return _letters(text) == _letters(draft_text)
+
+
+def _letters(text: str) -> str:
+    return "".join(
+        ch for ch in text.casefold() if not ch.isspace() and unicodedata.category(ch)[0] not in "PS"
+    )
 
 
 def violations(text: str, draft_text: str, language: str) -> list[tuple[str, str]]:

@@ -199,7 +199,11 @@ async def test_a_composer_overstatement_never_reaches_the_answer(
     )
     script.add(
         "composer",
-        [json_reply({"sentences": [{"slot": 1, "text": "inventory-service 的 HikariCP 连接池问题不存在。"}]})],
+        [
+            json_reply(
+                {"sentences": [{"slot": 1, "text": "inventory-service 的 HikariCP 连接池问题不存在。"}]}
+            )
+        ],
     )
     result, trace = await _run(build_pipeline, agents, db, HIKARI_NEGATIVE)
 

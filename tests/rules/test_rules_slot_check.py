@@ -46,9 +46,17 @@ def test_a_slot_text_holds_its_facts_in_the_answer_s_language(
     assert [rule for rule, _ in slot_check.violations(text, draft, language)] == rules
 
 
-def test_a_copy_is_the_draft_after_case_and_whitespace() -> None:
+def test_a_copy_is_the_draft_after_case_whitespace_and_punctuation() -> None:
     assert slot_check.same_as_draft(
         "  yes.  the highcpuusage alert of payment-service is firing at 92% (for 25m). ", DRAFT_EN
+    )
+    # a dropped final stop or changed quotes and commas reword nothing
+    assert slot_check.same_as_draft(DRAFT_EN.rstrip("."), DRAFT_EN)
+    assert slot_check.same_as_draft(
+        "Yes, the HighCPUUsage alert of payment-service is firing at 92% for 25m", DRAFT_EN
+    )
+    assert slot_check.same_as_draft(
+        "将 `cache.ttl_seconds` 恢复为 3600", "将 cache.ttl_seconds 恢复为 3600。"
     )
     assert not slot_check.same_as_draft(
         "payment-service has had HighCPUUsage firing for 25m, at 92%.", DRAFT_EN
