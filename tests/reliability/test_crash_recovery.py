@@ -105,7 +105,8 @@ async def test_sessions_left_running_by_a_crash_are_failed_by_their_owner_only(
     sessions on the same database are left alone, also when both processes start at once."""
     with FakeOpenAI(default=Hang()) as fake:
         llm = ["--agent-backend", "llm", "--llm-base-url", fake.base_url, "--llm-model", "m"]
-        llm += ["--llm-max-retries", "0"]
+        # the model at every stage: each session waits on the hanging model from its first stage
+        llm += ["--llm-max-retries", "0", "--llm-planner-anchor", "none"]
         # Default identity: <hostname>:<port>, the same after a restart on the same port.
         key = {"EVIGATE_LLM_API_KEY": "sk-test"}
         a = servers(mariadb_url, name="a", args=llm, env=key)
