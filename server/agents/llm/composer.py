@@ -78,7 +78,8 @@ class LLMComposer:
         reply holds no slot text at all."""
         chosen = offered(slots)
         if not chosen:
-            note = StageNote(BY_CODE, "every draft sentence holds more names and values than a rewrite keeps")
+            why = "no draft sentence a rewrite can change (fixed wordings, quoted lines, many values)"
+            note = StageNote(BY_CODE, why)
             return StageOutput({"texts": [], "offered": []}, None, (note,))
         prompt = load_prompt("composer")
         language = "en" if composer_input.get("language") == "en" else "zh"
